@@ -1,0 +1,74 @@
+/**
+ * Every CLI command, loaded lazily so that `airlock wrap` (started once per MCP server, on the hot path of a
+ * client's start-up) never loads SQLite, the SDK or any other command's code.
+ */
+export interface Command {
+  /** One line for `airlock --help`. */
+  summary: string;
+  /** Full usage text for `airlock COMMAND --help`. */
+  usage: string;
+  load: () => Promise<{ run(argv: string[]): Promise<number> }>;
+}
+
+export const commands: Record<string, Command> = {
+  wrap: {
+    summary: 'relay one MCP server and gate its tools/call through the broker',
+    usage:
+      'airlock wrap --name NAME [--client CLIENT] [--trust-read-only-hints] -- COMMAND [ARG...]\n' +
+      '  Started by an MCP client in place of the server command. stdout carries MCP messages only.',
+    load: () => import('./wrap.js'),
+  },
+  daemon: {
+    summary: 'run the broker (one per user) in the foreground',
+    usage: 'airlock daemon [--ticket-timeout SECONDS]\n  Default ticket timeout: 120 s. AIRLOCK_HOME sets the data dir.',
+    load: () => import('./daemon.js'),
+  },
+  status: {
+    summary: 'show E-Stop, sessions and pending tickets',
+    usage: 'airlock status [--json]',
+    load: () => import('./status.js'),
+  },
+  pending: {
+    summary: 'list tickets waiting for a decision',
+    usage: 'airlock pending [--json]',
+    load: () => import('./tickets.js'),
+  },
+  approve: {
+    summary: 'approve a pending ticket',
+    usage: 'airlock approve ID [--remember once|session|always]',
+    load: () => import('./tickets.js'),
+  },
+  deny: {
+    summary: 'deny a pending ticket',
+    usage: 'airlock deny ID [--reason TEXT]',
+    load: () => import('./tickets.js'),
+  },
+  estop: {
+    summary: 'refuse every tools/call everywhere (on) or resume (off)',
+    usage: 'airlock estop on|off|status [--json]',
+    load: () => import('./estop.js'),
+  },
+  history: {
+    summary: 'show the journal, newest first',
+    usage: 'airlock history [--json] [--limit N] [--server NAME]',
+    load: () => import('./history.js'),
+  },
+  rules: {
+    summary: 'list, add or remove allow/deny/ask rules',
+    usage:
+      'airlock rules [list] [--json]\n' +
+      '  airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB]\n' +
+      '  airlock rules remove ID',
+    load: () => import('./rules.js'),
+  },
+  trust: {
+    summary: "believe (or stop believing) a server's read-only hints",
+    usage: 'airlock trust SERVER on|off\n  airlock trust [--json]   (list servers whose hints are trusted)',
+    load: () => import('./trust.js'),
+  },
+};
+
+/** Commands added by other modules register here so the dispatcher stays one table. */
+export function registerCommand(name: string, command: Command): void {
+  commands[name] = command;
+}

@@ -1,0 +1,55 @@
+/**
+ * `airlock` entry point: dispatch to a lazily loaded command. Errors end up as one line on stderr and a
+ * non-zero exit code; stdout is left to the command (for `wrap` it belongs to the MCP client).
+ */
+import { commands } from './commands/registry.js';
+import { CliError } from './errors.js';
+
+function help(): string {
+  const width = Math.max(...Object.keys(commands).map((n) => n.length));
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    'Airlock: every MCP tool call that changes something waits for a human yes.',
+    '',
+    'Usage: airlock COMMAND [OPTIONS]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Run `airlock COMMAND --help` for a command\'s options.',
+  ].join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(help() + '\n');
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    process.stdout.write('airlock 0.1.0\n');
+    return 0;
+  }
+  const command = commands[name];
+  if (!command) throw new CliError(`unknown command "${name}"; run \`airlock --help\``, 2);
+  // `wrap -- cmd --help` must reach the upstream, so only look for --help before a `--`.
+  const dashDash = rest.indexOf('--');
+  const own = dashDash === -1 ? rest : rest.slice(0, dashDash);
+  if (own.includes('--help') || own.includes('-h')) {
+    process.stdout.write(`Usage: ${command.usage}\n`);
+    return 0;
+  }
+  const mod = await command.load();
+  return mod.run([name, ...rest]);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`airlock: ${message}\n`);
+    process.exitCode = err instanceof CliError ? err.exitCode : 1;
+  },
+);

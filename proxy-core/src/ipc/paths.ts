@@ -1,0 +1,53 @@
+/**
+ * Where Airlock keeps its state, and the broker's address. Derived from the environment at call time so that
+ * tests (and users) can point everything at a throwaway folder with AIRLOCK_HOME.
+ */
+import { createHash } from 'node:crypto';
+import { homedir, tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+
+export type Env = Record<string, string | undefined>;
+
+/** The per-user data dir: $AIRLOCK_HOME, else the OS's per-user app data folder. */
+export function dataDir(env: Env = process.env, platform: NodeJS.Platform = process.platform): string {
+  if (env.AIRLOCK_HOME) return env.AIRLOCK_HOME;
+  const home = env.HOME || env.USERPROFILE || homedir();
+  if (platform === 'darwin') return join(home, 'Library', 'Application Support', 'Airlock');
+  if (platform === 'win32') return join(env.APPDATA || join(home, 'AppData', 'Roaming'), 'Airlock');
+  return join(env.XDG_DATA_HOME || join(home, '.local', 'share'), 'airlock');
+}
+
+/** Unix socket paths are capped near 104 bytes (macOS) / 108 (Linux); stay well under. */
+const MAX_SOCKET_PATH = 100;
+
+/**
+ * The broker's address. Unix: `<data>/run/broker.sock` when short enough, else a 0700 folder in the temp dir
+ * named after the data dir, so two data dirs never share a socket. Windows: a named pipe whose name is
+ * derived from the user and data dir (pipes are world-readable by default, hence the secret handshake).
+ */
+export function brokerAddress(dir: string, platform: NodeJS.Platform = process.platform): { path: string; folder: string | null } {
+  const digest = createHash('sha256').update(dir).digest('hex').slice(0, 16);
+  if (platform === 'win32') {
+    let user = 'user';
+    try {
+      user = userInfo().username.replace(/[^A-Za-z0-9_-]/g, '_');
+    } catch {
+      // no user name on this system: the digest alone still separates data dirs
+    }
+    return { path: `\\\\.\\pipe\\airlock-${user}-${digest}`, folder: null };
+  }
+  const folder = join(dir, 'run');
+  const path = join(folder, 'broker.sock');
+  if (Buffer.byteLength(path) <= MAX_SOCKET_PATH) return { path, folder };
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+  const short = join(tmpdir(), `airlock-${uid}-${digest}`);
+  return { path: join(short, 'broker.sock'), folder: short };
+}
+
+export function secretPath(dir: string): string {
+  return join(dir, 'secret');
+}
+
+export function databasePath(dir: string): string {
+  return join(dir, 'airlock.db');
+}
