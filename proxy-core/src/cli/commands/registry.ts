@@ -66,6 +66,19 @@ export const commands: Record<string, Command> = {
     usage: 'airlock trust SERVER on|off\n  airlock trust [--json]   (list servers whose hints are trusted)',
     load: () => import('./trust.js'),
   },
+  inspect: {
+    summary: "check a server's catalog and probe its tools under an execution policy",
+    usage:
+      'airlock inspect [--json] [--allow-mutations] [--allow-destructive] [--only T1,T2] [--deny T1,T2]\n' +
+      '                [--arg TOOL.KEY=JSON]... [--timeout SECONDS] -- COMMAND [ARG...]\n' +
+      '  airlock inspect [OPTIONS] --client CLIENT --server NAME\n' +
+      '  Lists tools, resources and prompts, reads the resources, renders the prompts, then calls only the tools\n' +
+      '  the policy permits. Default: tools that declare readOnlyHint: true. --allow-mutations adds tools that\n' +
+      '  declare destructiveHint: false; --allow-destructive runs everything (use it against your own test\n' +
+      '  tenant only). --only/--deny narrow by name; --arg gives a real argument value in place of a generated\n' +
+      '  one. Exit 0 when the inspection ran, findings or not.',
+    load: () => import('./inspect.js'),
+  },
 };
 
 /** Commands added by other modules register here so the dispatcher stays one table. */

@@ -1,0 +1,137 @@
+/**
+ * `airlock inspect`: a check-up of one MCP server before protecting it. Exit 0 whenever the inspection ran,
+ * findings or not; a CliError (one line on stderr, non-zero) when it could not run.
+ */
+import { parseArgs } from 'node:util';
+import { parseArgOverride, type ArgOverride } from '../../inspect/arg-overrides.js';
+import { inspectServer } from '../../inspect/inspect.js';
+import { Policy } from '../../inspect/policy.js';
+import { renderText } from '../../inspect/report.js';
+import type { ServerCommand } from '../../inspect/server-process.js';
+import { CliError, UsageError } from '../errors.js';
+
+const USAGE = 'airlock inspect [OPTIONS] -- COMMAND [ARG...]  |  airlock inspect [OPTIONS] --client C --server NAME';
+
+function list(values: readonly string[] | undefined): string[] {
+  return (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function stringRecord(v: unknown): Record<string, string> | undefined {
+  if (!isObject(v)) return undefined;
+  return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/** The stdio command of a server in a client's config, via the client-config module. */
+async function serverFromClientConfig(clientId: string, serverName: string): Promise<ServerCommand> {
+  // Loaded by a computed specifier: the module is only needed for this form of the command.
+  const specifier = '../../clients/index.js';
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(specifier)) as Record<string, unknown>;
+  } catch (err) {
+    throw new CliError(`cannot read client configs: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const resolve = mod.resolveServerEntry;
+  if (typeof resolve !== 'function') throw new CliError('cannot read client configs: resolveServerEntry is not available');
+  let entry: unknown;
+  try {
+    entry = await (resolve as (c: string, s: string, o: unknown) => unknown)(clientId, serverName, { env: process.env, cwd: process.cwd() });
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  }
+  if (!isObject(entry) || typeof entry.command !== 'string' || entry.command === '') {
+    throw new CliError(`no stdio server "${serverName}" in ${clientId}'s config`);
+  }
+  const args = Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [];
+  const env = stringRecord(entry.env);
+  return {
+    command: entry.command,
+    args,
+    ...(env !== undefined ? { env } : {}),
+    ...(typeof entry.cwd === 'string' ? { cwd: entry.cwd } : {}),
+  };
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const rest = argv.slice(1);
+  const dashDash = rest.indexOf('--');
+  const own = dashDash === -1 ? rest : rest.slice(0, dashDash);
+  const serverArgv = dashDash === -1 ? [] : rest.slice(dashDash + 1);
+
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: own,
+      allowPositionals: false,
+      strict: true,
+      options: {
+        json: { type: 'boolean' },
+        'allow-mutations': { type: 'boolean' },
+        'allow-destructive': { type: 'boolean' },
+        only: { type: 'string', multiple: true },
+        deny: { type: 'string', multiple: true },
+        arg: { type: 'string', multiple: true },
+        client: { type: 'string' },
+        server: { type: 'string' },
+        timeout: { type: 'string' },
+      },
+    }));
+  } catch (err) {
+    throw new UsageError(`${err instanceof Error ? err.message : String(err)}; usage: ${USAGE}`);
+  }
+
+  const argOverrides: ArgOverride[] = [];
+  for (const raw of values.arg ?? []) {
+    try {
+      argOverrides.push(parseArgOverride(raw));
+    } catch (err) {
+      throw new UsageError(err instanceof Error ? err.message : String(err));
+    }
+  }
+  let timeoutMs = 10_000;
+  if (values.timeout !== undefined) {
+    const seconds = Number(values.timeout);
+    if (!Number.isFinite(seconds) || seconds <= 0 || seconds > 3600) throw new UsageError(`--timeout ${values.timeout}: expected seconds (0 < s <= 3600)`);
+    timeoutMs = Math.round(seconds * 1000);
+  }
+
+  let command: ServerCommand;
+  const fromClient = values.client !== undefined || values.server !== undefined;
+  if (fromClient) {
+    if (serverArgv.length > 0) throw new UsageError('give either --client/--server or -- COMMAND, not both');
+    if (values.client === undefined || values.server === undefined) throw new UsageError('--client and --server go together');
+    command = await serverFromClientConfig(values.client, values.server);
+  } else {
+    const [program, ...args] = serverArgv;
+    if (program === undefined || program === '') throw new UsageError(`no server command; usage: ${USAGE}`);
+    command = { command: program, args };
+  }
+
+  const policy = new Policy({
+    allowMutations: values['allow-mutations'] === true,
+    allowDestructive: values['allow-destructive'] === true,
+    only: list(values.only),
+    deny: list(values.deny),
+  });
+
+  // The server runs in its own process group, so Ctrl-C does not reach it; exiting runs the kill hook.
+  const onSignal = (): void => {
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const report = await inspectServer(command, { policy, argOverrides, timeoutMs, clientVersion: '0.1.0' });
+    process.stdout.write(values.json === true ? JSON.stringify(report, null, 2) + '\n' : renderText(report));
+    return 0;
+  } catch (err) {
+    throw new CliError(err instanceof Error ? err.message : String(err));
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}

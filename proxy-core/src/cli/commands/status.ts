@@ -1,0 +1,22 @@
+/** `airlock status`: E-Stop, sessions, pending count. */
+import type { BrokerStatus } from '../../ipc/protocol.js';
+import { parse } from '../args.js';
+import { ago, call, print, printJson, table } from '../control.js';
+
+export async function run(argv: string[]): Promise<number> {
+  const { values } = parse(argv.slice(1), { json: { type: 'boolean' } }, false);
+  const status = await call<BrokerStatus>('status');
+  if (values.json) {
+    printJson(status);
+    return 0;
+  }
+  print(`Airlock broker: running (pid ${status.pid}), data in ${status.dataDir}`);
+  print(`E-Stop: ${status.estop ? 'ON — every tool call is refused' : 'off'}`);
+  print(`Pending tickets: ${status.pending}${status.pending ? ' (see `airlock pending`)' : ''}`);
+  if (status.sessions.length === 0) print('Sessions: none');
+  else {
+    print('Sessions:');
+    print(table(['CLIENT', 'SERVER', 'PID', 'SINCE'], status.sessions.map((s) => [s.client, s.server, String(s.pid), ago(s.since)])));
+  }
+  return 0;
+}

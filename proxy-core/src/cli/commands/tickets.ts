@@ -1,0 +1,52 @@
+/** `airlock pending`, `airlock approve`, `airlock deny`. */
+import type { Remember, Ticket } from '../../ipc/protocol.js';
+import { parse } from '../args.js';
+import { ago, call, oneLine, print, printJson, table } from '../control.js';
+import { UsageError } from '../errors.js';
+
+export async function run(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === 'pending') {
+    const { values } = parse(rest, { json: { type: 'boolean' } }, false);
+    const tickets = await call<Ticket[]>('pending');
+    if (values.json) printJson(tickets);
+    else if (tickets.length === 0) print('No pending tickets.');
+    else {
+      print(
+        table(
+          ['ID', 'CLIENT', 'SERVER', 'TOOL', 'CLASS', 'ARGUMENTS', 'WAITING'],
+          tickets.map((t) => [t.id, t.client, t.server, t.tool, t.class, oneLine(JSON.stringify(t.arguments)), ago(t.createdAt)]),
+        ),
+      );
+      print('\nApprove with `airlock approve ID [--remember once|session|always]`, or `airlock deny ID`.');
+    }
+    return 0;
+  }
+  if (name === 'approve') {
+    const { values, positionals } = parse(rest, { remember: { type: 'string' }, json: { type: 'boolean' } });
+    const id = single(positionals, 'approve');
+    const remember = values.remember ?? 'once';
+    if (!['once', 'session', 'always'].includes(remember)) throw new UsageError('--remember takes once, session or always');
+    const out = await call<{ ticket: Ticket; remember: Remember }>('approve', { id, remember });
+    if (values.json) printJson(out);
+    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}).`);
+    return 0;
+  }
+  const { values, positionals } = parse(rest, { reason: { type: 'string' }, json: { type: 'boolean' } });
+  const id = single(positionals, 'deny');
+  const out = await call<{ ticket: Ticket }>('deny', { id, reason: values.reason });
+  if (values.json) printJson(out);
+  else print(`Denied ${out.ticket.server}/${out.ticket.tool} (${id}).`);
+  return 0;
+}
+
+function single(positionals: string[], verb: string): string {
+  if (positionals.length !== 1 || !positionals[0]) throw new UsageError(`usage: airlock ${verb} ID`);
+  return positionals[0];
+}
+
+function describe(remember: Remember): string {
+  if (remember === 'session') return 'this tool, for this session';
+  if (remember === 'always') return 'always: an allow rule was added';
+  return 'this call only';
+}

@@ -1,0 +1,50 @@
+/** Shared plumbing for CLI commands that talk to the broker. */
+import { type Channel, IpcError } from '../ipc/channel.js';
+import { connectBroker } from '../ipc/connect.js';
+import { dataDir } from '../ipc/paths.js';
+import { CliError } from './errors.js';
+
+/** Run one request against the broker; any failure becomes a one-line CliError. */
+export async function call<T>(method: string, params?: unknown, timeoutMs = 10_000): Promise<T> {
+  let channel: Channel;
+  try {
+    channel = await connectBroker({ dir: dataDir(), role: 'cli' });
+  } catch (err) {
+    throw new CliError((err as Error).message);
+  }
+  try {
+    return await channel.request<T>(method, params, timeoutMs);
+  } catch (err) {
+    throw new CliError(err instanceof IpcError ? err.message : String(err));
+  } finally {
+    channel.end();
+  }
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+export function print(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}
+
+/** A plain text table: no colours, widths from content. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}
+
+export function ago(ms: number): string {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.round(s / 60)}m ago`;
+  if (s < 86400) return `${Math.round(s / 3600)}h ago`;
+  return `${Math.round(s / 86400)}d ago`;
+}
+
+export function oneLine(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
+}

@@ -1,0 +1,47 @@
+/** Reading a config file's exact bytes, and turning edited text back into bytes the same way. */
+import { readFile, realpath, stat } from 'node:fs/promises';
+
+export interface ConfigFile {
+  /** The path as given, and the file it resolves to (dotfile managers symlink configs; write the target). */
+  path: string;
+  realPath: string;
+  bytes: Buffer;
+  /** The text without a byte-order mark. */
+  text: string;
+  bom: boolean;
+  mode: number;
+  mtimeMs: number;
+}
+
+export class ConfigReadError extends Error {
+  override name = 'ConfigReadError';
+}
+
+/** Read a config file; null if it does not exist. Throws ConfigReadError if it is not text we can round-trip. */
+export async function readConfigFile(path: string): Promise<ConfigFile | null> {
+  let realPath: string;
+  try {
+    realPath = await realpath(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new ConfigReadError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  try {
+    const st = await stat(realPath);
+    if (!st.isFile()) throw new ConfigReadError(`${path} is not a regular file`);
+    const bytes = await readFile(realPath);
+    const decoded = bytes.toString('utf8');
+    // Editing a file that is not valid UTF-8 would silently replace its bad bytes: refuse instead.
+    if (!Buffer.from(decoded, 'utf8').equals(bytes)) throw new ConfigReadError(`${path} is not valid UTF-8`);
+    const bom = decoded.startsWith('\uFEFF');
+    return { path, realPath, bytes, text: bom ? decoded.slice(1) : decoded, bom, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
+  } catch (err) {
+    if (err instanceof ConfigReadError) throw err;
+    throw new ConfigReadError(`cannot read ${path}: ${(err as Error).message}`);
+  }
+}
+
+/** The bytes to write for edited text, keeping the original's byte-order mark. */
+export function encodeConfig(file: ConfigFile, text: string): Buffer {
+  return Buffer.from((file.bom ? '\uFEFF' : '') + text, 'utf8');
+}

@@ -1,0 +1,170 @@
+/**
+ * Protect and unprotect as minimal text edits. Protect replaces the command token and inserts one run of
+ * items at the front of the args list (or one args property, when there was none); unprotect removes exactly
+ * that run and puts the original command token back. Every result is re-parsed and compared with the
+ * expected data before it is accepted, so an edit either does precisely what it should or is refused.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { getAt, isRecord, setAt } from './docpath.js';
+import type { FormatSyntax } from './formats/index.js';
+import { ConfigEditError, type EntrySyntax, type SeqSyntax } from './formats/syntax.js';
+import type { Launcher } from './launcher.js';
+import type { ClientId, CommandShape, DocPath, StdioCommand } from './types.js';
+import { unwrap, wrapPrefix } from './wrapped.js';
+
+interface TextEdit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+function apply(text: string, edits: TextEdit[]): string {
+  const sorted = [...edits].sort((a, b) => b.start - a.start);
+  let out = text;
+  for (const e of sorted) out = out.slice(0, e.start) + e.text + out.slice(e.end);
+  return out;
+}
+
+/** Args as the strings a client passes on; YAML and TOML may hold numbers or booleans there. */
+export function argStrings(args: unknown): string[] | null {
+  if (args === undefined) return [];
+  if (!Array.isArray(args)) return null;
+  const out: string[] = [];
+  for (const a of args) {
+    if (typeof a === 'string') out.push(a);
+    else if (typeof a === 'number' || typeof a === 'boolean') out.push(String(a));
+    else return null;
+  }
+  return out;
+}
+
+/** The stdio command of an entry object, or a reason why it has none we can edit. */
+export function readCommand(obj: unknown, shape: CommandShape): StdioCommand | string {
+  const base = getAt(obj, shape.base);
+  if (!isRecord(base)) return 'the entry is not an object';
+  const command = base[shape.commandKey];
+  if (typeof command !== 'string' || command.trim() === '') return `"${shape.commandKey}" is not a string`;
+  const args = argStrings(base[shape.argsKey]);
+  if (args === null) return `"${shape.argsKey}" is not a list of strings`;
+  return { command, args };
+}
+
+interface Target {
+  syntax: FormatSyntax;
+  entryPath: DocPath;
+  shape: CommandShape;
+}
+
+function located(text: string, t: Target): { doc: unknown; obj: DocPath; syn: EntrySyntax; cmd: StdioCommand } {
+  const doc = t.syntax.parse(text);
+  const cmd = readCommand(getAt(doc, t.entryPath), t.shape);
+  if (typeof cmd === 'string') throw new ConfigEditError(cmd);
+  const syn = t.syntax.locate(text, t.entryPath, t.shape);
+  if (!syn.command) throw new ConfigEditError(`"${t.shape.commandKey}" not found`);
+  if (syn.args && !syn.args.seq) throw new ConfigEditError(`"${t.shape.argsKey}" is not a list`);
+  return { doc, obj: [...t.entryPath, ...t.shape.base], syn, cmd };
+}
+
+/** Try the raw-token edit first (byte-exact round trips), then one with freshly quoted strings. */
+function firstVerified(t: Target, text: string, expected: unknown, attempts: (() => TextEdit[])[]): string {
+  let lastProblem = 'the result did not parse back to the expected data';
+  for (const make of attempts) {
+    const out = apply(text, make());
+    try {
+      if (isDeepStrictEqual(t.syntax.parse(out), expected)) return out;
+    } catch (err) {
+      lastProblem = `the result would not parse (${err instanceof Error ? err.message : String(err)})`;
+    }
+  }
+  throw new ConfigEditError(`refusing an unsafe edit: ${lastProblem}`);
+}
+
+function rawSlice(text: string, s: { start: number; end: number }): string {
+  return text.slice(s.start, s.end);
+}
+
+/** A raw token can move only if it is one line (YAML block scalars and multi-line strings cannot). */
+function movable(raw: string): boolean {
+  return !/[\r\n]/.test(raw);
+}
+
+/** The text with the entry wrapped by `launcher`; unchanged if it already is. */
+export function protectText(
+  text: string,
+  t: Target & { launcher: Launcher; name: string; client: ClientId },
+): string {
+  const { doc, obj, syn, cmd } = located(text, t);
+  if (unwrap(cmd)) return text;
+  const prefix = wrapPrefix(t.launcher, t.name, t.client);
+  const command = syn.command!;
+  const expected = structuredClone(doc);
+  const originalArgs = getAt(doc, [...obj, t.shape.argsKey]);
+  setAt(expected, [...obj, t.shape.commandKey], t.launcher.command);
+  setAt(expected, [...obj, t.shape.argsKey], [...prefix, cmd.command, ...(Array.isArray(originalArgs) ? originalArgs : [])]);
+
+  const attempt = (cmdItem: string) => (): TextEdit[] => {
+    const items = [...prefix.map((s) => t.syntax.quote(s)), cmdItem];
+    const edits: TextEdit[] = [{ start: command.value.start, end: command.value.end, text: t.syntax.quote(t.launcher.command) }];
+    const seq = syn.args?.seq;
+    if (!seq) {
+      const { key, assign, separator } = syn.newArgs;
+      edits.push({ start: command.keyStart, end: command.keyStart, text: `${key}${assign}[${items.join(', ')}]${separator}` });
+    } else if (seq.style === 'block') {
+      const first = seq.items[0]!;
+      edits.push({ start: first.lead, end: first.lead, text: items.map((i) => `- ${i}${syn.eol}${seq.indent}`).join('') });
+    } else if (seq.items.length > 0) {
+      const first = seq.items[0]!;
+      edits.push({ start: first.start, end: first.start, text: items.join(', ') + ', ' });
+    } else {
+      edits.push({ start: seq.open, end: seq.open, text: items.join(', ') });
+    }
+    return edits;
+  };
+  const raw = rawSlice(text, command.value);
+  const attempts = movable(raw) ? [attempt(raw), attempt(t.syntax.quote(cmd.command))] : [attempt(t.syntax.quote(cmd.command))];
+  return firstVerified(t, text, expected, attempts);
+}
+
+/** True when the args property is exactly what protect adds to an entry that had none. */
+function addedByProtect(text: string, syn: EntrySyntax, seq: SeqSyntax, separator: number): boolean {
+  const args = syn.args!;
+  const command = syn.command!;
+  if (seq.style !== 'flow' || seq.items.length !== separator + 2 || args.keyStart > command.keyStart) return false;
+  const items = seq.items.map((i) => rawSlice(text, i)).join(', ');
+  const { key, assign, separator: sep } = syn.newArgs;
+  return text.slice(args.keyStart, command.keyStart) === `${key}${assign}[${items}]${sep}`;
+}
+
+/** The text with the entry's original command restored; unchanged if it is not wrapped. */
+export function unprotectText(text: string, t: Target): string {
+  const { doc, obj, syn, cmd } = located(text, t);
+  const un = unwrap(cmd);
+  if (!un) return text;
+  const seq = syn.args?.seq;
+  const d = un.separator;
+  const origItem = seq?.items[d + 1];
+  if (!seq || !origItem) throw new ConfigEditError('the wrapped args are not where protect puts them');
+  const command = syn.command!;
+  const byUs = addedByProtect(text, syn, seq, d);
+  const args = getAt(doc, [...obj, t.shape.argsKey]) as unknown[];
+  const expected = structuredClone(doc);
+  setAt(expected, [...obj, t.shape.commandKey], args[d + 1]);
+  setAt(expected, [...obj, t.shape.argsKey], byUs ? undefined : args.slice(d + 2));
+  if (typeof args[d + 1] !== 'string') setAt(expected, [...obj, t.shape.commandKey], un.original.command);
+
+  const attempt = (cmdText: string) => (): TextEdit[] => {
+    const edits: TextEdit[] = [{ start: command.value.start, end: command.value.end, text: cmdText }];
+    const first = seq.items[0]!;
+    const firstOriginal = seq.items[d + 2];
+    if (byUs) edits.push({ start: syn.args!.keyStart, end: command.keyStart, text: '' });
+    else if (firstOriginal) edits.push({ start: first.lead, end: firstOriginal.lead, text: '' });
+    else if (seq.style === 'flow') edits.push({ start: first.start, end: origItem.end, text: '' });
+    // A block list cannot be empty: an emptied one becomes `[]`.
+    else edits.push({ start: seq.span.start, end: seq.span.end, text: '[]' });
+    return edits;
+  };
+  const raw = rawSlice(text, origItem);
+  const quoted = t.syntax.quote(un.original.command);
+  const attempts = movable(raw) ? [attempt(raw), attempt(quoted)] : [attempt(quoted)];
+  return firstVerified(t, text, expected, attempts);
+}

@@ -1,0 +1,86 @@
+/** Turning a parsed config document into the list of servers it declares, with transport and protection state. */
+import { getAt, isRecord } from './docpath.js';
+import { readCommand } from './edit.js';
+import type { ClientId, CommandShape, ConfigLocation, DocPath, ServerEntry, Transport } from './types.js';
+import { unwrap } from './wrapped.js';
+
+const REMOTE_REASON = 'remote server: Airlock wraps stdio servers only, remote wrapping is not supported yet';
+
+/** Where a client keeps an entry's command: Goose says `cmd`/`envs`, Zed's older format nests `command: {path}`. */
+export function commandShape(client: ClientId, entry: unknown): CommandShape {
+  if (client === 'goose') return { base: [], commandKey: 'cmd', argsKey: 'args', envKey: 'envs' };
+  if (client === 'zed' && isRecord(entry) && isRecord(entry.command)) {
+    return { base: ['command'], commandKey: 'path', argsKey: 'args', envKey: 'env' };
+  }
+  return { base: [], commandKey: 'command', argsKey: 'args', envKey: 'env' };
+}
+
+/** An address to show: scheme, host and path only, since query strings and user info often carry tokens. */
+function safeUrl(raw: unknown): string | undefined {
+  if (typeof raw !== 'string') return undefined;
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(not a valid URL)';
+  }
+}
+
+function transportOf(client: ClientId, entry: Record<string, unknown>, shape: CommandShape): { transport: Transport; reason?: string; url?: string } {
+  const type = typeof entry.type === 'string' ? entry.type.toLowerCase().replace(/[-_]/g, '') : undefined;
+  const url = safeUrl(entry.url ?? entry.serverUrl ?? entry.httpUrl ?? entry.uri);
+  if (type === 'http' || type === 'streamablehttp') return { transport: 'http', url, reason: REMOTE_REASON };
+  if (type === 'sse') return { transport: 'sse', url, reason: REMOTE_REASON };
+  if (client === 'goose' && type !== undefined && type !== 'stdio') {
+    return { transport: 'other', reason: `Goose "${String(entry.type)}" extension: nothing to wrap` };
+  }
+  const base = getAt(entry, shape.base);
+  if (isRecord(base) && shape.commandKey in base) return { transport: 'stdio' };
+  if (typeof entry.httpUrl === 'string' || typeof entry.serverUrl === 'string') return { transport: 'http', url, reason: REMOTE_REASON };
+  if (typeof entry.url === 'string' || typeof entry.uri === 'string') {
+    // Cline and Gemini CLI read an untyped `url` as SSE; the others as streamable HTTP.
+    const sse = client === 'cline' || client === 'gemini-cli';
+    return { transport: sse ? 'sse' : 'http', url, reason: REMOTE_REASON };
+  }
+  return { transport: 'other', reason: `no "${shape.commandKey}" or URL` };
+}
+
+/** Describe one entry object found at `path`. */
+export function describeEntry(location: ConfigLocation, name: string, path: DocPath, entry: unknown): ServerEntry {
+  const client = location.client;
+  const shape = commandShape(client, entry);
+  const base: ServerEntry = { client, location, name, path, transport: 'other', protected: false, shape, envKeys: [] };
+  if (!isRecord(entry)) return { ...base, unprotectable: 'the entry is not an object' };
+  const env = entry[shape.envKey] ?? getAt(entry, [...shape.base, shape.envKey]);
+  const envKeys = isRecord(env) ? Object.keys(env) : [];
+  const cwd = typeof entry.cwd === 'string' ? entry.cwd : undefined;
+  const t = transportOf(client, entry, shape);
+  const out: ServerEntry = { ...base, envKeys, cwd, transport: t.transport, url: t.url };
+  if (t.transport !== 'stdio') return { ...out, unprotectable: t.reason };
+  const cmd = readCommand(entry, shape);
+  if (typeof cmd === 'string') return { ...out, unprotectable: cmd };
+  const un = unwrap(cmd);
+  if (un) {
+    return { ...out, written: cmd, original: un.original, protected: true, wrappedAs: { name: un.name, client: un.client } };
+  }
+  return { ...out, written: cmd, original: cmd };
+}
+
+/** Every server a parsed document declares at `location`; throws a message when the servers key is malformed. */
+export function describeServers(location: ConfigLocation, doc: unknown, serversPath: DocPath = location.serversPath): ServerEntry[] {
+  const servers = getAt(doc, serversPath);
+  if (servers === undefined || servers === null) return [];
+  if (location.layout === 'list') {
+    if (!Array.isArray(servers)) throw new Error(`"${serversPath.join('.')}" is not a list`);
+    const seen = new Map<string, number>();
+    const out = servers.map((item, i) => {
+      const name = isRecord(item) && typeof item.name === 'string' ? item.name : `#${i + 1}`;
+      seen.set(name, (seen.get(name) ?? 0) + 1);
+      const e = describeEntry(location, name, [...serversPath, i], item);
+      return isRecord(item) && typeof item.name === 'string' ? e : { ...e, unprotectable: e.unprotectable ?? 'the entry has no name' };
+    });
+    return out.map((e) => ((seen.get(e.name) ?? 0) > 1 ? { ...e, unprotectable: e.unprotectable ?? 'another entry has the same name' } : e));
+  }
+  if (!isRecord(servers)) throw new Error(`"${serversPath.join('.')}" is not an object`);
+  return Object.entries(servers).map(([name, entry]) => describeEntry(location, name, [...serversPath, name], entry));
+}

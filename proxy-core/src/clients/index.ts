@@ -1,0 +1,21 @@
+/** Public API of the client-config module: find MCP clients, list their servers, protect and restore them. */
+export { CLIENTS, clientLocations, isClientId, type ClientInfo } from './catalog.js';
+export { discoverClient, discoverClients, readLocation, type ClientReport, type LocationReport } from './discover.js';
+export { airlockLauncher, LauncherError, type Launcher } from './launcher.js';
+export {
+  changeServers,
+  ClientConfigError,
+  protectServers,
+  unprotectServers,
+  type Action,
+  type ChangeOutcome,
+  type ChangeReport,
+  type ChangeRequest,
+} from './rewrite.js';
+export { resolveServerEntry, type ResolvedServer } from './resolve.js';
+export { isClientRunning, systemProcessLister, type ProcessLister } from './running.js';
+export { watchClientConfigs, type ClientConfigEvent, type ConfigWatcher, type WatchOptions } from './watch.js';
+export { unwrap, wrapCommand } from './wrapped.js';
+export { redactArgs } from './redact.js';
+export { CLIENT_IDS } from './types.js';
+export type { ClientId, ConfigLocation, DiscoverOptions, Format, Scope, ServerEntry, StdioCommand, Transport } from './types.js';

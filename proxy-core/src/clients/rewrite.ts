@@ -1,0 +1,216 @@
+/**
+ * Protect or unprotect servers of one client: pick the entries, edit each file in place (see edit.ts), back it
+ * up once, write it atomically unless someone changed it meanwhile, and read it back to check the result.
+ */
+import { dataDir as defaultDataDir } from '../ipc/paths.js';
+import { backupPath, saveFirstBackup } from './backup.js';
+import { ConcurrentEditError, writeFileAtomic } from './atomic-write.js';
+import { CLIENTS } from './catalog.js';
+import { encodeConfig, readConfigFile } from './config-file.js';
+import { discoverClient, readLocation } from './discover.js';
+import { protectText, unprotectText } from './edit.js';
+import { describeServers } from './entries.js';
+import { syntaxFor } from './formats/index.js';
+import { airlockLauncher, type Launcher } from './launcher.js';
+import { isClientRunning, type ProcessLister } from './running.js';
+import type { ClientId, ConfigLocation, DiscoverOptions, Scope, ServerEntry } from './types.js';
+
+/** A refusal meant for the user: one line, nothing was changed in the file it names. */
+export class ClientConfigError extends Error {
+  override name = 'ClientConfigError';
+}
+
+export type Action = 'protect' | 'unprotect';
+
+export interface ChangeRequest extends DiscoverOptions {
+  client: ClientId;
+  /** Server names, or every server of the client. */
+  servers: string[] | 'all';
+  /** Only touch this scope's files. */
+  scope?: Scope;
+  /** Default: airlockLauncher(env). */
+  launcher?: Launcher;
+  /** Where backups go; default the Airlock data dir. */
+  dataDir?: string;
+  processLister?: ProcessLister;
+  /** Called with warnings (running client app) as they come. */
+  warn?: (message: string) => void;
+}
+
+export interface ChangeOutcome {
+  server: string;
+  scope: Scope;
+  path: string;
+  result: 'protected' | 'unprotected' | 'unchanged' | 'skipped';
+  reason?: string;
+}
+
+export interface ChangeReport {
+  outcomes: ChangeOutcome[];
+  /** Backups made by this run. */
+  backups: string[];
+}
+
+/** Clients known to rewrite their own config file while running. */
+const SELF_WRITING: ClientId[] = ['claude-desktop', 'claude-code'];
+const MAX_ATTEMPTS = 3;
+
+function wants(action: Action, e: ServerEntry): boolean {
+  return action === 'protect' ? !e.protected : e.protected;
+}
+
+/** Choose the entries to change; throws ClientConfigError for a name that is missing or cannot be changed. */
+function select(action: Action, req: ChangeRequest, entries: ServerEntry[], broken: string[]): { todo: ServerEntry[]; outcomes: ChangeOutcome[] } {
+  const outcomes: ChangeOutcome[] = [];
+  const todo: ServerEntry[] = [];
+  const note = (e: ServerEntry, result: ChangeOutcome['result'], reason?: string) =>
+    outcomes.push({ server: e.name, scope: e.location.scope, path: e.location.path, result, reason });
+  const consider = (e: ServerEntry) => {
+    if (action === 'protect' && e.unprotectable) note(e, 'skipped', e.unprotectable);
+    else if (!wants(action, e)) note(e, 'unchanged', action === 'protect' ? 'already protected' : 'not protected');
+    else todo.push(e);
+  };
+  if (req.servers === 'all') {
+    entries.forEach(consider);
+    return { todo, outcomes };
+  }
+  const label = CLIENTS[req.client].label;
+  for (const name of req.servers) {
+    const matches = entries.filter((e) => e.name === name);
+    if (matches.length === 0) {
+      const known = [...new Set(entries.map((e) => e.name))];
+      const hint = broken.length ? `; also ${broken.join('; ')}` : '';
+      throw new ClientConfigError(
+        `no server "${name}" in ${label}'s config (${known.length ? `servers: ${known.join(', ')}` : 'it has none'})${hint}`,
+      );
+    }
+    if (action === 'protect' && matches.every((e) => e.unprotectable)) {
+      throw new ClientConfigError(`cannot protect "${name}": ${matches[0]!.unprotectable}`);
+    }
+    matches.forEach(consider);
+  }
+  return { todo, outcomes };
+}
+
+/** The entries named `names` at `location` in freshly parsed text. */
+function entriesIn(location: ConfigLocation, text: string, names: string[]): ServerEntry[] {
+  const doc = syntaxFor(location.format).parse(text);
+  const all = describeServers(location, doc);
+  return names.map((n) => {
+    const e = all.find((x) => x.name === n);
+    if (!e) throw new ClientConfigError(`server "${n}" disappeared from ${location.path} while Airlock was editing it`);
+    return e;
+  });
+}
+
+interface FileJob {
+  path: string;
+  format: ConfigLocation['format'];
+  targets: { location: ConfigLocation; names: string[] }[];
+}
+
+function groupByFile(todo: ServerEntry[]): FileJob[] {
+  const jobs = new Map<string, FileJob>();
+  for (const e of todo) {
+    const job = jobs.get(e.location.path) ?? { path: e.location.path, format: e.location.format, targets: [] };
+    jobs.set(e.location.path, job);
+    let target = job.targets.find((t) => t.location.scope === e.location.scope && t.location.serversPath.join('\0') === e.location.serversPath.join('\0'));
+    if (!target) job.targets.push((target = { location: e.location, names: [] }));
+    target.names.push(e.name);
+  }
+  return [...jobs.values()];
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Edit one file for every target in it, retrying when another program writes it in between. */
+async function changeFile(action: Action, job: FileJob, req: ChangeRequest, launcher: Launcher, backups: string[]): Promise<void> {
+  const syntax = syntaxFor(job.format);
+  for (let attempt = 1; ; attempt++) {
+    const file = await readConfigFile(job.path);
+    if (!file) throw new ClientConfigError(`${job.path} disappeared while Airlock was editing it`);
+    let text = file.text;
+    try {
+      for (const target of job.targets) {
+        for (const e of entriesIn(target.location, text, target.names)) {
+          const t = { syntax, entryPath: e.path, shape: e.shape };
+          text = action === 'protect' ? protectText(text, { ...t, launcher, name: e.name, client: req.client }) : unprotectText(text, t);
+        }
+      }
+    } catch (err) {
+      if (err instanceof ClientConfigError) throw err;
+      throw new ClientConfigError(`${job.path}: ${describeError(err)} (file left untouched)`);
+    }
+    if (text === file.text) return;
+    const dir = req.dataDir ?? defaultDataDir(req.env ?? process.env, req.platform ?? process.platform);
+    try {
+      const saved = await saveFirstBackup(dir, file.realPath, file.bytes);
+      if (saved.created) backups.push(saved.path);
+    } catch (err) {
+      throw new ClientConfigError(`cannot back up ${job.path} to ${backupPath(dir, file.realPath)}: ${describeError(err)} (file left untouched)`);
+    }
+    try {
+      await writeFileAtomic(file.realPath, encodeConfig(file, text), { mode: file.mode, expect: file.bytes });
+      return;
+    } catch (err) {
+      if (err instanceof ConcurrentEditError && attempt < MAX_ATTEMPTS) continue;
+      if (err instanceof ConcurrentEditError) {
+        throw new ClientConfigError(`${job.path} kept changing while Airlock was editing it; nothing was written, try again`);
+      }
+      throw new ClientConfigError(`cannot write ${job.path}: ${describeError(err)}`);
+    }
+  }
+}
+
+/** Re-read the file and check every target now is what we wrote; clients that rewrite their config can undo it. */
+async function verify(action: Action, job: FileJob, label: string): Promise<void> {
+  for (const target of job.targets) {
+    const report = await readLocation({ ...target.location, serversPath: target.location.serversPath });
+    const bad = target.names.filter((n) => {
+      const e = report.servers.find((s) => s.name === n);
+      return !e || e.protected !== (action === 'protect');
+    });
+    if (report.error || bad.length) {
+      throw new ClientConfigError(
+        `${job.path} no longer holds what Airlock wrote (${report.error ?? bad.join(', ')}); was ${label} rewriting it? Quit it and run this again`,
+      );
+    }
+  }
+}
+
+/** Protect or unprotect the chosen servers of one client. */
+export async function changeServers(action: Action, req: ChangeRequest): Promise<ChangeReport> {
+  const launcher = req.launcher ?? airlockLauncher(req.env ?? process.env);
+  const report = await discoverClient(req.client, req);
+  const locations = report.locations.filter((l) => !req.scope || l.location.scope === req.scope);
+  const label = CLIENTS[req.client].label;
+  const broken = locations.filter((l) => l.error).map((l) => `${l.location.path} cannot be read: ${l.error}`);
+  if (req.servers === 'all' && broken.length) throw new ClientConfigError(`${broken[0]} (nothing was changed)`);
+  const entries = locations.flatMap((l) => l.servers);
+  const { todo, outcomes } = select(action, req, entries, broken);
+  if (todo.length === 0) return { outcomes, backups: [] };
+
+  if (SELF_WRITING.includes(req.client) && (await isClientRunning(req.client, req.platform, req.processLister))) {
+    req.warn?.(`${label} is running and rewrites its own config: Airlock checks the file after writing; restart ${label} to pick up the change`);
+  }
+  const backups: string[] = [];
+  for (const job of groupByFile(todo)) {
+    await changeFile(action, job, req, launcher, backups);
+    await verify(action, job, label);
+  }
+  const done: ChangeOutcome['result'] = action === 'protect' ? 'protected' : 'unprotected';
+  for (const e of todo) outcomes.push({ server: e.name, scope: e.location.scope, path: e.location.path, result: done });
+  return { outcomes, backups };
+}
+
+/** Wrap the chosen servers so the client starts them through `airlock wrap`. */
+export function protectServers(req: ChangeRequest): Promise<ChangeReport> {
+  return changeServers('protect', req);
+}
+
+/** Restore the chosen servers' original commands. */
+export function unprotectServers(req: ChangeRequest): Promise<ChangeReport> {
+  return changeServers('unprotect', req);
+}

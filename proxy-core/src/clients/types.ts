@@ -1,0 +1,91 @@
+/** Shapes shared by the client catalog, the config readers and the rewriter. */
+import type { Env } from '../ipc/paths.js';
+
+export type { Env };
+
+export const CLIENT_IDS = [
+  'claude-desktop',
+  'claude-code',
+  'cursor',
+  'vscode',
+  'windsurf',
+  'zed',
+  'cline',
+  'gemini-cli',
+  'codex',
+  'lm-studio',
+  'continue',
+  'goose',
+] as const;
+
+export type ClientId = (typeof CLIENT_IDS)[number];
+
+/** `global`: the user's own config; `project`: a file in the project dir; `local`: per-project part of a user file. */
+export type Scope = 'global' | 'project' | 'local';
+
+/** `json` is strict (the client rejects comments); `jsonc` allows comments and trailing commas. */
+export type Format = 'json' | 'jsonc' | 'toml' | 'yaml';
+
+/** A key path into a parsed document: strings for object keys, numbers for list indexes. */
+export type DocPath = (string | number)[];
+
+/** One place where a client keeps MCP servers. Several locations may share a file (Claude Code's ~/.claude.json). */
+export interface ConfigLocation {
+  client: ClientId;
+  scope: Scope;
+  path: string;
+  format: Format;
+  /** Where the servers live inside the document. */
+  serversPath: DocPath;
+  /** `map`: servers keyed by name; `list`: a list of objects with a `name` field (Continue). */
+  layout: 'map' | 'list';
+}
+
+export type Transport = 'stdio' | 'http' | 'sse' | 'other';
+
+/** The command part of a stdio entry as written in the file. */
+export interface StdioCommand {
+  command: string;
+  args: string[];
+}
+
+/** Where an entry's command sits: a sub-object (Zed's legacy `command: {path, args}`) and the key names. */
+export interface CommandShape {
+  /** Path from the entry to the object holding the command and args. */
+  base: DocPath;
+  commandKey: string;
+  argsKey: string;
+  envKey: string;
+}
+
+export interface ServerEntry {
+  client: ClientId;
+  location: ConfigLocation;
+  name: string;
+  /** Path of the entry object in the document. */
+  path: DocPath;
+  transport: Transport;
+  protected: boolean;
+  /** Why the entry cannot be protected, when it cannot. */
+  unprotectable?: string;
+  shape: CommandShape;
+  /** The command as written in the file (for a protected entry: the launcher). */
+  written?: StdioCommand;
+  /** The server's own command: unwrapped if protected. */
+  original?: StdioCommand;
+  /** Names only, never values. */
+  envKeys: string[];
+  cwd?: string;
+  /** Remote address without credentials or query. */
+  url?: string;
+  /** For a protected entry: the --name and --client given to the wrapper. */
+  wrappedAs?: { name: string; client: string | undefined };
+}
+
+/** Options every discovery function takes, so tests can point at a throwaway home and another OS. */
+export interface DiscoverOptions {
+  env?: Env;
+  platform?: NodeJS.Platform;
+  /** Project folder for project-scoped configs; default the current directory. */
+  projectDir?: string;
+}

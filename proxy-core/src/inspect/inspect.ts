@@ -1,0 +1,104 @@
+/**
+ * `airlock inspect` as a library call: start the server, run the catalog pass and the execution pass under
+ * one Policy, and return the report. The server is always closed (its whole process tree) at the end.
+ */
+import { inspectPrompts, inspectResources, inspectTools, type CatalogLimits, DEFAULT_LIMITS } from './catalog.js';
+import { Findings } from './findings.js';
+import { resolveArgOverrides, type ArgOverride } from './arg-overrides.js';
+import { scanText } from './poisoning.js';
+import type { Policy } from './policy.js';
+import { probeTools } from './probe.js';
+import { summarize, type InspectReport } from './report.js';
+import { InspectSession, type ServerEvent } from './session.js';
+import type { ServerCommand } from './server-process.js';
+
+export interface InspectOptions {
+  policy: Policy;
+  argOverrides?: readonly ArgOverride[];
+  /** Per-request timeout. */
+  timeoutMs?: number;
+  /** Calls per executed tool for the latency figure. */
+  runs?: number;
+  limits?: CatalogLimits;
+  /** Reported to the server as the client version. */
+  clientVersion?: string;
+}
+
+const CHANGE_NOTIFICATIONS = new Set(['notifications/tools/list_changed', 'notifications/resources/updated', 'notifications/resources/list_changed']);
+
+function eventFindings(events: readonly ServerEvent[], readOnlyTools: ReadonlySet<string>, findings: Findings): void {
+  const reported = new Set<string>();
+  for (const e of events) {
+    const running = e.during?.startsWith('tool:') ? e.during.slice(5) : undefined;
+    const justRan = e.during === undefined && e.after?.startsWith('tool:') ? e.after.slice(5) : undefined;
+    const key = `${e.kind} ${e.method} ${running ?? justRan ?? e.during ?? e.phase}`;
+    if (reported.has(key)) continue;
+    reported.add(key);
+    if (e.kind === 'request') {
+      const when = running !== undefined ? 'during the call' : e.during !== undefined ? `while ${e.during}` : 'outside any call';
+      findings.add('info', `server asked the client for ${e.method} ${when}; refused (inspect offers no client capabilities)`, running);
+      continue;
+    }
+    if (!CHANGE_NOTIFICATIONS.has(e.method)) continue;
+    const tool = running ?? justRan;
+    if (tool !== undefined) {
+      // A read-only tool whose call changes the catalog or a resource contradicts its own claim.
+      const severity = readOnlyTools.has(tool) ? 'error' : 'warning';
+      const when = running !== undefined ? 'while this tool was running' : 'right after this tool returned';
+      findings.add(severity, `server sent ${e.method} ${when}${readOnlyTools.has(tool) ? ', though the tool declares readOnlyHint: true' : ''}`, tool);
+    } else {
+      const when = e.during !== undefined ? `while ${e.during}` : e.phase === 'probe' ? 'between tool calls' : `during the ${e.phase} pass`;
+      findings.add('warning', `server sent ${e.method} ${when}: what it lists may not be what it serves`);
+    }
+  }
+}
+
+/** Inspect one server. Throws (with a one-line message) only when the inspection cannot run at all. */
+export async function inspectServer(command: ServerCommand, options: InspectOptions): Promise<InspectReport> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const session = await InspectSession.open(command, timeoutMs, options.clientVersion ?? '0.1.0');
+  const findings = new Findings();
+  try {
+    if (session.server.instructions !== undefined) {
+      for (const hit of scanText(session.server.instructions, 'instructions')) {
+        findings.add('critical', `possible tool poisoning in the server's instructions: ${hit.detail}`);
+      }
+    }
+    session.phase = 'catalog';
+    const { tools } = await inspectTools(session, findings, limits);
+    const names = tools.map((t) => t.name);
+    for (const name of options.policy.unknownNames(names)) findings.add('warning', `--only/--deny names "${name}", which the server does not list`);
+    const overrides = resolveArgOverrides(options.argOverrides ?? [], names);
+    for (const o of overrides.unmatched) findings.add('warning', `--arg ${o.target}: no listed tool matches`);
+
+    const { resources, templates } = await inspectResources(session, findings, limits);
+    const prompts = await inspectPrompts(session, findings, limits);
+    session.phase = 'probe';
+    const { executed, skipped } = await probeTools(session, tools, { policy: options.policy, overrides: overrides.byTool, runs: options.runs ?? 3 }, findings);
+
+    const readOnly = new Set(tools.filter((t) => t.verdict.class === 'read-only-unchecked' || t.verdict.class === 'read-only-trusted').map((t) => t.name));
+    eventFindings(session.events, readOnly, findings);
+    if (session.garbage.count > 0) {
+      findings.add('error', `server wrote ${session.garbage.count} line(s) to stdout that are not JSON-RPC (stdout must carry MCP messages only)`);
+    }
+    return summarize({
+      server: { name: session.server.name, version: session.server.version, protocolVersion: session.server.protocolVersion },
+      policy: options.policy.describe(),
+      tools: tools.map((t) => ({
+        name: t.name,
+        class: t.verdict.class,
+        reasons: t.verdict.reasons,
+        ...(t.verdict.declared !== undefined ? { annotations: t.verdict.declared } : {}),
+      })),
+      findings: findings.list,
+      executed,
+      skipped,
+      resources,
+      resourceTemplates: templates,
+      prompts,
+    });
+  } finally {
+    await session.close();
+  }
+}

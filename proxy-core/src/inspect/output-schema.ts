@@ -1,0 +1,119 @@
+/**
+ * JSON Schema validation for tool output (and, through `schemaValidator`, tool input). Used by `airlock
+ * inspect` and by the broker on live traffic, so it never throws and compiles each distinct schema once.
+ */
+import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+
+export type SchemaCheck = { ok: true } | { ok: false; errors: string[] };
+
+/** A compiled schema, or why it could not be compiled. */
+export type CompiledSchema = { ok: true; validate: ValidateFunction } | { ok: false; error: string };
+
+// Schemas come from servers, so both the count and the size of what gets compiled are bounded.
+const MAX_CACHED = 512;
+const MAX_SCHEMA_CHARS = 1_000_000;
+const MAX_ERRORS = 10;
+
+const cache = new Map<string, CompiledSchema>();
+
+type Dialect = 'draft-07' | '2019-09' | '2020-12';
+
+function dialectOf(schema: unknown): Dialect | undefined {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  const declared = (schema as Record<string, unknown>).$schema;
+  if (typeof declared !== 'string') return undefined;
+  if (declared.includes('2020-12')) return '2020-12';
+  if (declared.includes('2019-09')) return '2019-09';
+  return 'draft-07';
+}
+
+function newAjv(dialect: Dialect): Ajv {
+  // A fresh instance per schema: two unrelated schemas sharing an $id must not collide, and one hostile
+  // schema cannot poison the others. Formats are not checked (no format plugin, and no console warnings).
+  const options = { strict: false, allErrors: true, validateFormats: false, logger: false } as const;
+  if (dialect === '2020-12') return new Ajv2020(options);
+  if (dialect === '2019-09') return new Ajv2019(options);
+  return new Ajv(options);
+}
+
+function withoutDialect(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return schema;
+  const { $schema: _ignored, ...rest } = schema as Record<string, unknown>;
+  return rest;
+}
+
+function compile(schema: unknown): CompiledSchema {
+  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
+    return { ok: false, error: `schema is ${schema === null ? 'null' : Array.isArray(schema) ? 'an array' : typeof schema}, not an object` };
+  }
+  const declared = dialectOf(schema);
+  // MCP's default dialect is 2020-12; most servers in the wild emit draft-07 without saying so, hence the
+  // fallback. A $schema Ajv does not know (draft-04, a custom URI) is dropped rather than refused.
+  const attempts: Array<[Dialect, unknown]> =
+    declared === undefined
+      ? [['2020-12', schema], ['draft-07', schema]]
+      : [[declared, schema], [declared, withoutDialect(schema)]];
+  let firstError = '';
+  for (const [dialect, candidate] of attempts) {
+    try {
+      return { ok: true, validate: newAjv(dialect).compile(candidate as object) };
+    } catch (err) {
+      if (firstError === '') firstError = err instanceof Error ? err.message : String(err);
+    }
+  }
+  return { ok: false, error: firstError };
+}
+
+/** Compile (once per distinct schema JSON) and return the validator, or the reason it does not compile. */
+export function schemaValidator(schema: unknown): CompiledSchema {
+  let key: string;
+  try {
+    key = JSON.stringify(schema) ?? 'undefined';
+  } catch {
+    return { ok: false, error: 'schema cannot be serialised' };
+  }
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const compiled: CompiledSchema =
+    key.length > MAX_SCHEMA_CHARS ? { ok: false, error: `schema is ${key.length} characters, over the ${MAX_SCHEMA_CHARS} limit` } : compile(schema);
+  if (cache.size >= MAX_CACHED) {
+    const oldest = cache.keys().next();
+    if (!oldest.done) cache.delete(oldest.value);
+  }
+  cache.set(key, compiled);
+  return compiled;
+}
+
+function describe(error: ErrorObject): string {
+  const where = error.instancePath === '' ? '(root)' : error.instancePath;
+  const extra =
+    error.keyword === 'additionalProperties' && typeof error.params.additionalProperty === 'string'
+      ? ` (${error.params.additionalProperty})`
+      : error.keyword === 'enum' && Array.isArray(error.params.allowedValues)
+        ? ` (${JSON.stringify(error.params.allowedValues).slice(0, 120)})`
+        : '';
+  return `${where} ${error.message ?? error.keyword}${extra}`;
+}
+
+/** Validate a value against a schema; never throws. A schema that does not compile is an error in the result. */
+export function validateAgainstSchema(schema: unknown, value: unknown): SchemaCheck {
+  const compiled = schemaValidator(schema);
+  if (!compiled.ok) return { ok: false, errors: [`schema does not compile: ${compiled.error}`] };
+  try {
+    if (compiled.validate(value)) return { ok: true };
+    const errors = (compiled.validate.errors ?? []).slice(0, MAX_ERRORS).map(describe);
+    return { ok: false, errors: errors.length > 0 ? errors : ['value does not match the schema'] };
+  } catch (err) {
+    return { ok: false, errors: [`validation failed: ${err instanceof Error ? err.message : String(err)}`] };
+  }
+}
+
+/** Check a tool result's structuredContent against the tool's outputSchema; never throws. */
+export function validateStructuredContent(outputSchema: unknown, structuredContent: unknown): SchemaCheck {
+  const compiled = schemaValidator(outputSchema);
+  if (!compiled.ok) return { ok: false, errors: [`output schema does not compile: ${compiled.error}`] };
+  if (structuredContent === undefined) return { ok: false, errors: ['structuredContent is missing but the tool declares an outputSchema'] };
+  return validateAgainstSchema(outputSchema, structuredContent);
+}

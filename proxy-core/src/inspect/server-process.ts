@@ -1,0 +1,203 @@
+/**
+ * The server under inspection as a child process, as an MCP SDK Transport. Unlike the SDK's stdio transport
+ * it runs the server in its own process group so closing it ends the whole tree, it keeps a tail of stderr for
+ * error messages, and it counts what the server wrote to stdout that was not JSON-RPC instead of dropping it.
+ */
+import type { ChildProcess } from 'node:child_process';
+import spawn from 'cross-spawn';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+export interface ServerCommand {
+  command: string;
+  args?: readonly string[];
+  env?: Readonly<Record<string, string>>;
+  cwd?: string;
+}
+
+// One line of stdout may legitimately be large (a resource, an image); beyond this it is a hostile server.
+const MAX_LINE_BYTES = 32 * 1024 * 1024;
+const STDERR_TAIL_CHARS = 4096;
+const isWindows = process.platform === 'win32';
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function signalTree(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    if (isWindows) {
+      // No process groups on Windows; taskkill /T walks the tree.
+      spawn.sync('taskkill', ['/pid', String(child.pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
+    } else {
+      process.kill(-child.pid, signal);
+    }
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Last resort if the CLI exits (Ctrl-C, an uncaught error) with a server still running.
+  process.on('exit', () => {
+    for (const child of live) signalTree(child, 'SIGKILL');
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+export class ServerProcess implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  /** Sees every parsed inbound message before the SDK does (the initialize result, raw). */
+  onInbound?: (message: Record<string, unknown>) => void;
+
+  private child: ChildProcess | undefined;
+  private buffer: Buffer = Buffer.alloc(0);
+  private stderrTail = '';
+  private exited = false;
+  private exitInfo = '';
+  /** Lines on stdout that were not JSON-RPC messages (samples kept for the report). */
+  readonly garbage: { count: number; samples: string[] } = { count: 0, samples: [] };
+
+  constructor(private readonly spec: ServerCommand) {}
+
+  /** The last few KB the server wrote to stderr. */
+  get stderr(): string {
+    return this.stderrTail;
+  }
+
+  get hasExited(): boolean {
+    return this.exited;
+  }
+
+  /** How the process ended ("exit code 1", "signal SIGKILL"), empty while it runs. */
+  get exitDescription(): string {
+    return this.exitInfo;
+  }
+
+  start(): Promise<void> {
+    installExitHook();
+    return new Promise((resolve, reject) => {
+      let child: ChildProcess;
+      try {
+        child = spawn(this.spec.command, [...(this.spec.args ?? [])], {
+          env: { ...process.env, ...this.spec.env },
+          cwd: this.spec.cwd,
+          stdio: ['pipe', 'pipe', 'pipe'],
+          detached: !isWindows,
+          windowsHide: true,
+        });
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      this.child = child;
+      live.add(child);
+      child.once('error', (err) => {
+        live.delete(child);
+        reject(err);
+        this.onerror?.(err);
+      });
+      child.once('spawn', () => resolve());
+      child.once('exit', (code, signal) => {
+        this.exited = true;
+        this.exitInfo = signal !== null ? `signal ${signal}` : `exit code ${code ?? '?'}`;
+      });
+      child.once('close', () => {
+        this.exited = true;
+        live.delete(child);
+        this.onclose?.();
+      });
+      child.stdin?.on('error', () => {
+        // EPIPE after the server died; the exit is reported through close.
+      });
+      child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stderr?.on('data', (chunk: Buffer) => {
+        this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
+      });
+    });
+  }
+
+  private onStdout(chunk: Buffer): void {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    let newline: number;
+    while ((newline = this.buffer.indexOf(0x0a)) !== -1) {
+      const line = this.buffer.subarray(0, newline).toString('utf8').replace(/\r$/, '');
+      this.buffer = this.buffer.subarray(newline + 1);
+      this.onLine(line);
+    }
+    if (this.buffer.length > MAX_LINE_BYTES) {
+      this.buffer = Buffer.alloc(0);
+      this.noteGarbage(`(a line over ${MAX_LINE_BYTES} bytes, discarded)`);
+    }
+  }
+
+  private onLine(line: string): void {
+    if (line.trim() === '') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      this.noteGarbage(line);
+      return;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || (parsed as Record<string, unknown>).jsonrpc !== '2.0') {
+      this.noteGarbage(line);
+      return;
+    }
+    const message = parsed as Record<string, unknown>;
+    try {
+      this.onInbound?.(message);
+      this.onmessage?.(message as JSONRPCMessage);
+    } catch (err) {
+      this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private noteGarbage(line: string): void {
+    this.garbage.count += 1;
+    if (this.garbage.samples.length < 3) this.garbage.samples.push(line.slice(0, 200));
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const stdin = this.child?.stdin;
+      if (!stdin || this.exited || stdin.destroyed) {
+        reject(new Error('server is not running'));
+        return;
+      }
+      if (stdin.write(JSON.stringify(message) + '\n')) resolve();
+      else stdin.once('drain', () => resolve());
+    });
+  }
+
+  /** End the server and everything it started: stdin closed, then SIGTERM, then SIGKILL, to the whole group. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = undefined;
+    const closed = new Promise<void>((resolve) => {
+      if (this.exited) resolve();
+      else child.once('exit', () => resolve());
+    });
+    try {
+      child.stdin?.end();
+    } catch {
+      // Already closed.
+    }
+    await Promise.race([closed, delay(1000)]);
+    // Even when the leader has gone, what it started may still be running in its group.
+    signalTree(child, 'SIGTERM');
+    await Promise.race([closed, delay(1000)]);
+    signalTree(child, 'SIGKILL');
+    live.delete(child);
+    child.stdout?.destroy();
+    child.stderr?.destroy();
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * One connection to the server under inspection: the SDK client over a ServerProcess, with every request
+ * bounded by a timeout and answered raw (results are judged by the caller, not refused by SDK schemas), and a
+ * log of what the server sent unasked (notifications, requests to the client) with what was running then.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod/v4';
+import { ServerProcess, type ServerCommand } from './server-process.js';
+
+// Results are taken as they come so that a malformed catalog or result is a finding, not an exception.
+const AnyResult = z.unknown();
+
+export interface ServerInfo {
+  name: string;
+  version: string;
+  protocolVersion: string;
+  instructions?: string;
+  capabilities: Record<string, unknown>;
+}
+
+export interface ServerEvent {
+  kind: 'notification' | 'request';
+  method: string;
+  /** What Airlock was doing when it arrived (`tool:NAME`, `reading resource URI`, ...), if anything. */
+  during: string | undefined;
+  /** The last activity that had finished when it arrived. */
+  after: string | undefined;
+  /** Which pass was under way: `start-up`, `catalog` or `probe`. */
+  phase: string;
+}
+
+export type RpcOutcome =
+  | { ok: true; result: unknown; ms: number }
+  | { ok: false; code: number | undefined; message: string; timedOut: boolean; closed: boolean; ms: number };
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function firstLine(text: string): string {
+  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
+  return lines[lines.length - 1] ?? '';
+}
+
+export class InspectSession {
+  /** Label of the current activity, attached to events that arrive meanwhile. */
+  during: string | undefined;
+  /** Label of the last finished activity (a notification sent just after a response belongs to it). */
+  after: string | undefined;
+  /** The pass under way, attached to events. */
+  phase = 'start-up';
+  readonly events: ServerEvent[] = [];
+
+  private constructor(
+    private readonly client: Client,
+    private readonly process: ServerProcess,
+    readonly server: ServerInfo,
+    readonly timeoutMs: number,
+  ) {}
+
+  /** Start the server and initialize; throws an Error whose message is one line fit for the terminal. */
+  static async open(spec: ServerCommand, timeoutMs: number, version: string): Promise<InspectSession> {
+    const proc = new ServerProcess(spec);
+    let initializeResult: Record<string, unknown> | undefined;
+    proc.onInbound = (message) => {
+      if (initializeResult === undefined && isObject(message.result) && 'protocolVersion' in message.result) {
+        initializeResult = message.result;
+      }
+    };
+    // No client capabilities: a server that asks for sampling, elicitation or roots mid-probe gets a refusal.
+    const client = new Client({ name: 'airlock-inspect', version }, { capabilities: {} });
+    const events: ServerEvent[] = [];
+    let session: InspectSession | undefined;
+    client.fallbackNotificationHandler = async (n) => {
+      (session?.events ?? events).push({ kind: 'notification', method: n.method, during: session?.during, after: session?.after, phase: session?.phase ?? 'start-up' });
+    };
+    client.fallbackRequestHandler = async (request) => {
+      (session?.events ?? events).push({ kind: 'request', method: request.method, during: session?.during, after: session?.after, phase: session?.phase ?? 'start-up' });
+      throw new McpError(ErrorCode.MethodNotFound, `${request.method} is not offered by airlock inspect`);
+    };
+    client.onerror = () => {
+      // Transport noise (unparseable lines, unknown message shapes) is counted by ServerProcess.
+    };
+
+    try {
+      await client.connect(proc, { timeout: timeoutMs });
+    } catch (err) {
+      await proc.close();
+      throw new Error(InspectSession.startFailure(spec, proc, err, timeoutMs));
+    }
+    const info = initializeResult ?? {};
+    const serverInfo = isObject(info.serverInfo) ? info.serverInfo : {};
+    session = new InspectSession(
+      client,
+      proc,
+      {
+        name: typeof serverInfo.name === 'string' ? serverInfo.name : '',
+        version: typeof serverInfo.version === 'string' ? serverInfo.version : '',
+        protocolVersion: typeof info.protocolVersion === 'string' ? info.protocolVersion : '',
+        ...(typeof info.instructions === 'string' ? { instructions: info.instructions } : {}),
+        capabilities: isObject(info.capabilities) ? info.capabilities : {},
+      },
+      timeoutMs,
+    );
+    session.events.push(...events);
+    return session;
+  }
+
+  private static startFailure(spec: ServerCommand, proc: ServerProcess, err: unknown, timeoutMs: number): string {
+    const message = err instanceof Error ? err.message : String(err);
+    const stderr = firstLine(proc.stderr);
+    const garbage = proc.garbage.count > 0 ? `; it wrote ${proc.garbage.count} line(s) to stdout that are not JSON-RPC` : '';
+    const tail = `${garbage}${stderr !== '' ? `; its stderr ends with: ${stderr.slice(0, 300)}` : ''}`;
+    if (/ENOENT/.test(message)) return `cannot start server "${spec.command}": command not found`;
+    if (/EACCES/.test(message)) return `cannot start server "${spec.command}": permission denied`;
+    if (proc.hasExited) return `server exited (${proc.exitDescription || 'during start-up'}) before initialize completed${tail}`;
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      return `server did not answer initialize within ${Math.round(timeoutMs / 1000)} s${tail}`;
+    }
+    return `initialize failed: ${message}${tail}`;
+  }
+
+  /** Whether the server process is gone. */
+  get serverExited(): boolean {
+    return this.process.hasExited;
+  }
+
+  /** How the server exited, for messages. */
+  get exitDescription(): string {
+    return this.process.exitDescription;
+  }
+
+  /** Non-JSON-RPC output seen on the server's stdout. */
+  get garbage(): { count: number; samples: string[] } {
+    return this.process.garbage;
+  }
+
+  /** Send one request and wait at most the timeout; never throws. */
+  async request(method: string, params: Record<string, unknown> | undefined, timeoutMs = this.timeoutMs): Promise<RpcOutcome> {
+    const started = performance.now();
+    if (this.process.hasExited) {
+      return { ok: false, code: ErrorCode.ConnectionClosed, message: 'server has exited', timedOut: false, closed: true, ms: 0 };
+    }
+    try {
+      const request = params === undefined ? { method } : { method, params };
+      const result = await this.client.request(request, AnyResult, { timeout: timeoutMs, maxTotalTimeout: timeoutMs });
+      return { ok: true, result, ms: performance.now() - started };
+    } catch (err) {
+      const ms = performance.now() - started;
+      const code = err instanceof McpError ? err.code : undefined;
+      const message = err instanceof Error ? err.message : String(err);
+      return {
+        ok: false,
+        code,
+        message,
+        timedOut: code === ErrorCode.RequestTimeout,
+        closed: code === ErrorCode.ConnectionClosed || this.process.hasExited,
+        ms,
+      };
+    }
+  }
+
+  /** Close the connection and end the server's process tree. */
+  async close(): Promise<void> {
+    try {
+      await this.client.close();
+    } catch {
+      // Closing is best effort; the process is ended below regardless.
+    }
+    await this.process.close();
+  }
+}

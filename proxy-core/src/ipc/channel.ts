@@ -1,0 +1,165 @@
+/**
+ * A line-framed JSON channel over one socket, with requests (answered once), notifications, and the
+ * connection's end. Used by the wrapper, the CLI and the broker alike.
+ */
+import type { Socket } from 'node:net';
+import { LineSplitter } from '../jsonrpc/lines.js';
+import { isObject } from '../jsonrpc/messages.js';
+
+export type Frame =
+  | { t: 'req'; id: number; m: string; p?: unknown }
+  | { t: 'res'; id: number; ok: true; r?: unknown }
+  | { t: 'res'; id: number; ok: false; e: { code: string; message: string } }
+  | { t: 'note'; m: string; p?: unknown };
+
+/** An error from the other side of the channel, with a string code (not a JSON-RPC error). */
+export class IpcError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'IpcError';
+  }
+}
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: Error) => void; timer?: NodeJS.Timeout };
+
+export interface ChannelHandlers {
+  request?: (method: string, params: unknown) => unknown | Promise<unknown>;
+  notify?: (method: string, params: unknown) => void;
+  close?: (err?: Error) => void;
+}
+
+/** Lines above this are refused: nothing Airlock sends between its own processes comes near it. */
+const MAX_FRAME = 256 * 1024 * 1024;
+
+export class Channel {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private closed = false;
+  private handlers: ChannelHandlers = {};
+  private readonly splitter: LineSplitter;
+
+  constructor(readonly socket: Socket) {
+    this.splitter = new LineSplitter((line) => this.onLine(line));
+    socket.on('data', (chunk: Buffer) => {
+      this.splitter.push(chunk);
+      if (this.splitter.pending > MAX_FRAME) this.destroy(new IpcError('frame-too-large', 'frame too large'));
+    });
+    socket.on('error', (err) => this.finish(err));
+    socket.on('close', () => this.finish());
+  }
+
+  /** Install handlers. Frames that arrived before this call were delivered to the previous handlers. */
+  setHandlers(handlers: ChannelHandlers): void {
+    this.handlers = handlers;
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  request<T = unknown>(method: string, params?: unknown, timeoutMs?: number): Promise<T> {
+    if (this.closed) return Promise.reject(new IpcError('closed', 'connection closed'));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      const entry: Pending = { resolve: resolve as (v: unknown) => void, reject };
+      if (timeoutMs !== undefined) {
+        entry.timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject(new IpcError('timeout', `${method}: no answer within ${timeoutMs} ms`));
+        }, timeoutMs);
+        entry.timer.unref();
+      }
+      this.pending.set(id, entry);
+      this.write({ t: 'req', id, m: method, p: params });
+    });
+  }
+
+  notify(method: string, params?: unknown): void {
+    this.write({ t: 'note', m: method, p: params });
+  }
+
+  /** Write a frame; false when the channel is closed (the caller decides whether that matters). */
+  write(frame: Frame | Record<string, unknown>): boolean {
+    if (this.closed) return false;
+    this.socket.write(JSON.stringify(frame) + '\n');
+    return true;
+  }
+
+  destroy(err?: Error): void {
+    this.socket.destroy();
+    this.finish(err);
+  }
+
+  /** End politely after pending writes. */
+  end(): void {
+    this.socket.end();
+  }
+
+  private onLine(line: Buffer): void {
+    let frame: unknown;
+    try {
+      frame = JSON.parse(line.toString('utf8'));
+    } catch {
+      this.destroy(new IpcError('bad-frame', 'peer sent a line that is not JSON'));
+      return;
+    }
+    if (!isObject(frame)) return;
+    if (frame.t === 'res' && typeof frame.id === 'number') {
+      const p = this.pending.get(frame.id);
+      if (!p) return;
+      this.pending.delete(frame.id);
+      if (p.timer) clearTimeout(p.timer);
+      if (frame.ok === true) p.resolve(frame.r);
+      else {
+        const e = isObject(frame.e) ? frame.e : {};
+        p.reject(new IpcError(String(e.code ?? 'error'), String(e.message ?? 'request failed')));
+      }
+      return;
+    }
+    if (frame.t === 'req' && typeof frame.id === 'number' && typeof frame.m === 'string') {
+      this.answer(frame.id, frame.m, frame.p);
+      return;
+    }
+    if (frame.t === 'note' && typeof frame.m === 'string') {
+      try {
+        this.handlers.notify?.(frame.m, frame.p);
+      } catch {
+        // a handler bug must not take the connection down with it
+      }
+      return;
+    }
+    // anything else (including handshake frames handled elsewhere) is ignored here
+    this.handlers.notify?.('__frame', frame);
+  }
+
+  private answer(id: number, method: string, params: unknown): void {
+    const handler = this.handlers.request;
+    const fail = (err: unknown) => {
+      const code = err instanceof IpcError ? err.code : 'error';
+      const message = err instanceof Error ? err.message : String(err);
+      this.write({ t: 'res', id, ok: false, e: { code, message } });
+    };
+    if (!handler) return fail(new IpcError('no-handler', `no handler for ${method}`));
+    try {
+      const out = handler(method, params);
+      if (out instanceof Promise) out.then((r) => this.write({ t: 'res', id, ok: true, r }), fail);
+      else this.write({ t: 'res', id, ok: true, r: out });
+    } catch (err) {
+      fail(err);
+    }
+  }
+
+  private finish(err?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [, p] of this.pending) {
+      if (p.timer) clearTimeout(p.timer);
+      p.reject(new IpcError('closed', err ? `connection lost: ${err.message}` : 'connection closed'));
+    }
+    this.pending.clear();
+    this.handlers.close?.(err);
+  }
+}

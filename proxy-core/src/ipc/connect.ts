@@ -1,0 +1,78 @@
+/** The client side of the broker socket: connect, prove the secret, check the broker proves it too. */
+import { connect as netConnect } from 'node:net';
+import { Channel, IpcError } from './channel.js';
+import { brokerAddress } from './paths.js';
+import { newNonce, proof, proofMatches, readSecret } from './secret.js';
+
+export type Role = 'wrapper' | 'cli' | 'ui';
+
+export interface ConnectOptions {
+  dir: string;
+  role: Role;
+  /** Give up on connect plus handshake after this long. */
+  timeoutMs?: number;
+}
+
+export class BrokerUnavailable extends IpcError {
+  constructor(message: string) {
+    super('broker-unavailable', message);
+    this.name = 'BrokerUnavailable';
+  }
+}
+
+export const START_HINT = 'start it with `airlock daemon` (or open the Airlock app)';
+
+/** Connect and authenticate. Rejects with BrokerUnavailable when nothing is listening. */
+export function connectBroker(opts: ConnectOptions): Promise<Channel> {
+  const timeoutMs = opts.timeoutMs ?? 2000;
+  let secret: Buffer;
+  try {
+    secret = readSecret(opts.dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return Promise.reject(new BrokerUnavailable(`Airlock is not running (no broker has run in ${opts.dir}); ${START_HINT}`));
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+  const { path } = brokerAddress(opts.dir);
+  return new Promise<Channel>((resolve, reject) => {
+    const socket = netConnect(path);
+    let settled = false;
+    const fail = (err: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      reject(err);
+    };
+    const timer = setTimeout(() => fail(new BrokerUnavailable(`Airlock did not answer within ${timeoutMs} ms; ${START_HINT}`)), timeoutMs);
+    timer.unref();
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') fail(new BrokerUnavailable(`Airlock is not running; ${START_HINT}`));
+      else fail(new BrokerUnavailable(`cannot reach Airlock (${err.code ?? err.message}); ${START_HINT}`));
+    });
+    socket.once('connect', () => {
+      const channel = new Channel(socket);
+      channel.setHandlers({
+        notify: (method, params) => {
+          if (method !== 'hello' || settled) return;
+          const brokerNonce = (params as { nonce?: unknown } | undefined)?.nonce;
+          if (typeof brokerNonce !== 'string') return fail(new IpcError('handshake', 'broker sent a malformed hello'));
+          const clientNonce = newNonce();
+          channel
+            .request<{ proof?: unknown }>('auth', { nonce: clientNonce, proof: proof(secret, 'client', brokerNonce, clientNonce), role: opts.role })
+            .then((answer) => {
+              if (!proofMatches(proof(secret, 'broker', brokerNonce, clientNonce), answer?.proof)) {
+                fail(new IpcError('handshake', 'the process on the Airlock socket does not know the secret; refusing to talk to it'));
+                return;
+              }
+              settled = true;
+              clearTimeout(timer);
+              channel.setHandlers({});
+              resolve(channel);
+            }, (err: Error) => fail(err instanceof IpcError && err.code === 'unauthorized' ? err : new BrokerUnavailable(err.message)));
+        },
+        close: (err) => fail(err ?? new BrokerUnavailable(`Airlock closed the connection; ${START_HINT}`)),
+      });
+    });
+  });
+}

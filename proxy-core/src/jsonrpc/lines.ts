@@ -1,0 +1,49 @@
+/**
+ * Newline framing for stdio MCP and for Airlock's own sockets: one JSON message per line. Chunks are kept as
+ * a list and joined once per line, so a 64 MB message costs one copy, not one per chunk.
+ */
+export class LineSplitter {
+  private parts: Buffer[] = [];
+  private partsLength = 0;
+
+  constructor(private readonly onLine: (line: Buffer) => void) {}
+
+  push(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl === -1) break;
+      let line: Buffer;
+      if (this.partsLength === 0) {
+        line = chunk.subarray(start, nl);
+      } else {
+        this.parts.push(chunk.subarray(start, nl));
+        line = Buffer.concat(this.parts, this.partsLength + (nl - start));
+        this.parts = [];
+        this.partsLength = 0;
+      }
+      start = nl + 1;
+      if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
+      if (line.length > 0) this.onLine(line);
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.parts.push(rest);
+      this.partsLength += rest.length;
+    }
+  }
+
+  /** Bytes held for a line that has not ended yet. */
+  get pending(): number {
+    return this.partsLength;
+  }
+
+  /** The unterminated tail at end of stream, if any (a peer that exits without a final newline). */
+  flush(): void {
+    if (this.partsLength === 0) return;
+    const line = Buffer.concat(this.parts, this.partsLength);
+    this.parts = [];
+    this.partsLength = 0;
+    if (line.length > 0) this.onLine(line);
+  }
+}

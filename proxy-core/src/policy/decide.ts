@@ -1,0 +1,67 @@
+/**
+ * The policy stage: given a classified call and the policy the broker pushed, allow, deny or ask.
+ * Pure and synchronous so the wrapper can decide an allowed call in the same tick it read it.
+ */
+import type { ToolClass } from '../classify/classify.js';
+import { type Rule, ruleMatches } from './rules.js';
+
+/** What the broker pushes to each wrapper; versioned so the broker can wait for every wrapper to apply it. */
+export interface PolicySnapshot {
+  version: number;
+  estop: boolean;
+  /** Only the rules that can match this session's server and client. */
+  rules: Rule[];
+  /** Tools the user approved for the life of this wrapper. */
+  sessionAllows: string[];
+  /** The user's per-server setting (the --trust-read-only-hints flag is OR-ed in by the wrapper). */
+  trustReadOnlyHints: boolean;
+  /** Read-only claims withdrawn on evidence, kept across restarts: tool name -> evidence. */
+  withdrawn: Record<string, string>;
+}
+
+export type DecidedBy = 'estop' | 'rule' | 'session' | 'class' | 'user' | 'timeout' | 'broker-down' | 'cancelled' | 'error';
+
+export interface PolicyDecision {
+  action: 'allow' | 'deny' | 'ask';
+  decidedBy: DecidedBy;
+  ruleId?: string;
+  reason: string;
+}
+
+export interface CallContext {
+  server: string;
+  client: string;
+  tool: string;
+  toolClass: ToolClass;
+}
+
+const STRICTNESS: Record<Rule['action'], number> = { deny: 3, ask: 2, allow: 1 };
+
+export function decide(call: CallContext, policy: PolicySnapshot): PolicyDecision {
+  if (policy.estop) return { action: 'deny', decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused' };
+  let rule: Rule | undefined;
+  for (const r of policy.rules) {
+    if (ruleMatches(r, call) && (!rule || STRICTNESS[r.action] > STRICTNESS[rule.action])) rule = r;
+  }
+  if (rule?.action === 'deny') {
+    return { action: 'deny', decidedBy: 'rule', ruleId: rule.id, reason: `denied by rule ${rule.id} (${describeRule(rule)})` };
+  }
+  if (rule?.action === 'ask') {
+    return { action: 'ask', decidedBy: 'rule', ruleId: rule.id, reason: `rule ${rule.id} asks (${describeRule(rule)})` };
+  }
+  if (rule?.action === 'allow') {
+    return { action: 'allow', decidedBy: 'rule', ruleId: rule.id, reason: `allowed by rule ${rule.id} (${describeRule(rule)})` };
+  }
+  if (policy.sessionAllows.includes(call.tool)) {
+    return { action: 'allow', decidedBy: 'session', reason: 'approved for this session' };
+  }
+  if (call.toolClass === 'read-only-trusted') {
+    return { action: 'allow', decidedBy: 'class', reason: 'read-only, and you trust this server\'s read-only hints' };
+  }
+  return { action: 'ask', decidedBy: 'class', reason: `${call.toolClass}: needs your approval` };
+}
+
+export function describeRule(rule: Rule): string {
+  const who = rule.client === undefined ? '' : ` client=${rule.client}`;
+  return `${rule.action} server=${rule.server} tool=${rule.tool}${who}`;
+}

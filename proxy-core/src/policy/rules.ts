@@ -1,0 +1,30 @@
+/** Persisted user rules: allow, deny or ask, by server and tool glob, optionally by client. */
+import { globMatch } from './glob.js';
+
+export type RuleAction = 'allow' | 'deny' | 'ask';
+
+export interface Rule {
+  id: string;
+  action: RuleAction;
+  server: string;
+  tool: string;
+  /** Absent: any client. */
+  client?: string;
+  createdAt: number;
+  note?: string;
+}
+
+export const RULE_ACTIONS: readonly RuleAction[] = ['allow', 'deny', 'ask'];
+
+export function ruleMatches(rule: Rule, call: { server: string; tool: string; client: string }): boolean {
+  return (
+    globMatch(rule.server, call.server) &&
+    globMatch(rule.tool, call.tool) &&
+    (rule.client === undefined || globMatch(rule.client, call.client))
+  );
+}
+
+/** Rules that can ever apply to one wrapper session: what the broker pushes to it. */
+export function rulesForSession(rules: readonly Rule[], server: string, client: string): Rule[] {
+  return rules.filter((r) => globMatch(r.server, server) && (r.client === undefined || globMatch(r.client, client)));
+}

@@ -1,0 +1,44 @@
+/**
+ * What the client sees in tools/list: annotations that state Airlock's verdict, not the server's claim.
+ * readOnlyHint is true only where Airlock would run the tool without asking, so clients that auto-approve
+ * on it approve only what Airlock would too. The declared annotations and the verdict go under _meta.
+ */
+import { HINT_NAMES, type Verdict } from '../classify/classify.js';
+import { isObject } from '../jsonrpc/messages.js';
+
+export const VERDICT_META_KEY = 'airlock/verdict';
+
+/** Rewrite one tools/list result in place-safe fashion (returns a new result object). */
+export function annotateToolsResult(
+  result: Record<string, unknown>,
+  verdictOf: (name: string, entry: unknown) => Verdict,
+  runsWithoutAsking: (v: Verdict) => boolean,
+  log: (msg: string) => void,
+): { result: Record<string, unknown>; advertised: Map<string, boolean> } {
+  const advertised = new Map<string, boolean>();
+  if (!Array.isArray(result.tools)) return { result, advertised };
+  const tools: unknown[] = [];
+  for (const entry of result.tools) {
+    if (!isObject(entry) || typeof entry.name !== 'string' || entry.name === '') {
+      // unnameable entries cannot be called; passing them on would only break the client's parsing
+      log(`airlock: dropped a tools/list entry without a usable name: ${JSON.stringify(entry)?.slice(0, 200)}`);
+      continue;
+    }
+    const verdict = verdictOf(entry.name, entry);
+    const readOnly = runsWithoutAsking(verdict);
+    advertised.set(entry.name, readOnly);
+    const declared = entry.annotations;
+    const annotations: Record<string, unknown> = {};
+    if (isObject(declared)) {
+      if (typeof declared.title === 'string') annotations.title = declared.title;
+      for (const hint of HINT_NAMES) if (typeof declared[hint] === 'boolean') annotations[hint] = declared[hint];
+    }
+    annotations.readOnlyHint = readOnly;
+    if (readOnly) delete annotations.destructiveHint;
+    else annotations.destructiveHint = verdict.class !== 'mutating';
+    const meta = isObject(entry._meta) ? { ...entry._meta } : {};
+    meta[VERDICT_META_KEY] = { class: verdict.class, reasons: verdict.reasons, declared: declared ?? null, runsWithoutAsking: readOnly };
+    tools.push({ ...entry, annotations, _meta: meta });
+  }
+  return { result: { ...result, tools }, advertised };
+}

@@ -1,0 +1,255 @@
+/**
+ * The wrapper's line to the broker: keeps the pushed policy, asks for tickets, and streams the journal.
+ * It reconnects by itself; while it is down every call fails closed (the relay checks `state`). Journal
+ * entries and observations are held until the broker acknowledges them, and sent again after a reconnect.
+ */
+import { EventEmitter } from 'node:events';
+import type { Channel } from '../ipc/channel.js';
+import { connectBroker } from '../ipc/connect.js';
+import type { AskAnswer, AskRequest, JournalEntry, ObservedContradiction, SessionOpen, SessionOpened } from '../ipc/protocol.js';
+import { isObject } from '../jsonrpc/messages.js';
+import type { PolicySnapshot } from '../policy/decide.js';
+
+export type LinkState = 'connecting' | 'up' | 'down';
+
+/** What the relay needs from a broker link; tests can supply their own. */
+export interface BrokerLinkLike extends EventEmitter {
+  readonly state: LinkState;
+  readonly policy: PolicySnapshot | null;
+  /** Wait until connected, trying now if down; false when not up within `timeoutMs`. */
+  ensureUp(timeoutMs: number): Promise<boolean>;
+  ask(req: AskRequest): Promise<AskAnswer>;
+  cancel(callId: string): void;
+  journal(entry: JournalEntry): void;
+  catalog(verdicts: unknown[], problems: string[]): void;
+  observed(contradictions: ObservedContradiction[]): void;
+  structured(tool: string, structuredContent: unknown): void;
+  flush(timeoutMs: number): Promise<void>;
+  close(): void;
+}
+
+const MAX_BATCH = 1000;
+/** Past this many unacknowledged entries (broker gone for long), the oldest are summarised, not kept. */
+const MAX_HELD = 50_000;
+
+export class BrokerLink extends EventEmitter implements BrokerLinkLike {
+  state: LinkState = 'down';
+  policy: PolicySnapshot | null = null;
+  private channel: Channel | null = null;
+  private connecting: Promise<boolean> | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private retryMs = 100;
+  private closed = false;
+  /** Journal entries by id, latest state, with a revision so an ack only clears what it covered. */
+  private readonly held = new Map<string, { entry: JournalEntry; rev: number }>();
+  private revCounter = 0;
+  private sending = false;
+  private flushScheduled = false;
+  private dropped = 0;
+  private lastCatalog: { verdicts: unknown[]; problems: string[] } | null = null;
+  private unsentObservations: ObservedContradiction[] = [];
+
+  constructor(
+    private readonly dir: string,
+    private readonly session: SessionOpen,
+    private readonly log: (msg: string) => void,
+  ) {
+    super();
+  }
+
+  start(): void {
+    void this.connect();
+  }
+
+  ensureUp(timeoutMs: number): Promise<boolean> {
+    if (this.state === 'up') return Promise.resolve(true);
+    const attempt = this.connect();
+    return Promise.race([attempt, new Promise<boolean>((r) => setTimeout(() => r(false), timeoutMs).unref())]);
+  }
+
+  private connect(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (this.connecting) return this.connecting;
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+    }
+    this.state = 'connecting';
+    this.connecting = (async () => {
+      try {
+        const channel = await connectBroker({ dir: this.dir, role: 'wrapper', timeoutMs: 1500 });
+        channel.setHandlers({
+          notify: (method, params) => this.onNotify(method, params),
+          close: () => this.onLost(channel),
+        });
+        const opened = await channel.request<SessionOpened>('session.open', this.session, 5000);
+        if (this.closed) {
+          channel.destroy();
+          return false;
+        }
+        this.channel = channel;
+        this.applyPolicy(opened.policy);
+        this.state = 'up';
+        this.retryMs = 100;
+        this.emit('up');
+        this.resend();
+        return true;
+      } catch (err) {
+        this.state = 'down';
+        if (!this.closed) this.scheduleRetry();
+        this.emit('down', err);
+        return false;
+      } finally {
+        this.connecting = null;
+      }
+    })();
+    return this.connecting;
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer || this.closed) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.connect();
+    }, this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, 1000);
+  }
+
+  private onLost(channel: Channel): void {
+    if (this.channel !== channel) return;
+    this.channel = null;
+    this.policy = null;
+    this.state = 'down';
+    this.emit('down', new Error('connection to Airlock lost'));
+    this.scheduleRetry();
+  }
+
+  private onNotify(method: string, params: unknown): void {
+    if (method === 'policy' && isObject(params)) {
+      this.applyPolicy(params as unknown as PolicySnapshot);
+      this.channel?.notify('policy.ack', { version: this.policy?.version });
+    } else if (method === 'ticket' && isObject(params)) {
+      this.emit('ticket', params);
+    }
+  }
+
+  private applyPolicy(p: PolicySnapshot): void {
+    // a malformed snapshot must not loosen anything: fall back to the strictest reading of each field
+    this.policy = {
+      version: typeof p.version === 'number' ? p.version : 0,
+      estop: p.estop !== false,
+      rules: Array.isArray(p.rules) ? p.rules : [],
+      sessionAllows: Array.isArray(p.sessionAllows) ? p.sessionAllows.filter((s) => typeof s === 'string') : [],
+      trustReadOnlyHints: p.trustReadOnlyHints === true,
+      withdrawn: isObject(p.withdrawn) ? (p.withdrawn as Record<string, string>) : {},
+    };
+    this.emit('policy', this.policy);
+  }
+
+  ask(req: AskRequest): Promise<AskAnswer> {
+    if (!this.channel || this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
+    return this.channel.request<AskAnswer>('call.ask', req);
+  }
+
+  cancel(callId: string): void {
+    this.channel?.notify('call.cancel', { callId });
+  }
+
+  journal(entry: JournalEntry): void {
+    this.held.set(entry.id, { entry, rev: ++this.revCounter });
+    if (this.held.size > MAX_HELD) {
+      const oldest = this.held.keys().next().value;
+      if (oldest !== undefined) this.held.delete(oldest);
+      this.dropped++;
+    }
+    this.scheduleFlush();
+  }
+
+  catalog(verdicts: unknown[], problems: string[]): void {
+    this.lastCatalog = { verdicts, problems };
+    if (this.channel && this.state === 'up') this.sendCatalog(this.channel);
+  }
+
+  observed(contradictions: ObservedContradiction[]): void {
+    this.unsentObservations.push(...contradictions);
+    this.sendObservations();
+  }
+
+  structured(tool: string, structuredContent: unknown): void {
+    this.channel?.notify('structured', { tool, structuredContent });
+  }
+
+  private resend(): void {
+    if (!this.channel) return;
+    if (this.lastCatalog) this.sendCatalog(this.channel);
+    this.sendObservations();
+    if (this.dropped > 0) this.log(`airlock: ${this.dropped} journal entries could not be kept while Airlock was down`);
+    this.scheduleFlush();
+  }
+
+  private sendCatalog(channel: Channel): void {
+    channel.request('catalog.update', this.lastCatalog).catch((err: Error) => this.log(`airlock: catalog update failed: ${err.message}`));
+  }
+
+  private sendObservations(): void {
+    const channel = this.channel;
+    if (!channel || this.state !== 'up' || this.unsentObservations.length === 0) return;
+    const batch = this.unsentObservations;
+    this.unsentObservations = [];
+    channel.request('observed', { contradictions: batch }).catch(() => {
+      this.unsentObservations.unshift(...batch);
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.sendJournal();
+    });
+  }
+
+  private async sendJournal(): Promise<void> {
+    if (this.sending || !this.channel || this.state !== 'up' || this.held.size === 0) return;
+    this.sending = true;
+    const channel = this.channel;
+    try {
+      while (this.held.size > 0 && this.channel === channel) {
+        const batch = [...this.held.values()].slice(0, MAX_BATCH);
+        await channel.request('journal', { entries: batch.map((b) => b.entry) }, 10_000);
+        for (const b of batch) {
+          const now = this.held.get(b.entry.id);
+          if (now && now.rev === b.rev) this.held.delete(b.entry.id);
+        }
+      }
+    } catch {
+      // kept in `held`; sent again after the next connect
+    } finally {
+      this.sending = false;
+      this.emit('journal-idle');
+    }
+  }
+
+  /** Send what is held and wait for the acks, at most `timeoutMs`. */
+  async flush(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (this.held.size > 0 && Date.now() < until && this.state !== 'down') {
+      if (this.state === 'up') void this.sendJournal();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.channel?.end();
+    this.channel = null;
+    this.state = 'down';
+  }
+}

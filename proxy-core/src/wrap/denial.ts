@@ -1,0 +1,55 @@
+/**
+ * The tool result a client gets when Airlock refuses a call. A refusal is not a protocol fault, so it is a
+ * result with isError: true (the model can read it and tell the user), never a JSON-RPC error.
+ */
+import type { Verdict } from '../classify/classify.js';
+import { START_HINT } from '../ipc/connect.js';
+import type { DecidedBy } from '../policy/decide.js';
+
+export const DECISION_META_KEY = 'airlock/decision';
+
+export interface DenialInput {
+  decidedBy: DecidedBy;
+  reason: string;
+  tool: string;
+  server: string;
+  verdict: Verdict;
+  ticketId?: string | undefined;
+}
+
+function message(d: DenialInput): string {
+  const where = `"${d.tool}" on ${d.server}`;
+  const nothing = 'Nothing was sent to the server.';
+  switch (d.decidedBy) {
+    case 'estop':
+      return `Airlock refused ${where}: E-Stop is on. ${nothing} The user can resume with \`airlock estop off\` (or the E-Stop switch in the Airlock app).`;
+    case 'rule':
+      return `Airlock refused ${where}: ${d.reason}. ${nothing} The user can review rules with \`airlock rules\`.`;
+    case 'user':
+      return `The user denied ${where} in Airlock (${d.reason}). ${nothing} Do not retry it unless the user asks.`;
+    case 'timeout':
+      return `Airlock asked the user to approve ${where}, but ${d.reason}, so it was refused. ${nothing} Ask the user to watch for the approval in Airlock, then try again.`;
+    case 'broker-down':
+      return `Airlock is not running, so ${where} was refused (Airlock fails closed: ${d.reason}). ${nothing} Ask the user to ${START_HINT}; the call can be retried once it runs.`;
+    case 'cancelled':
+      return `The call to ${where} was cancelled before it was approved. ${nothing}`;
+    default:
+      return `Airlock refused ${where}: ${d.reason}. ${nothing}`;
+  }
+}
+
+export function denialResult(d: DenialInput): Record<string, unknown> {
+  const decision: Record<string, unknown> = {
+    decision: 'deny',
+    decidedBy: d.decidedBy,
+    reason: d.reason,
+    class: d.verdict.class,
+    reasons: d.verdict.reasons,
+  };
+  if (d.ticketId) decision.ticketId = d.ticketId;
+  return {
+    content: [{ type: 'text', text: message(d) }],
+    isError: true,
+    _meta: { [DECISION_META_KEY]: decision },
+  };
+}

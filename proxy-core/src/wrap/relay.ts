@@ -1,0 +1,522 @@
+/**
+ * The wrapper's routing core: every line from the client or the upstream comes in here, and leaves as the
+ * bytes it came in (relayed), as a rewritten message (tools/list), or not at all (a denied call, answered
+ * here). Transport-free: the caller wires stdio and the broker link in.
+ *
+ * A tools/call goes through the stages classify -> policy -> ticket -> journal. Allowed calls are decided
+ * in the same tick they were read, from the policy the broker pushed; only the ticket stage waits.
+ */
+import { randomBytes } from 'node:crypto';
+import { classifyTools, isReadOnlyClass, type Verdict, verdictFor } from '../classify/classify.js';
+import type { AskAnswer, JournalEntry, Outcome } from '../ipc/protocol.js';
+import {
+  errorResponse,
+  frame,
+  idKey,
+  INTERNAL_ERROR,
+  INVALID_PARAMS,
+  isObject,
+  isRequest,
+  isResponse,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type Message,
+} from '../jsonrpc/messages.js';
+import { type DecidedBy, decide, type PolicyDecision } from '../policy/decide.js';
+import { annotateToolsResult } from './annotate.js';
+import type { BrokerLinkLike } from './broker-link.js';
+import { UpstreamCatalog } from './catalog.js';
+import { denialResult } from './denial.js';
+
+export interface RelayOptions {
+  server: string;
+  client: string;
+  trustFlag: boolean;
+  link: BrokerLinkLike;
+  toClient(data: Buffer | string): void;
+  toUpstream(data: Buffer | string): void;
+  log(msg: string): void;
+  /** How often to send progress while a ticket waits (when the call carried a progressToken). */
+  progressIntervalMs?: number;
+  /** How long a call may wait for the broker connection before failing closed. */
+  brokerWaitMs?: number;
+  /** How long a call may wait for the tool catalog before failing closed. */
+  catalogWaitMs?: number;
+}
+
+type FlowState = 'deciding' | 'asking' | 'running' | 'done';
+
+/** One tools/call on its way through the stages. */
+interface CallFlow {
+  id: JsonRpcId;
+  key: string;
+  callId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  raw: Buffer;
+  progressToken: string | number | undefined;
+  startedAt: number;
+  t0: number;
+  state: FlowState;
+  verdict?: Verdict;
+  readOnly: boolean;
+  waitedBroker: boolean;
+  cancelled: boolean;
+  ticketId?: string;
+  decidedBy?: DecidedBy;
+  detail?: string;
+  progressTimer?: NodeJS.Timeout;
+}
+
+const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
+const ARGS_JOURNAL_MAX = 64 * 1024;
+const NL = Buffer.from('\n');
+
+export class Relay {
+  private readonly calls = new Map<string, CallFlow>();
+  private readonly catalog: UpstreamCatalog;
+  private readonly toolsListIds = new Set<string>();
+  private readonly initializeIds = new Set<string>();
+  private readonly localWithdrawn = new Map<string, string>();
+  private advertised = new Map<string, boolean>();
+  private readonly callPrefix = randomBytes(9).toString('base64url');
+  private callCounter = 0;
+  private initialized = false;
+  private readonly progressIntervalMs: number;
+  private readonly brokerWaitMs: number;
+  private readonly catalogWaitMs: number;
+
+  constructor(private readonly o: RelayOptions) {
+    this.progressIntervalMs = o.progressIntervalMs ?? 5000;
+    this.brokerWaitMs = o.brokerWaitMs ?? 1500;
+    this.catalogWaitMs = o.catalogWaitMs ?? 15_000;
+    this.catalog = new UpstreamCatalog(
+      (m) => o.toUpstream(frame(m)),
+      () => this.onCatalogChanged(),
+    );
+    o.link.on('policy', () => this.onCatalogChanged());
+    o.link.on('ticket', (t: { callId?: unknown; ticketId?: unknown }) => {
+      for (const f of this.calls.values()) if (f.callId === t.callId && typeof t.ticketId === 'string') f.ticketId = t.ticketId;
+    });
+  }
+
+  // ---- client -> upstream ------------------------------------------------------------------------------
+
+  fromClient(line: Buffer): void {
+    const parsed = parseLine(line);
+    if (parsed === undefined) {
+      this.o.log(`airlock: the client sent a line that is not JSON; dropped (${preview(line)})`);
+      return;
+    }
+    if (Array.isArray(parsed)) {
+      // Batches were removed from MCP in 2025-06-18; split them so that no call can ride past the gate.
+      for (const m of parsed) if (isObject(m)) this.clientMessage(m, Buffer.from(JSON.stringify(m)));
+      return;
+    }
+    if (!isObject(parsed)) {
+      this.o.log(`airlock: the client sent JSON that is not a message; dropped (${preview(line)})`);
+      return;
+    }
+    this.clientMessage(parsed, line);
+  }
+
+  private clientMessage(m: Message, raw: Buffer): void {
+    const method = m.method;
+    if (isRequest(m)) {
+      if (method === 'tools/call') return this.onToolsCall(m, raw);
+      if (method === 'tools/list') this.toolsListIds.add(idKey(m.id));
+      else if (method === 'initialize') this.initializeIds.add(idKey(m.id));
+    } else if (method === 'notifications/initialized') {
+      this.forwardUpstream(raw);
+      this.initialized = true;
+      if (this.catalog.canList) void this.catalog.refresh();
+      return;
+    } else if (method === 'notifications/cancelled') {
+      const requestId = isObject(m.params) ? m.params.requestId : undefined;
+      const flow = requestId === undefined || requestId === null ? undefined : this.calls.get(idKey(requestId as JsonRpcId));
+      if (flow && flow.state !== 'running') {
+        this.cancelFlow(flow, 'the client cancelled the call');
+        return; // the upstream never saw the request
+      }
+      if (flow) {
+        flow.cancelled = true;
+        this.journal(flow, 'allow', 'cancelled');
+      }
+    }
+    this.forwardUpstream(raw);
+  }
+
+  private onToolsCall(m: Message & { id: JsonRpcId }, raw: Buffer): void {
+    const params = m.params;
+    if (!isObject(params) || typeof params.name !== 'string') {
+      this.reply(errorResponse(m.id, INVALID_PARAMS, 'tools/call needs params.name, a string'));
+      return;
+    }
+    if (params.arguments !== undefined && !isObject(params.arguments)) {
+      this.reply(errorResponse(m.id, INVALID_PARAMS, 'tools/call params.arguments must be an object'));
+      return;
+    }
+    const key = idKey(m.id);
+    if (this.calls.has(key)) {
+      this.reply(errorResponse(m.id, -32600, 'a request with this id is already in flight'));
+      return;
+    }
+    const meta = params._meta;
+    const token = isObject(meta) ? meta.progressToken : undefined;
+    const flow: CallFlow = {
+      id: m.id,
+      key,
+      callId: `${this.callPrefix}-${++this.callCounter}`,
+      tool: params.name,
+      args: (params.arguments as Record<string, unknown> | undefined) ?? {},
+      raw,
+      progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
+      startedAt: Date.now(),
+      t0: performance.now(),
+      state: 'deciding',
+      readOnly: false,
+      waitedBroker: false,
+      cancelled: false,
+    };
+    this.calls.set(key, flow);
+    this.decideFlow(flow);
+  }
+
+  /** classify -> policy, synchronously when everything is at hand; waits only for what is missing. */
+  private decideFlow(flow: CallFlow): void {
+    if (flow.state !== 'deciding') return;
+    try {
+      if (!this.catalog.ready) {
+        if (!this.catalog.canList && !this.initialized) {
+          return this.denyFlow(flow, 'error', 'the server has not been initialized yet, so its tools are unknown');
+        }
+        void this.catalog.whenReady(this.catalogWaitMs).then((ok) => {
+          if (ok) this.decideFlow(flow);
+          else this.denyFlow(flow, 'error', "the server's tool list could not be read, so the call cannot be classified");
+        });
+        return;
+      }
+      const link = this.o.link;
+      const policy = link.policy;
+      if (link.state !== 'up' || !policy) {
+        if (flow.waitedBroker) return this.denyFlow(flow, 'broker-down', 'Airlock is not running');
+        flow.waitedBroker = true;
+        void link.ensureUp(this.brokerWaitMs).then(() => this.decideFlow(flow));
+        return;
+      }
+      const verdict = verdictFor(this.currentCatalog(), flow.tool);
+      flow.verdict = verdict;
+      const decision = decide({ server: this.o.server, client: this.o.client, tool: flow.tool, toolClass: verdict.class }, policy);
+      if (decision.action === 'allow') this.forwardCall(flow, decision.decidedBy, decision.reason);
+      else if (decision.action === 'deny') this.denyFlow(flow, decision.decidedBy, decision.reason);
+      else this.askFlow(flow, decision);
+    } catch (err) {
+      // a stage that throws is a denial, never a forwarded call
+      this.denyFlow(flow, 'error', `internal error: ${(err as Error).message}`);
+    }
+  }
+
+  private askFlow(flow: CallFlow, decision: PolicyDecision): void {
+    flow.state = 'asking';
+    const verdict = flow.verdict!;
+    if (flow.progressToken !== undefined) {
+      let n = 0;
+      const tick = () => {
+        n++;
+        const ticket = flow.ticketId ? ` (ticket ${flow.ticketId})` : '';
+        this.o.toClient(
+          frame({
+            jsonrpc: '2.0',
+            method: 'notifications/progress',
+            params: { progressToken: flow.progressToken, progress: n, message: `Waiting for your approval in Airlock${ticket}` },
+          }),
+        );
+      };
+      flow.progressTimer = setInterval(tick, this.progressIntervalMs);
+      flow.progressTimer.unref();
+    }
+    this.o.link
+      .ask({ callId: flow.callId, tool: flow.tool, arguments: flow.args, class: verdict.class, reasons: [...verdict.reasons, decision.reason] })
+      .then(
+        (answer: AskAnswer) => {
+          if (flow.state !== 'asking') return;
+          flow.ticketId = answer.ticketId;
+          if (answer.decision !== 'allow') return this.denyFlow(flow, answer.decidedBy, answer.reason);
+          // E-Stop pressed between the approval and now still wins
+          if (this.o.link.policy?.estop !== false) return this.denyFlow(flow, 'estop', 'E-Stop is on: every tool call is refused');
+          this.forwardCall(flow, 'user', answer.reason);
+        },
+        () => {
+          if (flow.state === 'asking') this.denyFlow(flow, 'broker-down', 'Airlock stopped while the call waited for approval');
+        },
+      );
+  }
+
+  private forwardCall(flow: CallFlow, decidedBy: DecidedBy, detail: string): void {
+    this.stopProgress(flow);
+    flow.state = 'running';
+    flow.decidedBy = decidedBy;
+    flow.detail = detail;
+    flow.readOnly = isReadOnlyClass(flow.verdict!.class);
+    this.forwardUpstream(flow.raw);
+    this.journal(flow, 'allow', 'pending');
+  }
+
+  private denyFlow(flow: CallFlow, decidedBy: DecidedBy, reason: string): void {
+    if (flow.state === 'done') return;
+    this.stopProgress(flow);
+    flow.state = 'done';
+    flow.decidedBy = decidedBy;
+    flow.detail = reason;
+    this.calls.delete(flow.key);
+    const verdict = flow.verdict ?? verdictFor(this.currentCatalog(), flow.tool);
+    flow.verdict = verdict;
+    this.reply({
+      jsonrpc: '2.0',
+      id: flow.id,
+      result: denialResult({ decidedBy, reason, tool: flow.tool, server: this.o.server, verdict, ticketId: flow.ticketId }),
+    });
+    this.journal(flow, 'deny', 'not-run');
+  }
+
+  private cancelFlow(flow: CallFlow, reason: string): void {
+    if (flow.state === 'asking') this.o.link.cancel(flow.callId);
+    this.stopProgress(flow);
+    flow.state = 'done';
+    flow.decidedBy = 'cancelled';
+    flow.detail = reason;
+    this.calls.delete(flow.key);
+    flow.verdict ??= verdictFor(this.currentCatalog(), flow.tool);
+    this.journal(flow, 'deny', 'cancelled');
+  }
+
+  private stopProgress(flow: CallFlow): void {
+    if (flow.progressTimer) clearInterval(flow.progressTimer);
+    flow.progressTimer = undefined;
+  }
+
+  // ---- upstream -> client ------------------------------------------------------------------------------
+
+  fromUpstream(line: Buffer): void {
+    const parsed = parseLine(line);
+    if (parsed === undefined) {
+      this.o.log(`airlock: the server wrote a line that is not JSON on stdout; dropped (${preview(line)})`);
+      return;
+    }
+    if (Array.isArray(parsed)) {
+      for (const m of parsed) if (isObject(m)) this.upstreamMessage(m, Buffer.from(JSON.stringify(m)));
+      return;
+    }
+    if (!isObject(parsed)) {
+      this.o.log(`airlock: the server wrote JSON that is not a message; dropped (${preview(line)})`);
+      return;
+    }
+    this.upstreamMessage(parsed, line);
+  }
+
+  private upstreamMessage(m: Message, raw: Buffer): void {
+    if (isResponse(m)) {
+      const id = m.id as JsonRpcId | null;
+      if (this.catalog.owns(id)) return this.catalog.takeResponse(m as unknown as JsonRpcResponse);
+      if (id !== null && id !== undefined) {
+        const key = idKey(id);
+        const flow = this.calls.get(key);
+        if (flow && flow.state === 'running') return this.finishCall(flow, m, raw);
+        if (this.toolsListIds.delete(key)) return this.rewriteToolsList(m, raw);
+        if (this.initializeIds.delete(key)) {
+          const caps = isObject(m.result) ? m.result.capabilities : undefined;
+          this.catalog.canList = true;
+          if (!isObject(caps) || caps.tools === undefined) this.o.log('airlock: the server does not declare the tools capability');
+        }
+      }
+      return this.forwardClient(raw);
+    }
+    const method = m.method;
+    if (method === 'notifications/tools/list_changed') {
+      this.catalog.markStale();
+    } else if (typeof method === 'string' && RESOURCE_CHANGES.has(method)) {
+      this.forwardClient(raw);
+      this.observeResourceChange(method, m.params);
+      return;
+    }
+    this.forwardClient(raw);
+  }
+
+  private finishCall(flow: CallFlow, m: Message, raw: Buffer): void {
+    this.calls.delete(flow.key);
+    flow.state = 'done';
+    const result = m.result;
+    let outcome: Outcome = 'ok';
+    if (m.error !== undefined) outcome = 'rpc-error';
+    else if (isObject(result) && result.isError === true) outcome = 'tool-error';
+    this.forwardClient(raw);
+    this.journal(flow, 'allow', flow.cancelled ? 'cancelled' : outcome);
+    if (outcome === 'ok' && isObject(result) && result.structuredContent !== undefined && raw.length < 1024 * 1024) {
+      if (this.catalog.outputSchema(flow.tool) !== undefined) this.o.link.structured(flow.tool, result.structuredContent);
+    }
+  }
+
+  private rewriteToolsList(m: Message, raw: Buffer): void {
+    if (!isObject(m.result)) return this.forwardClient(raw);
+    const full = this.catalog.ready ? this.currentCatalog() : null;
+    const { trust, withdrawn } = this.trustInputs();
+    // before the wrapper's own listing is done, classify the page alone (duplicates across pages show later)
+    const page = classifyTools(m.result.tools, { trustReadOnlyHints: trust, withdrawn });
+    const { result, advertised } = annotateToolsResult(
+      m.result,
+      (name) => full?.verdicts.get(name) ?? verdictFor(page, name),
+      (v) => this.runsWithoutAsking(v),
+      this.o.log,
+    );
+    for (const [k, v] of advertised) this.advertised.set(k, v);
+    this.o.toClient(frame({ ...m, result }));
+  }
+
+  /** Would a call to this tool run without a human yes right now? (what readOnlyHint tells the client) */
+  private runsWithoutAsking(v: Verdict): boolean {
+    const policy = this.o.link.policy;
+    if (!policy || v.class !== 'read-only-trusted') return false;
+    return decide({ server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class }, policy).action === 'allow';
+  }
+
+  /**
+   * A resource changed while a read-only call was running: the claim of every read-only call in flight is
+   * withdrawn (we cannot tell which one did it), for every later call, and the client is told to re-list.
+   */
+  private observeResourceChange(method: string, params: unknown): void {
+    const uri = isObject(params) && typeof params.uri === 'string' ? ` (${params.uri.slice(0, 300)})` : '';
+    const suspects = new Map<string, string>();
+    for (const f of this.calls.values()) {
+      if (f.state === 'running' && f.readOnly && !suspects.has(f.tool)) {
+        suspects.set(f.tool, `the server sent ${method}${uri} while "${f.tool}" was running (call ${f.callId}, ${new Date().toISOString()})`);
+      }
+    }
+    if (suspects.size === 0) return;
+    for (const [tool, evidence] of suspects) {
+      this.localWithdrawn.set(tool, evidence);
+      this.o.log(`airlock: read-only claim of "${tool}" withdrawn: ${evidence}`);
+    }
+    this.o.link.observed([...suspects].map(([tool, evidence]) => ({ tool, evidence })));
+    this.onCatalogChanged(true);
+  }
+
+  // ---- catalog and policy changes ----------------------------------------------------------------------
+
+  private trustInputs(): { trust: boolean; withdrawn: Map<string, string> } {
+    const policy = this.o.link.policy;
+    const withdrawn = new Map(this.localWithdrawn);
+    if (policy) for (const [tool, evidence] of Object.entries(policy.withdrawn)) if (!withdrawn.has(tool)) withdrawn.set(tool, evidence);
+    return { trust: this.o.trustFlag || policy?.trustReadOnlyHints === true, withdrawn };
+  }
+
+  private currentCatalog() {
+    const { trust, withdrawn } = this.trustInputs();
+    return this.catalog.classify(trust, withdrawn);
+  }
+
+  private lastReported = '';
+
+  /** Report the catalog to the broker and tell the client to re-list when what it was told is now wrong. */
+  private onCatalogChanged(forceNotify = false): void {
+    if (this.catalog.raw === null) return;
+    const catalog = this.currentCatalog();
+    const verdicts = [...catalog.verdicts.values()].map((v) => ({ ...v, outputSchema: this.catalog.outputSchema(v.name) }));
+    const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons]), catalog.problems]);
+    if (fingerprint !== this.lastReported) {
+      this.lastReported = fingerprint;
+      this.o.link.catalog(verdicts, catalog.problems);
+    }
+    let stale = forceNotify;
+    for (const [name, readOnly] of this.advertised) {
+      const v = catalog.verdicts.get(name);
+      if (!v || this.runsWithoutAsking(v) !== readOnly) stale = true;
+    }
+    if (stale && this.advertised.size > 0) {
+      this.o.toClient(frame({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
+    }
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------------------
+
+  /** The client went away: pending tickets are withdrawn. */
+  clientClosed(): void {
+    for (const f of [...this.calls.values()]) if (f.state === 'deciding' || f.state === 'asking') this.cancelFlow(f, 'the client disconnected');
+  }
+
+  /** The upstream is gone: calls it never answered end as unknown, and the client hears why. */
+  upstreamExited(description: string): void {
+    this.catalog.abandon();
+    for (const f of [...this.calls.values()]) {
+      if (f.state === 'running') {
+        this.calls.delete(f.key);
+        f.state = 'done';
+        f.detail = `${f.detail ?? ''}; ${description} before answering`;
+        this.journal(f, 'allow', 'unknown');
+        this.reply(errorResponse(f.id, INTERNAL_ERROR, `the MCP server ${description} before answering this call; whether it ran is unknown`));
+      } else if (f.state !== 'done') {
+        this.denyFlow(f, 'error', `the MCP server ${description}`);
+      }
+    }
+  }
+
+  get inFlight(): number {
+    return this.calls.size;
+  }
+
+  // ---- plumbing ----------------------------------------------------------------------------------------
+
+  private journal(flow: CallFlow, decision: 'allow' | 'deny', outcome: Outcome): void {
+    const verdict = flow.verdict;
+    let args = flow.raw.length <= ARGS_JOURNAL_MAX ? JSON.stringify(flow.args) : '';
+    let truncated = false;
+    if (flow.raw.length > ARGS_JOURNAL_MAX) {
+      args = JSON.stringify(flow.args).slice(0, ARGS_JOURNAL_MAX);
+      truncated = true;
+    }
+    const entry: JournalEntry = {
+      id: flow.callId,
+      client: this.o.client,
+      server: this.o.server,
+      tool: flow.tool,
+      arguments: args,
+      argsTruncated: truncated,
+      class: verdict?.class ?? 'unclassifiable',
+      reasons: verdict?.reasons ?? [],
+      decision,
+      decidedBy: flow.decidedBy ?? 'error',
+      detail: flow.detail ?? '',
+      outcome,
+      startedAt: flow.startedAt,
+    };
+    if (flow.ticketId) entry.ticketId = flow.ticketId;
+    if (outcome !== 'pending') entry.durationMs = Math.round((performance.now() - flow.t0) * 1000) / 1000;
+    this.o.link.journal(entry);
+  }
+
+  private reply(message: JsonRpcResponse): void {
+    this.o.toClient(frame(message));
+  }
+
+  private forwardUpstream(raw: Buffer): void {
+    this.o.toUpstream(raw.length < 65536 ? Buffer.concat([raw, NL]) : raw);
+    if (raw.length >= 65536) this.o.toUpstream(NL);
+  }
+
+  private forwardClient(raw: Buffer): void {
+    this.o.toClient(raw.length < 65536 ? Buffer.concat([raw, NL]) : raw);
+    if (raw.length >= 65536) this.o.toClient(NL);
+  }
+}
+
+function parseLine(line: Buffer): unknown {
+  try {
+    return JSON.parse(line.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function preview(line: Buffer): string {
+  const text = line.subarray(0, 120).toString('utf8').replace(/[\x00-\x1f\x7f]/g, '?');
+  return line.length > 120 ? `${text}… ${line.length} bytes` : text;
+}
