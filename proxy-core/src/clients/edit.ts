@@ -4,8 +4,7 @@
  * that run and puts the original command token back. Every result is re-parsed and compared with the
  * expected data before it is accepted, so an edit either does precisely what it should or is refused.
  */
-import { isDeepStrictEqual } from 'node:util';
-import { getAt, isRecord, setAt } from './docpath.js';
+import { getAt, isRecord, sameData, setAt } from './docpath.js';
 import type { FormatSyntax } from './formats/index.js';
 import { ConfigEditError, type EntrySyntax, type SeqSyntax } from './formats/syntax.js';
 import type { Launcher } from './launcher.js';
@@ -71,7 +70,7 @@ function firstVerified(t: Target, text: string, expected: unknown, attempts: (()
   for (const make of attempts) {
     const out = apply(text, make());
     try {
-      if (isDeepStrictEqual(t.syntax.parse(out), expected)) return out;
+      if (sameData(t.syntax.parse(out), expected)) return out;
     } catch (err) {
       lastProblem = `the result would not parse (${err instanceof Error ? err.message : String(err)})`;
     }

@@ -35,6 +35,11 @@ export interface ChangeRequest extends DiscoverOptions {
   processLister?: ProcessLister;
   /** Called with warnings (running client app) as they come. */
   warn?: (message: string) => void;
+  /**
+   * Called right before a file is replaced and right after: the seams where another program may write the same
+   * file. Tests use them to play that program.
+   */
+  hooks?: { beforeWrite?: (path: string) => Promise<void>; afterWrite?: (path: string) => Promise<void> };
 }
 
 export interface ChangeOutcome {
@@ -152,7 +157,9 @@ async function changeFile(action: Action, job: FileJob, req: ChangeRequest, laun
       throw new ClientConfigError(`cannot back up ${job.path} to ${backupPath(dir, file.realPath)}: ${describeError(err)} (file left untouched)`);
     }
     try {
+      await req.hooks?.beforeWrite?.(job.path);
       await writeFileAtomic(file.realPath, encodeConfig(file, text), { mode: file.mode, expect: file.bytes });
+      await req.hooks?.afterWrite?.(job.path);
       return;
     } catch (err) {
       if (err instanceof ConcurrentEditError && attempt < MAX_ATTEMPTS) continue;
@@ -202,6 +209,9 @@ export async function changeServers(action: Action, req: ChangeRequest): Promise
   }
   const done: ChangeOutcome['result'] = action === 'protect' ? 'protected' : 'unprotected';
   for (const e of todo) outcomes.push({ server: e.name, scope: e.location.scope, path: e.location.path, result: done });
+  // Report in file order, as `airlock clients` lists them.
+  const rank = (o: ChangeOutcome) => entries.findIndex((e) => e.name === o.server && e.location.path === o.path && e.location.scope === o.scope);
+  outcomes.sort((a, b) => rank(a) - rank(b));
   return { outcomes, backups };
 }
 

@@ -56,12 +56,27 @@ function codePoints(text: string, re: RegExp): string {
   return [...seen].join(', ');
 }
 
+/** Tag characters mirror ASCII (U+E0020–U+E007E); spelling them out shows what the hidden text says. */
+function decodeTags(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (cp >= 0xe0020 && cp <= 0xe007e) out += String.fromCharCode(cp - 0xe0000);
+  }
+  return out.slice(0, 80);
+}
+
 /** Scan one string; `path` names where it came from. */
 export function scanText(text: string, path: string): PoisonHit[] {
   const hits: PoisonHit[] = [];
   for (const [kind, re, label] of CHAR_CHECKS) {
     if (!re.test(text)) continue;
-    const detail = kind === 'ansi-escape' ? label : `${label}: ${codePoints(text, re)}`;
+    const detail =
+      kind === 'ansi-escape'
+        ? label
+        : kind === 'tag-characters' && decodeTags(text) !== ''
+          ? `${label} spelling "${decodeTags(text)}"`
+          : `${label}: ${codePoints(text, re)}`;
     hits.push({ kind, path, detail });
   }
   // Hidden characters inside a phrase ("ign\u200Bore previous") must not hide it from the phrase check.

@@ -46,8 +46,14 @@ function installExitHook(): void {
   });
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+/** Wait for `done` or `ms`, whichever comes first. The timer is cleared, not unref'd: close() awaits this,
+ * and with nothing else pending an unref'd timer would let Node exit with the report unwritten. */
+function within(done: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
 }
 
 export class ServerProcess implements Transport {
@@ -101,6 +107,11 @@ export class ServerProcess implements Transport {
       live.add(child);
       child.once('error', (err) => {
         live.delete(child);
+        // A failed spawn never emits exit.
+        if (child.pid === undefined) {
+          this.exited = true;
+          this.exitInfo = 'not started';
+        }
         reject(err);
         this.onerror?.(err);
       });
@@ -191,10 +202,11 @@ export class ServerProcess implements Transport {
     } catch {
       // Already closed.
     }
-    await Promise.race([closed, delay(1000)]);
+    if (child.pid === undefined) return;
+    await within(closed, 1000);
     // Even when the leader has gone, what it started may still be running in its group.
     signalTree(child, 'SIGTERM');
-    await Promise.race([closed, delay(1000)]);
+    await within(closed, 1000);
     signalTree(child, 'SIGKILL');
     live.delete(child);
     child.stdout?.destroy();

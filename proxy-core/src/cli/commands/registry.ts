@@ -61,6 +61,24 @@ export const commands: Record<string, Command> = {
       '  airlock rules remove ID',
     load: () => import('./rules.js'),
   },
+  clients: {
+    summary: 'list MCP clients on this machine and their servers (protected or not)',
+    usage: 'airlock clients [--json] [--project DIR]\n  Secrets are never shown: env lists key names only.',
+    load: () => import('./clients.js'),
+  },
+  protect: {
+    summary: "route a client's servers through Airlock (rewrites the client's config)",
+    usage:
+      'airlock protect CLIENT (SERVER... | --all) [--project DIR] [--scope global|project|local] [--json]\n' +
+      '  CLIENT: claude-desktop, claude-code, cursor, vscode, windsurf, zed, cline, gemini-cli, codex, lm-studio,\n' +
+      '  continue, goose. The original entry is kept inside the new one; `airlock unprotect` restores it.',
+    load: () => import('./clients.js'),
+  },
+  unprotect: {
+    summary: "restore a client's servers to their original commands",
+    usage: 'airlock unprotect CLIENT (SERVER... | --all) [--project DIR] [--scope global|project|local] [--json]',
+    load: () => import('./clients.js'),
+  },
   trust: {
     summary: "believe (or stop believing) a server's read-only hints",
     usage: 'airlock trust SERVER on|off\n  airlock trust [--json]   (list servers whose hints are trusted)',

@@ -1,0 +1,154 @@
+/**
+ * `airlock clients`, `airlock protect` and `airlock unprotect`: list the MCP clients on this machine and wrap
+ * (or unwrap) their servers' entries so the client starts them through `airlock wrap`.
+ */
+import { parseArgs } from 'node:util';
+import {
+  CLIENT_IDS,
+  ClientConfigError,
+  CLIENTS,
+  changeServers,
+  discoverClients,
+  isClientId,
+  LauncherError,
+  redactArgs,
+  type Action,
+  type ClientId,
+  type ClientReport,
+  type Scope,
+  type ServerEntry,
+} from '../../clients/index.js';
+import { CliError, UsageError } from '../errors.js';
+
+const out = (s: string) => process.stdout.write(s + '\n');
+const err = (s: string) => process.stderr.write(s + '\n');
+
+function serverJson(s: ServerEntry) {
+  return {
+    name: s.name,
+    transport: s.transport,
+    protected: s.protected,
+    protectable: !s.protected && !s.unprotectable,
+    ...(s.unprotectable ? { reason: s.unprotectable } : {}),
+    ...(s.original ? { command: s.original.command, args: redactArgs(s.original.args) } : {}),
+    ...(s.url ? { url: s.url } : {}),
+    ...(s.cwd ? { cwd: s.cwd } : {}),
+    envKeys: s.envKeys,
+    ...(s.wrappedAs ? { wrappedAs: s.wrappedAs } : {}),
+  };
+}
+
+function reportJson(r: ClientReport) {
+  return {
+    client: r.client,
+    label: r.label,
+    found: r.found,
+    locations: r.locations
+      .filter((l) => l.exists)
+      .map((l) => ({
+        path: l.location.path,
+        scope: l.location.scope,
+        format: l.location.format,
+        ...(l.error ? { error: l.error } : {}),
+        servers: l.servers.map(serverJson),
+      })),
+  };
+}
+
+function state(s: ServerEntry): string {
+  if (s.protected) return 'protected';
+  if (s.unprotectable) return `not protectable: ${s.unprotectable}`;
+  return 'not protected';
+}
+
+function printReports(reports: ClientReport[]): void {
+  const found = reports.filter((r) => r.found);
+  for (const r of found) {
+    out(`${r.label} (${r.client})`);
+    for (const l of r.locations.filter((x) => x.exists)) {
+      if (l.error) {
+        out(`  ${l.location.path} [${l.location.scope}]: cannot read: ${l.error}`);
+        continue;
+      }
+      out(`  ${l.location.path} [${l.location.scope}]${l.servers.length ? '' : ': no servers'}`);
+      const width = Math.max(0, ...l.servers.map((s) => s.name.length));
+      for (const s of l.servers) out(`    ${s.name.padEnd(width)}  ${s.transport.padEnd(5)}  ${state(s)}`);
+    }
+  }
+  const missing = reports.filter((r) => !r.found).map((r) => r.client);
+  if (found.length === 0) out('No MCP client configs found.');
+  if (missing.length) out(`${found.length ? '\n' : ''}Not found: ${missing.join(', ')}`);
+}
+
+async function listClients(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { json: { type: 'boolean' }, project: { type: 'string' } },
+    allowPositionals: false,
+  });
+  const reports = await discoverClients({ projectDir: values.project });
+  if (values.json) out(JSON.stringify(reports.map(reportJson), null, 2));
+  else printReports(reports);
+  return 0;
+}
+
+const SCOPES: Scope[] = ['global', 'project', 'local'];
+
+async function change(action: Action, args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      all: { type: 'boolean' },
+      project: { type: 'string' },
+      scope: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    allowPositionals: true,
+  });
+  const [client, ...servers] = positionals;
+  if (client === undefined) throw new UsageError(`${action} needs a client: one of ${CLIENT_IDS.join(', ')}`);
+  if (!isClientId(client)) throw new UsageError(`unknown client "${client}"; known: ${CLIENT_IDS.join(', ')}`);
+  if (values.all && servers.length) throw new UsageError('give server names or --all, not both');
+  if (!values.all && servers.length === 0) throw new UsageError(`${action} ${client} needs server names or --all`);
+  const scope = values.scope;
+  if (scope !== undefined && !SCOPES.includes(scope as Scope)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
+  const id: ClientId = client;
+  try {
+    const report = await changeServers(action, {
+      client: id,
+      servers: values.all ? 'all' : servers,
+      scope: scope as Scope | undefined,
+      projectDir: values.project,
+      warn: (m) => err(`airlock: warning: ${m}`),
+    });
+    if (values.json) {
+      out(JSON.stringify(report, null, 2));
+      return 0;
+    }
+    for (const o of report.outcomes) {
+      out(`${o.result.padEnd(11)} ${o.server}  (${o.scope}: ${o.path})${o.reason ? `: ${o.reason}` : ''}`);
+    }
+    for (const b of report.backups) out(`original saved to ${b}`);
+    if (report.outcomes.some((o) => o.result === 'protected' || o.result === 'unprotected')) {
+      out(`Restart ${CLIENTS[id].label} (or reload its MCP servers) to apply.`);
+    }
+    return 0;
+  } catch (e) {
+    if (e instanceof ClientConfigError || e instanceof LauncherError) throw new CliError(e.message, 1);
+    throw e;
+  }
+}
+
+/** Entry point for the three commands; argv[0] is the command name. */
+export async function run(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  try {
+    if (name === 'clients') return await listClients(args);
+    if (name === 'protect' || name === 'unprotect') return await change(name, args);
+  } catch (e) {
+    // parseArgs reports unknown options with a TypeError carrying a code.
+    if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw new UsageError((e as Error).message);
+    throw e;
+  }
+  throw new UsageError(`unknown command "${String(name)}"`);
+}

@@ -1,0 +1,129 @@
+/** Classification as the client and the broker see it, against a server with a hostile catalog. */
+import { afterEach, describe, expect, test } from 'vitest';
+import {
+  cleanup,
+  cli,
+  cliJson,
+  connectWrapped,
+  executed,
+  executedCalls,
+  fixture,
+  startDaemon,
+  tempDir,
+  waitFor,
+  waitForTicket,
+} from '../helpers/airlock.js';
+
+afterEach(cleanup);
+
+type Listed = { name: string; annotations?: Record<string, unknown>; _meta?: Record<string, { class: string; reasons: string[]; declared: unknown }> };
+
+describe('adversarial catalog', () => {
+  test('tools/list shows Airlock verdicts; malformed, contradictory, duplicate and hidden tools are never trusted', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home, ['--catalog', 'adversarial', '--page-size', '3']);
+    // trust the server's read-only hints: only honest claims may profit from it
+    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const listed: Listed[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await w.client.listTools(cursor ? { cursor } : {});
+      listed.push(...(page.tools as Listed[]));
+      cursor = page.nextCursor;
+    } while (cursor);
+    const verdict = (name: string) => listed.find((t) => t.name === name)!._meta!['airlock/verdict']!;
+    expect(verdict('noanno')).toMatchObject({ class: 'destructive', reasons: ['no annotations: destructive by spec default'] });
+    expect(verdict('contra').class).toBe('destructive');
+    expect(verdict('contra').reasons[0]).toMatch(/contradiction/);
+    expect(verdict('annostring')).toMatchObject({ class: 'unclassifiable', declared: 'read-only, promise' });
+    expect(verdict('badhint').class).toBe('unclassifiable');
+    expect(verdict('echo').class).toBe('read-only-trusted');
+    // duplicates span two pages: the wrapper's own full listing catches them
+    await waitFor(async () => (await cliJson<{ name: string; class: string }[]>(home, ['history', '--events'])).length > 0, 5000, 'catalog event');
+    for (const t of listed) {
+      const v = t._meta!['airlock/verdict']!;
+      expect(t.annotations!.readOnlyHint).toBe(v.class === 'read-only-trusted');
+    }
+    // the entry without a name is not passed on
+    expect(listed.every((t) => typeof t.name === 'string' && t.name.length > 0)).toBe(true);
+
+    for (const name of ['noanno', 'contra', 'annostring', 'badhint', 'dup', 'hidden']) {
+      const call = w.client.callTool({ name, arguments: {} });
+      const ticket = await waitForTicket(home, name);
+      expect(ticket.class, name).toBe(name === 'noanno' || name === 'contra' ? 'destructive' : 'unclassifiable');
+      if (name === 'hidden') expect(ticket.reasons[0]).toMatch(/not in the server's tools\/list/);
+      if (name === 'dup') expect(ticket.reasons[0]).toMatch(/2 tools share the name/);
+      await cli(home, ['deny', ticket.id]);
+      expect((await call).isError).toBe(true);
+    }
+    expect(executedCalls(fx.log)).toHaveLength(0);
+    const echo = await w.client.callTool({ name: 'echo', arguments: { text: 'fine' } });
+    expect(echo.isError).toBeFalsy();
+    expect(executedCalls(fx.log).map((c) => c.tool)).toEqual(['echo']);
+  });
+
+  test('a read-only claim contradicted at run time is withdrawn for every later call, across restarts', async () => {
+    const home = tempDir();
+    const daemon = await startDaemon(home);
+    const fx = fixture(home, ['--catalog', 'adversarial']);
+    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    let listChanged = 0;
+    w.client.setNotificationHandler(
+      (await import('@modelcontextprotocol/sdk/types.js')).ToolListChangedNotificationSchema,
+      async () => {
+        listChanged++;
+      },
+    );
+    const before = (await w.client.listTools()).tools as Listed[];
+    expect(before.find((t) => t.name === 'peek')!.annotations!.readOnlyHint).toBe(true);
+
+    // trusted, so it runs without asking; mid-call the server reports a resource change
+    const first = await w.client.callTool({ name: 'peek', arguments: {} });
+    expect(first.isError).toBeFalsy();
+    await waitFor(() => listChanged > 0, 3000, 'tools/list_changed to the client');
+    const after = (await w.client.listTools()).tools as Listed[];
+    const peek = after.find((t) => t.name === 'peek')!;
+    expect(peek.annotations!.readOnlyHint).toBe(false);
+    expect(peek._meta!['airlock/verdict']!.reasons[0]).toMatch(/withdrawn: the server sent notifications\/resources\/list_changed while "peek" was running/);
+
+    const second = w.client.callTool({ name: 'peek', arguments: {} });
+    const ticket = await waitForTicket(home, 'peek');
+    expect(ticket.class).toBe('destructive');
+    await cli(home, ['deny', ticket.id]);
+    expect((await second).isError).toBe(true);
+    expect(executedCalls(fx.log, 'peek')).toHaveLength(1);
+
+    const events = await cliJson<{ event: string; tool: string | null; detail: { evidence?: string } }[]>(home, ['history', '--events']);
+    const withdrawn = events.find((e) => e.event === 'read-only-claim-withdrawn');
+    expect(withdrawn).toMatchObject({ tool: 'peek' });
+    expect(withdrawn!.detail.evidence).toMatch(/resources\/list_changed/);
+
+    // a new session after a broker restart still does not trust it
+    await w.close();
+    await daemon.stop();
+    await startDaemon(home);
+    const w2 = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const again = w2.client.callTool({ name: 'peek', arguments: {} });
+    const t2 = await waitForTicket(home, 'peek');
+    expect(t2.reasons.join(' ')).toMatch(/withdrawn/);
+    await cli(home, ['deny', t2.id]);
+    await again;
+    expect((await w2.client.callTool({ name: 'echo', arguments: {} })).isError).toBeFalsy();
+    expect(executedCalls(fx.log, 'peek')).toHaveLength(1);
+  });
+
+  test('the wrapper lists tools itself with ids the client never sees', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home, ['--page-size', '2']);
+    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    await waitFor(() => executed(fx.log).filter((e) => e.method === 'tools/list').length >= 4, 5000, 'own listing');
+    const own = executed(fx.log).filter((e) => e.method === 'tools/list');
+    expect(own.every((e) => typeof e.id === 'string' && (e.id as string).startsWith('airlock-'))).toBe(true);
+    const client = await w.client.listTools();
+    expect(client.tools).toHaveLength(2);
+    const mine = executed(fx.log).filter((e) => e.method === 'tools/list' && !(e.id as string | number).toString().startsWith('airlock-'));
+    expect(mine).toHaveLength(1);
+  });
+});

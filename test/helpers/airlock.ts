@@ -1,0 +1,190 @@
+/**
+ * Drive Airlock as a user would: the real CLI as child processes, a broker in a throwaway data dir, and the
+ * real MCP SDK client talking to servers through `airlock wrap`.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const CLI = join(ROOT, 'bin', 'airlock.js');
+export const FIXTURE_SERVER = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
+export const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+export const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+export const MEMORY = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
+
+const cleanups: (() => void | Promise<void>)[] = [];
+
+/** Run everything registered so far (call from afterEach/afterAll). */
+export async function cleanup(): Promise<void> {
+  while (cleanups.length) await cleanups.pop()!();
+}
+
+/** A fresh temp folder (short path: Unix socket paths are limited). */
+export function tempDir(prefix = 'al-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function cli(home: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return new Promise((resolvePromise) => {
+    execFile(process.execPath, [CLI, ...args], { env: { ...process.env, AIRLOCK_HOME: home, ...env }, timeout: 20_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+export async function cliJson<T>(home: string, args: string[]): Promise<T> {
+  const r = await cli(home, [...args, '--json']);
+  if (r.code !== 0) throw new Error(`airlock ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+export interface Daemon {
+  proc: ChildProcess;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+/** Start `airlock daemon` and wait until it listens. */
+export async function startDaemon(home: string, args: string[] = []): Promise<Daemon> {
+  const proc = spawn(process.execPath, [CLI, 'daemon', ...args], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await waitFor(() => err.includes('broker running') || proc.exitCode !== null, 10_000);
+  if (proc.exitCode !== null) throw new Error(`daemon exited: ${err}`);
+  const daemon: Daemon = {
+    proc,
+    stderr: () => err,
+    stop: () =>
+      new Promise<void>((res) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return res();
+        proc.once('exit', () => res());
+        proc.kill('SIGTERM');
+      }),
+  };
+  cleanups.push(() => daemon.stop());
+  return daemon;
+}
+
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export interface WrapOptions {
+  home: string;
+  server?: string;
+  client?: string;
+  trust?: boolean;
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+}
+
+export function wrapArgs(o: WrapOptions): string[] {
+  return [
+    CLI,
+    'wrap',
+    '--name',
+    o.server ?? 'fixture',
+    '--client',
+    o.client ?? 'test-client',
+    ...(o.trust ? ['--trust-read-only-hints'] : []),
+    '--',
+    o.command,
+    ...o.args,
+  ];
+}
+
+export interface Wrapped {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: () => string;
+  close(): Promise<void>;
+}
+
+/** Connect the real SDK client to a server through `airlock wrap`. */
+export async function connectWrapped(o: WrapOptions, capabilities: Record<string, unknown> = {}): Promise<Wrapped> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: wrapArgs(o),
+    env: { ...(process.env as Record<string, string>), AIRLOCK_HOME: o.home, ...(o.env as Record<string, string>) },
+    stderr: 'pipe',
+  });
+  let err = '';
+  transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const client = new Client({ name: 'airlock-test', version: '1.0.0' }, { capabilities });
+  await client.connect(transport);
+  const wrapped: Wrapped = { client, transport, stderr: () => err, close: () => client.close() };
+  cleanups.push(() => client.close().catch(() => {}));
+  return wrapped;
+}
+
+/** The fixture server's record of what it executed. */
+export function executed(log: string): Record<string, unknown>[] {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+export function executedCalls(log: string, tool?: string): Record<string, unknown>[] {
+  return executed(log).filter((e) => typeof e.tool === 'string' && (tool === undefined || e.tool === tool));
+}
+
+export function fixture(home: string, args: string[] = []): { command: string; args: string[]; log: string; env: NodeJS.ProcessEnv } {
+  const log = join(home, `fixture-${Math.random().toString(36).slice(2)}.log`);
+  return { command: process.execPath, args: [FIXTURE_SERVER, ...args], log, env: { FIXTURE_LOG: log } };
+}
+
+export interface Ticket {
+  id: string;
+  client: string;
+  server: string;
+  tool: string;
+  arguments: unknown;
+  class: string;
+  reasons: string[];
+  createdAt: number;
+}
+
+export async function waitForTicket(home: string, tool?: string, timeoutMs = 8000): Promise<Ticket> {
+  let found: Ticket | undefined;
+  await waitFor(
+    async () => {
+      const list = await cliJson<Ticket[]>(home, ['pending']);
+      found = list.find((t) => tool === undefined || t.tool === tool);
+      return found !== undefined;
+    },
+    timeoutMs,
+    `a pending ticket for ${tool ?? 'any tool'}`,
+  );
+  return found!;
+}
+
+export function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.map((c) => c.text ?? '').join('\n');
+}
+
+export function decisionOf(result: unknown): Record<string, unknown> | undefined {
+  return (result as { _meta?: Record<string, Record<string, unknown>> })._meta?.['airlock/decision'];
+}
