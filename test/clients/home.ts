@@ -32,7 +32,7 @@ export const LINUX_CONFIG: Record<ClientId, string> = {
 export interface TestHome {
   home: string;
   project: string;
-  env: Record<string, string>;
+  env: { HOME: string; AIRLOCK_HOME: string };
   /** Absolute path of the client's global config. */
   config: string;
   /** The config's text with the temp project path put back to FIXTURE_PROJECT. */
@@ -40,7 +40,7 @@ export interface TestHome {
   readBytes(): Buffer;
   write(text: string | Buffer): void;
   /** Options for the clients API. */
-  opts: { env: Record<string, string>; platform: NodeJS.Platform; projectDir: string };
+  opts: { env: { HOME: string; AIRLOCK_HOME: string }; platform: NodeJS.Platform; projectDir: string };
   remove(): void;
 }
 

@@ -96,6 +96,8 @@ export interface WrapOptions {
   command: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
+  /** The SDK client refuses messages over 10 MB unless told otherwise. */
+  maxBufferSize?: number;
 }
 
 export function wrapArgs(o: WrapOptions): string[] {
@@ -127,6 +129,7 @@ export async function connectWrapped(o: WrapOptions, capabilities: Record<string
     args: wrapArgs(o),
     env: { ...(process.env as Record<string, string>), AIRLOCK_HOME: o.home, ...(o.env as Record<string, string>) },
     stderr: 'pipe',
+    ...(o.maxBufferSize ? { maxBufferSize: o.maxBufferSize } : {}),
   });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));
@@ -187,4 +190,19 @@ export function textOf(result: unknown): string {
 
 export function decisionOf(result: unknown): Record<string, unknown> | undefined {
   return (result as { _meta?: Record<string, Record<string, unknown>> })._meta?.['airlock/decision'];
+}
+
+/** Alive and not a zombie (a reaped-late child in a container counts as gone). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return true;
+  }
 }

@@ -189,3 +189,22 @@ function isRunning(pid: number): boolean {
     }
   }
 }
+
+describe('catalog changes', () => {
+  test('a tool list that changes during the inspection is a critical finding', async () => {
+    const record = recordFile();
+    const report = parseReport(await runInspect(['--json', ...fixture('inspect-checks.mjs')], { INSPECT_RUG_PULL: '1', INSPECT_RECORD: record }));
+    // `strict` turned destructive before its turn came, so it was not called.
+    expect(calledTools(record)).not.toContain('strict');
+    expect(report.skipped).toEqual([{ tool: 'strict', reason: expect.stringMatching(/^destructive .*--allow-destructive$/) }]);
+    const change = report.findings.find((f) => f.message.startsWith('the tool list changed during the inspection'));
+    expect(change?.severity).toBe('critical');
+    expect(change?.message).toMatch(/added surprise/);
+    expect(change?.message).toMatch(/annotations of strict changed from \{"readOnlyHint":true\} to \{"readOnlyHint":false,"destructiveHint":true\}/);
+  });
+
+  test('a list_changed after which the list is the same adds no change finding', async () => {
+    const report = parseReport(await runInspect(['--json', ...fixture('inspect-checks.mjs')]));
+    expect(report.findings.some((f) => f.message.startsWith('the tool list changed'))).toBe(false);
+  });
+});

@@ -31,6 +31,12 @@ export async function ensureBuilt(): Promise<void> {
     try {
       mkdirSync(lock);
     } catch {
+      // A lock left by a run that was killed mid-build is stale after a minute.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 60_000) rmdirSync(lock);
+      } catch {
+        // Released meanwhile.
+      }
       await new Promise((r) => setTimeout(r, 200));
       continue;
     }

@@ -13,6 +13,8 @@ export class ConcurrentEditError extends Error {
 export interface AtomicWriteOptions {
   /** Permission bits for the new file (the old file's, so a 0600 config with secrets stays 0600). */
   mode: number;
+  /** Owner to keep (POSIX): run with sudo, a new file would otherwise belong to root. */
+  owner?: { uid: number; gid: number };
   /** The bytes the file must still hold right before the rename; otherwise ConcurrentEditError. */
   expect?: Buffer;
 }
@@ -30,6 +32,7 @@ export async function writeFileAtomic(path: string, data: Buffer, opts: AtomicWr
       await fh.writeFile(data);
       // open() is subject to the umask; set the exact bits explicitly.
       await fh.chmod(opts.mode & 0o7777).catch(() => undefined);
+      if (opts.owner && process.platform !== 'win32') await fh.chown(opts.owner.uid, opts.owner.gid).catch(() => undefined);
       await fh.sync();
     } finally {
       await fh.close();

@@ -10,6 +10,8 @@ export interface ConfigFile {
   text: string;
   bom: boolean;
   mode: number;
+  uid: number;
+  gid: number;
   mtimeMs: number;
 }
 
@@ -34,7 +36,8 @@ export async function readConfigFile(path: string): Promise<ConfigFile | null> {
     // Editing a file that is not valid UTF-8 would silently replace its bad bytes: refuse instead.
     if (!Buffer.from(decoded, 'utf8').equals(bytes)) throw new ConfigReadError(`${path} is not valid UTF-8`);
     const bom = decoded.startsWith('\uFEFF');
-    return { path, realPath, bytes, text: bom ? decoded.slice(1) : decoded, bom, mode: st.mode & 0o7777, mtimeMs: st.mtimeMs };
+    const text = bom ? decoded.slice(1) : decoded;
+    return { path, realPath, bytes, text, bom, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, mtimeMs: st.mtimeMs };
   } catch (err) {
     if (err instanceof ConfigReadError) throw err;
     throw new ConfigReadError(`cannot read ${path}: ${(err as Error).message}`);

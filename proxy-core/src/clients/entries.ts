@@ -1,4 +1,6 @@
 /** Turning a parsed config document into the list of servers it declares, with transport and protection state. */
+import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { getAt, isRecord } from './docpath.js';
 import { readCommand } from './edit.js';
 import type { ClientId, CommandShape, ConfigLocation, DocPath, ServerEntry, Transport } from './types.js';
@@ -56,12 +58,21 @@ export function describeEntry(location: ConfigLocation, name: string, path: DocP
   const cwd = typeof entry.cwd === 'string' ? entry.cwd : undefined;
   const t = transportOf(client, entry, shape);
   const out: ServerEntry = { ...base, envKeys, cwd, transport: t.transport, url: t.url };
+  if (name.trim() === '') return { ...out, unprotectable: 'the server has no name' };
   if (t.transport !== 'stdio') return { ...out, unprotectable: t.reason };
   const cmd = readCommand(entry, shape);
   if (typeof cmd === 'string') return { ...out, unprotectable: cmd };
   const un = unwrap(cmd);
   if (un) {
-    return { ...out, written: cmd, original: un.original, protected: true, wrappedAs: { name: un.name, client: un.client } };
+    const staleLauncher = un.launcher.find((w) => isAbsolute(w) && !existsSync(w));
+    return {
+      ...out,
+      written: cmd,
+      original: un.original,
+      protected: true,
+      wrappedAs: { name: un.name, client: un.client },
+      ...(staleLauncher ? { staleLauncher } : {}),
+    };
   }
   return { ...out, written: cmd, original: cmd };
 }

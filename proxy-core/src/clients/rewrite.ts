@@ -60,19 +60,30 @@ export interface ChangeReport {
 const SELF_WRITING: ClientId[] = ['claude-desktop', 'claude-code'];
 const MAX_ATTEMPTS = 3;
 
-function wants(action: Action, e: ServerEntry): boolean {
-  return action === 'protect' ? !e.protected : e.protected;
+/** True when the entry was written with exactly this launcher. */
+function writtenBy(e: ServerEntry, launcher: Launcher): boolean {
+  const w = e.written;
+  if (!w) return false;
+  const words = [w.command, ...w.args.slice(0, w.args.indexOf('wrap'))];
+  const current = [launcher.command, ...launcher.argsPrefix];
+  return words.length === current.length && words.every((x, i) => x === current[i]);
+}
+
+function wants(action: Action, e: ServerEntry, launcher: Launcher): boolean {
+  if (action === 'unprotect') return e.protected;
+  // A protected entry whose launcher is gone would fail to start: protecting it again rewrites the launcher.
+  return !e.protected || (e.staleLauncher !== undefined && !writtenBy(e, launcher));
 }
 
 /** Choose the entries to change; throws ClientConfigError for a name that is missing or cannot be changed. */
-function select(action: Action, req: ChangeRequest, entries: ServerEntry[], broken: string[]): { todo: ServerEntry[]; outcomes: ChangeOutcome[] } {
+function select(action: Action, req: ChangeRequest, launcher: Launcher, entries: ServerEntry[], broken: string[]): { todo: ServerEntry[]; outcomes: ChangeOutcome[] } {
   const outcomes: ChangeOutcome[] = [];
   const todo: ServerEntry[] = [];
   const note = (e: ServerEntry, result: ChangeOutcome['result'], reason?: string) =>
     outcomes.push({ server: e.name, scope: e.location.scope, path: e.location.path, result, reason });
   const consider = (e: ServerEntry) => {
     if (action === 'protect' && e.unprotectable) note(e, 'skipped', e.unprotectable);
-    else if (!wants(action, e)) note(e, 'unchanged', action === 'protect' ? 'already protected' : 'not protected');
+    else if (!wants(action, e, launcher)) note(e, 'unchanged', action === 'protect' ? 'already protected' : 'not protected');
     else todo.push(e);
   };
   if (req.servers === 'all') {
@@ -141,7 +152,8 @@ async function changeFile(action: Action, job: FileJob, req: ChangeRequest, laun
       for (const target of job.targets) {
         for (const e of entriesIn(target.location, text, target.names)) {
           const t = { syntax, entryPath: e.path, shape: e.shape };
-          text = action === 'protect' ? protectText(text, { ...t, launcher, name: e.name, client: req.client }) : unprotectText(text, t);
+          if (action === 'unprotect' || e.protected) text = unprotectText(text, t);
+          if (action === 'protect') text = protectText(text, { ...t, launcher, name: e.name, client: req.client });
         }
       }
     } catch (err) {
@@ -158,7 +170,7 @@ async function changeFile(action: Action, job: FileJob, req: ChangeRequest, laun
     }
     try {
       await req.hooks?.beforeWrite?.(job.path);
-      await writeFileAtomic(file.realPath, encodeConfig(file, text), { mode: file.mode, expect: file.bytes });
+      await writeFileAtomic(file.realPath, encodeConfig(file, text), { mode: file.mode, owner: { uid: file.uid, gid: file.gid }, expect: file.bytes });
       await req.hooks?.afterWrite?.(job.path);
       return;
     } catch (err) {
@@ -196,7 +208,7 @@ export async function changeServers(action: Action, req: ChangeRequest): Promise
   const broken = locations.filter((l) => l.error).map((l) => `${l.location.path} cannot be read: ${l.error}`);
   if (req.servers === 'all' && broken.length) throw new ClientConfigError(`${broken[0]} (nothing was changed)`);
   const entries = locations.flatMap((l) => l.servers);
-  const { todo, outcomes } = select(action, req, entries, broken);
+  const { todo, outcomes } = select(action, req, launcher, entries, broken);
   if (todo.length === 0) return { outcomes, backups: [] };
 
   if (SELF_WRITING.includes(req.client) && (await isClientRunning(req.client, req.platform, req.processLister))) {

@@ -78,6 +78,8 @@ export interface ServerEntry {
   cwd?: string;
   /** Remote address without credentials or query. */
   url?: string;
+  /** For a protected entry: a launcher file it names is gone (a moved checkout); protect writes it afresh. */
+  staleLauncher?: string;
   /** For a protected entry: the --name and --client given to the wrapper. */
   wrappedAs?: { name: string; client: string | undefined };
 }

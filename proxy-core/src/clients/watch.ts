@@ -5,14 +5,13 @@
  * Free of broker and storage code so the broker can embed it.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { clientLocationFolders } from './catalog.js';
+import { clientLocationFolders, pathFor } from './catalog.js';
 import { allLocations, readLocation } from './discover.js';
 import type { Launcher } from './launcher.js';
 import { protectServers } from './rewrite.js';
 import type { ProcessLister } from './running.js';
 import type { ClientId, ConfigLocation, DiscoverOptions, Scope, Transport } from './types.js';
 import { CLIENT_IDS } from './types.js';
-import { pathFor } from './catalog.js';
 
 interface Where {
   client: ClientId;

@@ -11,12 +11,16 @@ export interface Unwrapped {
   separator: number;
   name: string;
   client: string | undefined;
+  /** The launcher words: command and the args before `wrap`. */
+  launcher: string[];
   original: StdioCommand;
 }
 
 /** The args that go in front of the original command when protecting. */
 export function wrapPrefix(launcher: Launcher, name: string, client: ClientId): string[] {
-  return [...launcher.argsPrefix, 'wrap', '--name', name, '--client', client, '--'];
+  // A name that starts with "-" would be read as an option: glue it to its flag.
+  const nameArgs = name.startsWith('-') ? [`--name=${name}`] : ['--name', name];
+  return [...launcher.argsPrefix, 'wrap', ...nameArgs, '--client', client, '--'];
 }
 
 /** The full wrapped command for a server. */
@@ -48,5 +52,5 @@ export function unwrap(entry: StdioCommand): Unwrapped | null {
     else if (a.startsWith('--client=')) client = a.slice('--client='.length);
   }
   if (i >= args.length - 1 || args[i] !== '--' || name === undefined) return null;
-  return { separator: i, name, client, original: { command: args[i + 1]!, args: args.slice(i + 2) } };
+  return { separator: i, name, client, launcher: launcherWords, original: { command: args[i + 1]!, args: args.slice(i + 2) } };
 }

@@ -4,11 +4,11 @@
  * policy check: the spec defines both as non-mutating.
  */
 import { classifyTools, HINT_NAMES, type Verdict } from '../classify/classify.js';
-import type { Findings } from './findings.js';
+import { Findings } from './findings.js';
 import { generateValue } from './generate-args.js';
 import { schemaValidator } from './output-schema.js';
 import { scanJson, type PoisonHit } from './poisoning.js';
-import type { InspectSession } from './session.js';
+import type { ServerConnection } from './connection.js';
 
 export interface ToolEntry {
   name: string;
@@ -60,12 +60,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** Fetch every page of a list method; problems with the listing become findings. */
-async function listAll(session: InspectSession, method: string, key: string, findings: Findings, limits: CatalogLimits): Promise<unknown[] | undefined> {
+async function listAll(connection: ServerConnection, method: string, key: string, findings: Findings, limits: CatalogLimits): Promise<unknown[] | undefined> {
   const items: unknown[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
   for (let page = 0; page < limits.maxPages; page++) {
-    const outcome = await session.request(method, cursor === undefined ? undefined : { cursor });
+    const outcome = await connection.request(method, cursor === undefined ? undefined : { cursor });
     if (!outcome.ok) {
       findings.add(outcome.timedOut ? 'error' : 'warning', `${method} failed${page > 0 ? ` on page ${page + 1}` : ''}: ${outcome.message}`);
       return page === 0 ? undefined : items;
@@ -146,9 +146,9 @@ function toolFindings(entry: ToolEntry, findings: Findings): void {
 }
 
 /** List and judge the tools. */
-export async function inspectTools(session: InspectSession, findings: Findings, limits: CatalogLimits = DEFAULT_LIMITS): Promise<{ tools: ToolEntry[]; listed: number }> {
-  const declaredTools = isObject(session.server.capabilities.tools);
-  const listed = await listAll(session, 'tools/list', 'tools', findings, limits);
+export async function inspectTools(connection: ServerConnection, findings: Findings, limits: CatalogLimits = DEFAULT_LIMITS): Promise<{ tools: ToolEntry[]; listed: number }> {
+  const declaredTools = isObject(connection.server.capabilities.tools);
+  const listed = await listAll(connection, 'tools/list', 'tools', findings, limits);
   if (listed === undefined) return { tools: [], listed: 0 };
   if (!declaredTools && listed.length > 0) findings.add('warning', 'server lists tools without declaring the tools capability');
 
@@ -196,13 +196,13 @@ function contentBytes(result: unknown): number | undefined {
 
 /** List resources and templates, and read the first few resources. */
 export async function inspectResources(
-  session: InspectSession,
+  connection: ServerConnection,
   findings: Findings,
   limits: CatalogLimits = DEFAULT_LIMITS,
 ): Promise<{ resources: ResourceReport[]; templates: number }> {
-  if (!isObject(session.server.capabilities.resources)) return { resources: [], templates: 0 };
-  const listed = (await listAll(session, 'resources/list', 'resources', findings, limits)) ?? [];
-  const templates = (await listAll(session, 'resources/templates/list', 'resourceTemplates', findings, limits)) ?? [];
+  if (!isObject(connection.server.capabilities.resources)) return { resources: [], templates: 0 };
+  const listed = (await listAll(connection, 'resources/list', 'resources', findings, limits)) ?? [];
+  const templates = (await listAll(connection, 'resources/templates/list', 'resourceTemplates', findings, limits)) ?? [];
   templates.forEach((t, i) => poisonFindings(scanJson(t), findings, `resource template ${isObject(t) && typeof t.uriTemplate === 'string' ? t.uriTemplate : `#${i}`}`));
 
   const reports: ResourceReport[] = [];
@@ -222,9 +222,9 @@ export async function inspectResources(
       ...(typeof entry.mimeType === 'string' ? { mimeType: entry.mimeType } : {}),
       ok: false,
     };
-    session.during = `reading resource ${entry.uri}`;
-    const outcome = await session.request('resources/read', { uri: entry.uri });
-    session.during = undefined;
+    connection.during = `reading resource ${entry.uri}`;
+    const outcome = await connection.request('resources/read', { uri: entry.uri });
+    connection.during = undefined;
     if (!outcome.ok) {
       report.error = outcome.message;
       findings.add('warning', `resources/read failed: ${outcome.message}`, `resource ${entry.uri}`);
@@ -244,8 +244,8 @@ export async function inspectResources(
   return { resources: reports, templates: templates.length };
 }
 
-async function completeArgument(session: InspectSession, prompt: string, argument: string, soFar: Record<string, string>): Promise<string | undefined> {
-  const outcome = await session.request('completion/complete', {
+async function completeArgument(connection: ServerConnection, prompt: string, argument: string, soFar: Record<string, string>): Promise<string | undefined> {
+  const outcome = await connection.request('completion/complete', {
     ref: { type: 'ref/prompt', name: prompt },
     argument: { name: argument, value: '' },
     context: { arguments: soFar },
@@ -256,10 +256,10 @@ async function completeArgument(session: InspectSession, prompt: string, argumen
 }
 
 /** List prompts and render each with generated arguments (completions first, when the server offers them). */
-export async function inspectPrompts(session: InspectSession, findings: Findings, limits: CatalogLimits = DEFAULT_LIMITS): Promise<PromptReport[]> {
-  if (!isObject(session.server.capabilities.prompts)) return [];
-  const listed = (await listAll(session, 'prompts/list', 'prompts', findings, limits)) ?? [];
-  const canComplete = isObject(session.server.capabilities.completions);
+export async function inspectPrompts(connection: ServerConnection, findings: Findings, limits: CatalogLimits = DEFAULT_LIMITS): Promise<PromptReport[]> {
+  if (!isObject(connection.server.capabilities.prompts)) return [];
+  const listed = (await listAll(connection, 'prompts/list', 'prompts', findings, limits)) ?? [];
+  const canComplete = isObject(connection.server.capabilities.completions);
   const reports: PromptReport[] = [];
   if (listed.length > limits.maxPrompts) findings.add('info', `rendered the first ${limits.maxPrompts} of ${listed.length} prompts`);
   for (const [index, entry] of listed.entries()) {
@@ -274,12 +274,12 @@ export async function inspectPrompts(session: InspectSession, findings: Findings
     const declaredArgs = Array.isArray(entry.arguments) ? entry.arguments : [];
     for (const arg of declaredArgs) {
       if (!isObject(arg) || typeof arg.name !== 'string' || arg.required !== true) continue;
-      const completed = canComplete ? await completeArgument(session, entry.name, arg.name, args) : undefined;
+      const completed = canComplete ? await completeArgument(connection, entry.name, arg.name, args) : undefined;
       args[arg.name] = completed ?? String(generateValue({ type: 'string' }).value);
     }
-    session.during = `rendering ${subject}`;
-    const outcome = await session.request('prompts/get', { name: entry.name, arguments: args });
-    session.during = undefined;
+    connection.during = `rendering ${subject}`;
+    const outcome = await connection.request('prompts/get', { name: entry.name, arguments: args });
+    connection.during = undefined;
     const report: PromptReport = { name: entry.name, ok: false, arguments: args };
     if (!outcome.ok) {
       report.error = outcome.message;
@@ -294,4 +294,33 @@ export async function inspectPrompts(session: InspectSession, findings: Findings
     reports.push(report);
   }
   return reports;
+}
+
+/** Fetch tools/list again, all pages; listing problems were reported the first time, so they are dropped. */
+export async function fetchToolList(connection: ServerConnection, limits: CatalogLimits = DEFAULT_LIMITS): Promise<unknown[] | undefined> {
+  return listAll(connection, 'tools/list', 'tools', new Findings(), limits);
+}
+
+/** Fetch tools/list again (after a list_changed) and say how it differs from what was inspected. */
+export async function toolListChanges(connection: ServerConnection, before: readonly ToolEntry[], limits: CatalogLimits = DEFAULT_LIMITS): Promise<string[] | undefined> {
+  const after = await fetchToolList(connection, limits);
+  if (after === undefined) return undefined;
+  const now = new Map<string, Record<string, unknown>>();
+  for (const entry of after) if (isObject(entry) && typeof entry.name === 'string') now.set(entry.name, entry);
+  const then = new Map(before.map((t) => [t.name, t.raw]));
+  const changes: string[] = [];
+  const added = [...now.keys()].filter((n) => !then.has(n));
+  const removed = [...then.keys()].filter((n) => !now.has(n));
+  if (added.length > 0) changes.push(`added ${added.slice(0, 5).join(', ')}`);
+  if (removed.length > 0) changes.push(`removed ${removed.slice(0, 5).join(', ')}`);
+  for (const [name, raw] of then) {
+    const current = now.get(name);
+    if (!current) continue;
+    if (JSON.stringify(current.annotations) !== JSON.stringify(raw.annotations)) {
+      changes.push(`annotations of ${name} changed from ${JSON.stringify(raw.annotations) ?? 'none'} to ${JSON.stringify(current.annotations) ?? 'none'}`);
+    } else if (JSON.stringify(current) !== JSON.stringify(raw)) {
+      changes.push(`${name} changed (description or schema)`);
+    }
+  }
+  return changes;
 }

@@ -2,14 +2,14 @@
  * `airlock inspect` as a library call: start the server, run the catalog pass and the execution pass under
  * one Policy, and return the report. The server is always closed (its whole process tree) at the end.
  */
-import { inspectPrompts, inspectResources, inspectTools, type CatalogLimits, DEFAULT_LIMITS } from './catalog.js';
+import { inspectPrompts, inspectResources, inspectTools, toolListChanges, type CatalogLimits, DEFAULT_LIMITS } from './catalog.js';
 import { Findings } from './findings.js';
 import { resolveArgOverrides, type ArgOverride } from './arg-overrides.js';
 import { scanText } from './poisoning.js';
 import type { Policy } from './policy.js';
 import { probeTools } from './probe.js';
 import { summarize, type InspectReport } from './report.js';
-import { InspectSession, type ServerEvent } from './session.js';
+import { ServerConnection, type ServerEvent } from './connection.js';
 import type { ServerCommand } from './server-process.js';
 
 export interface InspectOptions {
@@ -57,33 +57,41 @@ function eventFindings(events: readonly ServerEvent[], readOnlyTools: ReadonlySe
 export async function inspectServer(command: ServerCommand, options: InspectOptions): Promise<InspectReport> {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const limits = options.limits ?? DEFAULT_LIMITS;
-  const session = await InspectSession.open(command, timeoutMs, options.clientVersion ?? '0.1.0');
+  const connection = await ServerConnection.open(command, timeoutMs, options.clientVersion ?? '0.1.0');
   const findings = new Findings();
   try {
-    if (session.server.instructions !== undefined) {
-      for (const hit of scanText(session.server.instructions, 'instructions')) {
+    if (connection.server.instructions !== undefined) {
+      for (const hit of scanText(connection.server.instructions, 'instructions')) {
         findings.add('critical', `possible tool poisoning in the server's instructions: ${hit.detail}`);
       }
     }
-    session.phase = 'catalog';
-    const { tools } = await inspectTools(session, findings, limits);
+    connection.phase = 'catalog';
+    const { tools } = await inspectTools(connection, findings, limits);
     const names = tools.map((t) => t.name);
     for (const name of options.policy.unknownNames(names)) findings.add('warning', `--only/--deny names "${name}", which the server does not list`);
     const overrides = resolveArgOverrides(options.argOverrides ?? [], names);
     for (const o of overrides.unmatched) findings.add('warning', `--arg ${o.target}: no listed tool matches`);
 
-    const { resources, templates } = await inspectResources(session, findings, limits);
-    const prompts = await inspectPrompts(session, findings, limits);
-    session.phase = 'probe';
-    const { executed, skipped } = await probeTools(session, tools, { policy: options.policy, overrides: overrides.byTool, runs: options.runs ?? 3 }, findings);
+    const { resources, templates } = await inspectResources(connection, findings, limits);
+    const prompts = await inspectPrompts(connection, findings, limits);
+    connection.phase = 'probe';
+    const { executed, skipped } = await probeTools(connection, tools, { policy: options.policy, overrides: overrides.byTool, runs: options.runs ?? 3 }, findings);
 
     const readOnly = new Set(tools.filter((t) => t.verdict.class === 'read-only-unchecked' || t.verdict.class === 'read-only-trusted').map((t) => t.name));
-    eventFindings(session.events, readOnly, findings);
-    if (session.garbage.count > 0) {
-      findings.add('error', `server wrote ${session.garbage.count} line(s) to stdout that are not JSON-RPC (stdout must carry MCP messages only)`);
+    eventFindings(connection.events, readOnly, findings);
+    // The catalog a client was shown may not be the one it ends up using; after a list_changed, compare.
+    if (connection.events.some((e) => e.method === 'notifications/tools/list_changed') && !connection.serverExited) {
+      connection.phase = 'final listing';
+      const changes = await toolListChanges(connection, tools, limits);
+      if (changes !== undefined && changes.length > 0) {
+        findings.add('critical', `the tool list changed during the inspection: ${changes.join('; ')}`);
+      }
+    }
+    if (connection.garbage.count > 0) {
+      findings.add('error', `server wrote ${connection.garbage.count} line(s) to stdout that are not JSON-RPC (stdout must carry MCP messages only)`);
     }
     return summarize({
-      server: { name: session.server.name, version: session.server.version, protocolVersion: session.server.protocolVersion },
+      server: { name: connection.server.name, version: connection.server.version, protocolVersion: connection.server.protocolVersion },
       policy: options.policy.describe(),
       tools: tools.map((t) => ({
         name: t.name,
@@ -99,6 +107,6 @@ export async function inspectServer(command: ServerCommand, options: InspectOpti
       prompts,
     });
   } finally {
-    await session.close();
+    await connection.close();
   }
 }

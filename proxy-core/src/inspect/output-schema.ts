@@ -16,7 +16,7 @@ const MAX_CACHED = 512;
 const MAX_SCHEMA_CHARS = 1_000_000;
 const MAX_ERRORS = 10;
 
-const cache = new Map<string, CompiledSchema>();
+const cache = new Map<string, CacheEntry>();
 
 type Dialect = 'draft-07' | '2019-09' | '2020-12';
 
@@ -30,12 +30,31 @@ function dialectOf(schema: unknown): Dialect | undefined {
 }
 
 function newAjv(dialect: Dialect): Ajv {
-  // A fresh instance per schema: two unrelated schemas sharing an $id must not collide, and one hostile
-  // schema cannot poison the others. Formats are not checked (no format plugin, and no console warnings).
+  // Formats are not checked: no format plugin, and no console warnings about unknown ones.
   const options = { strict: false, allErrors: true, validateFormats: false, logger: false } as const;
   if (dialect === '2020-12') return new Ajv2020(options);
   if (dialect === '2019-09') return new Ajv2019(options);
   return new Ajv(options);
+}
+
+const shared = new Map<Dialect, Ajv>();
+
+/** Schemas without an $id share one instance per dialect (creating one costs more than compiling). A
+ * schema with an $id gets its own, because Ajv refuses a second schema under the same $id. */
+function ajvFor(dialect: Dialect, hasId: boolean): Ajv {
+  if (hasId) return newAjv(dialect);
+  let ajv = shared.get(dialect);
+  if (!ajv) {
+    ajv = newAjv(dialect);
+    shared.set(dialect, ajv);
+  }
+  return ajv;
+}
+
+interface CacheEntry {
+  compiled: CompiledSchema;
+  /** What to drop from a shared Ajv instance when the entry is evicted. */
+  release?: () => void;
 }
 
 function withoutDialect(schema: unknown): unknown {
@@ -44,9 +63,9 @@ function withoutDialect(schema: unknown): unknown {
   return rest;
 }
 
-function compile(schema: unknown): CompiledSchema {
+function compile(schema: unknown, hasId: boolean): CacheEntry {
   if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
-    return { ok: false, error: `schema is ${schema === null ? 'null' : Array.isArray(schema) ? 'an array' : typeof schema}, not an object` };
+    return { compiled: { ok: false, error: `schema is ${schema === null ? 'null' : Array.isArray(schema) ? 'an array' : typeof schema}, not an object` } };
   }
   const declared = dialectOf(schema);
   // MCP's default dialect is 2020-12; most servers in the wild emit draft-07 without saying so, hence the
@@ -57,13 +76,24 @@ function compile(schema: unknown): CompiledSchema {
       : [[declared, schema], [declared, withoutDialect(schema)]];
   let firstError = '';
   for (const [dialect, candidate] of attempts) {
+    const ajv = ajvFor(dialect, hasId);
     try {
-      return { ok: true, validate: newAjv(dialect).compile(candidate as object) };
+      const validate = ajv.compile(candidate as object);
+      if ((validate as { $async?: unknown }).$async === true) {
+        ajv.removeSchema(candidate as object);
+        return { compiled: { ok: false, error: '$async schemas are not supported' } };
+      }
+      return { compiled: { ok: true, validate }, release: () => ajv.removeSchema(candidate as object) };
     } catch (err) {
       if (firstError === '') firstError = err instanceof Error ? err.message : String(err);
+      try {
+        ajv.removeSchema(candidate as object);
+      } catch {
+        // Nothing was added.
+      }
     }
   }
-  return { ok: false, error: firstError };
+  return { compiled: { ok: false, error: firstError } };
 }
 
 /** Compile (once per distinct schema JSON) and return the validator, or the reason it does not compile. */
@@ -75,15 +105,25 @@ export function schemaValidator(schema: unknown): CompiledSchema {
     return { ok: false, error: 'schema cannot be serialised' };
   }
   const hit = cache.get(key);
-  if (hit) return hit;
-  const compiled: CompiledSchema =
-    key.length > MAX_SCHEMA_CHARS ? { ok: false, error: `schema is ${key.length} characters, over the ${MAX_SCHEMA_CHARS} limit` } : compile(schema);
+  if (hit) return hit.compiled;
+  // Compile a private copy: the caller's object may be mutated later, and Ajv caches by object identity.
+  const entry: CacheEntry =
+    key.length > MAX_SCHEMA_CHARS
+      ? { compiled: { ok: false, error: `schema is ${key.length} characters, over the ${MAX_SCHEMA_CHARS} limit` } }
+      : compile(key === 'undefined' ? undefined : JSON.parse(key), key.includes('"$id"'));
   if (cache.size >= MAX_CACHED) {
-    const oldest = cache.keys().next();
-    if (!oldest.done) cache.delete(oldest.value);
+    const oldest = cache.entries().next();
+    if (!oldest.done) {
+      cache.delete(oldest.value[0]);
+      try {
+        oldest.value[1].release?.();
+      } catch {
+        // Releasing is housekeeping; a failure only costs memory.
+      }
+    }
   }
-  cache.set(key, compiled);
-  return compiled;
+  cache.set(key, entry);
+  return entry.compiled;
 }
 
 function describe(error: ErrorObject): string {

@@ -3,12 +3,13 @@
  * times each, and check what comes back. What the Policy refuses is listed with the reason, never called.
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolEntry } from './catalog.js';
+import { classifyTools, stricter, type Verdict } from '../classify/classify.js';
+import { fetchToolList, type ToolEntry } from './catalog.js';
 import type { Findings } from './findings.js';
 import { generateArguments, requiredProperties } from './generate-args.js';
 import { validateAgainstSchema, validateStructuredContent } from './output-schema.js';
 import type { Policy } from './policy.js';
-import type { InspectSession, RpcOutcome } from './session.js';
+import type { ServerConnection, RpcOutcome } from './connection.js';
 
 export interface Check {
   name: string;
@@ -66,13 +67,13 @@ function callFailure(outcome: Extract<RpcOutcome, { ok: false }>, timeoutMs: num
   return outcome.message;
 }
 
-async function call(session: InspectSession, tool: string, args: Record<string, unknown>): Promise<RpcOutcome> {
-  session.during = `tool:${tool}`;
+async function call(connection: ServerConnection, tool: string, args: Record<string, unknown>): Promise<RpcOutcome> {
+  connection.during = `tool:${tool}`;
   try {
-    return await session.request('tools/call', { name: tool, arguments: args });
+    return await connection.request('tools/call', { name: tool, arguments: args });
   } finally {
-    session.during = undefined;
-    session.after = `tool:${tool}`;
+    connection.during = undefined;
+    connection.after = `tool:${tool}`;
   }
 }
 
@@ -105,7 +106,7 @@ function checkResult(entry: ToolEntry, result: unknown, checks: Check[], finding
 }
 
 async function checkMissingRequired(
-  session: InspectSession,
+  connection: ServerConnection,
   entry: ToolEntry,
   args: Record<string, unknown>,
   checks: Check[],
@@ -117,7 +118,7 @@ async function checkMissingRequired(
     return;
   }
   const { [missing]: _omitted, ...partial } = args;
-  const outcome = await call(session, entry.name, partial);
+  const outcome = await call(connection, entry.name, partial);
   if (outcome.ok) {
     if (isObject(outcome.result) && outcome.result.isError === true) {
       checks.push({ name: 'rejects-missing-required', ok: true, detail: `rejected with isError when "${missing}" is missing` });
@@ -130,7 +131,7 @@ async function checkMissingRequired(
   if (outcome.code === ErrorCode.InvalidParams) {
     checks.push({ name: 'rejects-missing-required', ok: true, detail: `rejected with -32602 when "${missing}" is missing` });
   } else if (outcome.timedOut || outcome.closed) {
-    const detail = callFailure(outcome, session.timeoutMs);
+    const detail = callFailure(outcome, connection.timeoutMs);
     checks.push({ name: 'rejects-missing-required', ok: false, detail });
     findings.add('warning', `call without required "${missing}": ${detail}`, entry.name);
   } else {
@@ -139,7 +140,7 @@ async function checkMissingRequired(
   }
 }
 
-async function execute(session: InspectSession, entry: ToolEntry, options: ProbeOptions, findings: Findings): Promise<ExecutedTool> {
+async function execute(connection: ServerConnection, entry: ToolEntry, options: ProbeOptions, findings: Findings): Promise<ExecutedTool> {
   const generated = generateArguments(entry.raw.inputSchema);
   const args = { ...generated.args, ...(options.overrides.get(entry.name) ?? {}) };
   const checks: Check[] = [];
@@ -155,14 +156,14 @@ async function execute(session: InspectSession, entry: ToolEntry, options: Probe
   const latencies: number[] = [];
   let first: RpcOutcome | undefined;
   for (let run = 0; run < options.runs; run++) {
-    const outcome = await call(session, entry.name, args);
+    const outcome = await call(connection, entry.name, args);
     first ??= outcome;
     if (!outcome.ok) break;
     latencies.push(outcome.ms);
     if (outcome.ms > SLOW_CALL_MS) break;
   }
   if (first === undefined || !first.ok) {
-    const detail = first === undefined ? 'not called' : callFailure(first, session.timeoutMs);
+    const detail = first === undefined ? 'not called' : callFailure(first, connection.timeoutMs);
     checks.push({ name: 'call', ok: false, detail });
     if (first !== undefined && !first.ok) {
       findings.add(first.timedOut || first.closed ? 'error' : 'warning', `tools/call failed: ${detail}`, entry.name);
@@ -171,13 +172,24 @@ async function execute(session: InspectSession, entry: ToolEntry, options: Probe
     checks.push({ name: 'call', ok: true, detail: `${latencies.length} run(s)` });
     checkResult(entry, first.result, checks, findings);
   }
-  if (!session.serverExited) await checkMissingRequired(session, entry, args, checks, findings);
+  if (!connection.serverExited) await checkMissingRequired(connection, entry, args, checks, findings);
   return { tool: entry.name, latencyMsP50: median(latencies), runs: latencies.length, arguments: args, checks };
+}
+
+/**
+ * The verdict to decide on now. After a tools/list_changed the list is fetched again and the stricter of the
+ * two verdicts wins: a change can stop a tool from running, never start one.
+ */
+function currentVerdict(entry: ToolEntry, relisted: ReadonlyMap<string, Verdict> | undefined): Verdict | undefined {
+  if (relisted === undefined) return entry.verdict;
+  const now = relisted.get(entry.name);
+  if (now === undefined) return undefined;
+  return stricter(entry.verdict.class, now.class) === entry.verdict.class ? entry.verdict : now;
 }
 
 /** Run the permitted tools; every tool ends up in exactly one of executed and skipped. */
 export async function probeTools(
-  session: InspectSession,
+  connection: ServerConnection,
   tools: readonly ToolEntry[],
   options: ProbeOptions,
   findings: Findings,
@@ -185,22 +197,36 @@ export async function probeTools(
   const executed: ExecutedTool[] = [];
   const skipped: SkippedTool[] = [];
   let exitedDuring: string | undefined;
+  let relisted: Map<string, Verdict> | undefined;
+  let eventsSeen = 0;
   for (const entry of tools) {
-    const decision = options.policy.decide(entry.verdict);
+    const fresh = connection.events.slice(eventsSeen);
+    eventsSeen = connection.events.length;
+    if (fresh.some((e) => e.method === 'notifications/tools/list_changed') && !connection.serverExited) {
+      const list = await fetchToolList(connection);
+      // A listing that fails now leaves nothing to trust: treat every remaining tool as gone.
+      relisted = list === undefined ? new Map() : classifyTools(list, { trustReadOnlyHints: false }).verdicts;
+    }
+    const verdict = currentVerdict(entry, relisted);
+    if (verdict === undefined) {
+      skipped.push({ tool: entry.name, reason: 'no longer listed after the server sent notifications/tools/list_changed' });
+      continue;
+    }
+    const decision = options.policy.decide(verdict);
     if (!decision.run) {
       skipped.push({ tool: entry.name, reason: decision.reason });
       continue;
     }
-    if (session.serverExited) {
+    if (connection.serverExited) {
       skipped.push({ tool: entry.name, reason: 'the server exited before this tool could run' });
       continue;
     }
-    executed.push(await execute(session, entry, options, findings));
-    if (session.serverExited && exitedDuring === undefined) exitedDuring = entry.name;
+    executed.push(await execute(connection, entry, options, findings));
+    if (connection.serverExited && exitedDuring === undefined) exitedDuring = entry.name;
   }
-  session.during = undefined;
+  connection.during = undefined;
   if (exitedDuring !== undefined) {
-    findings.add('error', `the server exited (${session.exitDescription || 'unknown status'}) while this tool was being probed`, exitedDuring);
+    findings.add('error', `the server exited (${connection.exitDescription || 'unknown status'}) while this tool was being probed`, exitedDuring);
   }
   if (tools.length > 0 && executed.length === 0) {
     findings.add(

@@ -83,10 +83,11 @@ export class UpstreamCatalog {
   /** Wait for a fresh catalog, at most `timeoutMs`; false if it is still not ready. */
   async whenReady(timeoutMs: number): Promise<boolean> {
     if (this.ready) return true;
-    if (!this.canList) return false;
     const until = Date.now() + timeoutMs;
     while (!this.ready && Date.now() < until) {
-      await Promise.race([this.refresh(), new Promise((r) => setTimeout(r, Math.max(1, until - Date.now())).unref())]);
+      // the initialize answer may still be on its way (a client that pipelines its first messages)
+      if (!this.canList) await new Promise((r) => setTimeout(r, 10));
+      else await Promise.race([this.refresh(), new Promise((r) => setTimeout(r, Math.max(1, until - Date.now())).unref())]);
     }
     return this.ready;
   }

@@ -35,6 +35,7 @@ function serverJson(s: ServerEntry) {
     ...(s.cwd ? { cwd: s.cwd } : {}),
     envKeys: s.envKeys,
     ...(s.wrappedAs ? { wrappedAs: s.wrappedAs } : {}),
+    ...(s.staleLauncher ? { staleLauncher: s.staleLauncher } : {}),
   };
 }
 
@@ -56,6 +57,7 @@ function reportJson(r: ClientReport) {
 }
 
 function state(s: ServerEntry): string {
+  if (s.protected && s.staleLauncher) return `protected, but ${s.staleLauncher} is gone: run \`airlock protect\` again`;
   if (s.protected) return 'protected';
   if (s.unprotectable) return `not protectable: ${s.unprotectable}`;
   return 'not protected';

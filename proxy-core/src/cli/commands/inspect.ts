@@ -16,43 +16,22 @@ function list(values: readonly string[] | undefined): string[] {
   return (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function stringRecord(v: unknown): Record<string, string> | undefined {
-  if (!isObject(v)) return undefined;
-  return Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
-}
-
-/** The stdio command of a server in a client's config, via the client-config module. */
+/** The original stdio command of a server in a client's config. */
 async function serverFromClientConfig(clientId: string, serverName: string): Promise<ServerCommand> {
-  // Loaded by a computed specifier: the module is only needed for this form of the command.
-  const specifier = '../../clients/index.js';
-  let mod: Record<string, unknown>;
+  // Loaded only for this form of the command: it brings in every client's config format.
+  const clients = await import('../../clients/index.js');
+  if (!clients.isClientId(clientId)) throw new UsageError(`unknown client "${clientId}"; one of: ${clients.CLIENT_IDS.join(', ')}`);
+  let entry;
   try {
-    mod = (await import(specifier)) as Record<string, unknown>;
-  } catch (err) {
-    throw new CliError(`cannot read client configs: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  const resolve = mod.resolveServerEntry;
-  if (typeof resolve !== 'function') throw new CliError('cannot read client configs: resolveServerEntry is not available');
-  let entry: unknown;
-  try {
-    entry = await (resolve as (c: string, s: string, o: unknown) => unknown)(clientId, serverName, { env: process.env, cwd: process.cwd() });
+    entry = await clients.resolveServerEntry(clientId, serverName, { env: process.env });
   } catch (err) {
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
-  if (!isObject(entry) || typeof entry.command !== 'string' || entry.command === '') {
-    throw new CliError(`no stdio server "${serverName}" in ${clientId}'s config`);
-  }
-  const args = Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [];
-  const env = stringRecord(entry.env);
   return {
     command: entry.command,
-    args,
-    ...(env !== undefined ? { env } : {}),
-    ...(typeof entry.cwd === 'string' ? { cwd: entry.cwd } : {}),
+    args: entry.args,
+    env: entry.env,
+    ...(entry.cwd !== undefined ? { cwd: entry.cwd } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import {
   ConfigEditError,
   ConfigParseError,
   eolOf,
+  lineCol,
   lineStart,
   type EntrySyntax,
   type FormatSyntax,
@@ -18,17 +19,18 @@ function document(text: string) {
   const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
   const err = doc.errors[0];
   if (err) {
-    const pos = err.linePos?.[0];
-    const at = pos ? ` at line ${pos.line}, column ${pos.col}` : '';
-    throw new ConfigParseError(`${err.message.split('\n')[0]}${at}`);
+    throw new ConfigParseError(`${(err.message.split('\n')[0] ?? err.message).replace(/ at line \d+, column \d+:?$/, '')} at ${lineCol(text, err.pos[0])}`);
   }
   return doc;
 }
 
-function range(node: YamlNode): [number, number, number] {
+/** A node's [start, valueEnd, nodeEnd], with valueEnd pulled back over the line break block scalars include. */
+function range(node: YamlNode, text?: string): [number, number, number] {
   const r = node.range;
   if (!r) throw new ConfigEditError('a YAML node has no position');
-  return r;
+  let end = r[1];
+  if (text !== undefined) while (end > r[0] && /[\s]/.test(text[end - 1] ?? '')) end--;
+  return [r[0], end, r[2]];
 }
 
 function pairOf(node: unknown, key: string, where: string): Pair | undefined {
@@ -40,9 +42,9 @@ function pairOf(node: unknown, key: string, where: string): Pair | undefined {
 
 function seqSyntax(text: string, node: unknown): SeqSyntax | null {
   if (!isSeq(node)) return null;
-  const [start, end] = range(node as YamlNode);
+  const [start, end] = range(node as YamlNode, text);
   const items = node.items.map((item) => {
-    const [s, e] = range(item as YamlNode);
+    const [s, e] = range(item as YamlNode, text);
     let lead = s;
     if (!node.flow) {
       // The `- ` indicator precedes the item on its line; anything else is a layout we do not edit.
@@ -87,7 +89,7 @@ export const yamlSyntax: FormatSyntax = {
     const args = pairOf(map, shape.argsKey, where);
     const prop = (p: Pair | undefined) => {
       if (!p || !p.value) return undefined;
-      const [vs, ve] = range(p.value as YamlNode);
+      const [vs, ve] = range(p.value as YamlNode, text);
       return { keyStart: range(p.key as YamlNode)[0], value: { start: vs, end: ve } };
     };
     const eol = eolOf(text);

@@ -6,6 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
+import { printable } from './poisoning.js';
 import { ServerProcess, type ServerCommand } from './server-process.js';
 
 // Results are taken as they come so that a malformed catalog or result is a finding, not an exception.
@@ -43,7 +44,7 @@ function firstLine(text: string): string {
   return lines[lines.length - 1] ?? '';
 }
 
-export class InspectSession {
+export class ServerConnection {
   /** Label of the current activity, attached to events that arrive meanwhile. */
   during: string | undefined;
   /** Label of the last finished activity (a notification sent just after a response belongs to it). */
@@ -60,7 +61,7 @@ export class InspectSession {
   ) {}
 
   /** Start the server and initialize; throws an Error whose message is one line fit for the terminal. */
-  static async open(spec: ServerCommand, timeoutMs: number, version: string): Promise<InspectSession> {
+  static async open(spec: ServerCommand, timeoutMs: number, version: string): Promise<ServerConnection> {
     const proc = new ServerProcess(spec);
     let initializeResult: Record<string, unknown> | undefined;
     proc.onInbound = (message) => {
@@ -71,12 +72,12 @@ export class InspectSession {
     // No client capabilities: a server that asks for sampling, elicitation or roots mid-probe gets a refusal.
     const client = new Client({ name: 'airlock-inspect', version }, { capabilities: {} });
     const events: ServerEvent[] = [];
-    let session: InspectSession | undefined;
+    let connection: ServerConnection | undefined;
     client.fallbackNotificationHandler = async (n) => {
-      (session?.events ?? events).push({ kind: 'notification', method: n.method, during: session?.during, after: session?.after, phase: session?.phase ?? 'start-up' });
+      (connection?.events ?? events).push({ kind: 'notification', method: n.method, during: connection?.during, after: connection?.after, phase: connection?.phase ?? 'start-up' });
     };
     client.fallbackRequestHandler = async (request) => {
-      (session?.events ?? events).push({ kind: 'request', method: request.method, during: session?.during, after: session?.after, phase: session?.phase ?? 'start-up' });
+      (connection?.events ?? events).push({ kind: 'request', method: request.method, during: connection?.during, after: connection?.after, phase: connection?.phase ?? 'start-up' });
       throw new McpError(ErrorCode.MethodNotFound, `${request.method} is not offered by airlock inspect`);
     };
     client.onerror = () => {
@@ -87,11 +88,12 @@ export class InspectSession {
       await client.connect(proc, { timeout: timeoutMs });
     } catch (err) {
       await proc.close();
-      throw new Error(InspectSession.startFailure(spec, proc, err, timeoutMs));
+      // The message quotes the server (its stderr, its error text): make it one safe terminal line.
+      throw new Error(printable(ServerConnection.startFailure(spec, proc, err, timeoutMs), 600));
     }
     const info = initializeResult ?? {};
     const serverInfo = isObject(info.serverInfo) ? info.serverInfo : {};
-    session = new InspectSession(
+    connection = new ServerConnection(
       client,
       proc,
       {
@@ -103,8 +105,8 @@ export class InspectSession {
       },
       timeoutMs,
     );
-    session.events.push(...events);
-    return session;
+    connection.events.push(...events);
+    return connection;
   }
 
   private static startFailure(spec: ServerCommand, proc: ServerProcess, err: unknown, timeoutMs: number): string {

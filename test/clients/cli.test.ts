@@ -1,0 +1,122 @@
+/** The real `airlock clients/protect/unprotect` binary against a throwaway home. Needs `npm run build`. */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, test } from 'vitest';
+import { makeHome, type TestHome } from './home.js';
+
+const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'airlock.js');
+
+const homes: TestHome[] = [];
+afterEach(() => {
+  while (homes.length) homes.pop()!.remove();
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function airlock(h: TestHome, args: string[], cwd = h.home): Promise<Run> {
+  // Only this home counts: blank out every variable the catalog reads from the real environment.
+  const env = { ...process.env, ...h.env, XDG_CONFIG_HOME: '', CODEX_HOME: '', CLAUDE_CONFIG_DIR: '', APPDATA: '', LOCALAPPDATA: '', USERPROFILE: '' };
+  return new Promise((res) => {
+    execFile(process.execPath, [CLI, ...args], { env, cwd, timeout: 20_000 }, (err, stdout, stderr) => {
+      res({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const CURSOR =
+  '{\n  // mine\n  "mcpServers": {\n    "a": { "command": "npx", "args": ["-y", "a", "--api-key", "sk-live-123"], "env": { "TOKEN": "s3cret-env" } },\n' +
+  '    "r": { "url": "https://r.example.com/mcp?token=s3cret-url", "headers": { "Authorization": "Bearer s3cret-header" } }\n  }\n}\n';
+
+function setup(): TestHome {
+  const h = makeHome('cursor', CURSOR);
+  homes.push(h);
+  const codex = join(h.home, '.codex', 'config.toml');
+  mkdirSync(dirname(codex), { recursive: true });
+  writeFileSync(codex, '[mcp_servers.x]\ncommand = "x\n');
+  return h;
+}
+
+describe('airlock clients', () => {
+  test('--json lists clients, servers and the broken file, and never a secret', async () => {
+    const h = setup();
+    const r = await airlock(h, ['clients', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(/s3cret|sk-live-123/);
+    const list = JSON.parse(r.stdout) as { client: string; found: boolean; locations: { path: string; error?: string; servers: Record<string, unknown>[] }[] }[];
+    expect(list.map((c) => c.client)).toHaveLength(12);
+    const cursor = list.find((c) => c.client === 'cursor')!;
+    expect(cursor.found).toBe(true);
+    expect(cursor.locations[0]!.servers).toEqual([
+      { name: 'a', transport: 'stdio', protected: false, protectable: true, command: 'npx', args: ['-y', 'a', '--api-key', '<redacted>'], envKeys: ['TOKEN'] },
+      { name: 'r', transport: 'http', protected: false, protectable: false, reason: expect.stringMatching(/remote/), url: 'https://r.example.com/mcp', envKeys: [] },
+    ]);
+    const codex = list.find((c) => c.client === 'codex')!;
+    expect(codex.locations[0]!.error).toMatch(/line 2/);
+  });
+
+  test('human output names each file and state', async () => {
+    const h = setup();
+    const r = await airlock(h, ['clients']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Cursor (cursor)');
+    expect(r.stdout).toMatch(/a\s+stdio\s+not protected/);
+    expect(r.stdout).toMatch(/config\.toml \[global\]: cannot read: .*line 2/);
+    expect(r.stdout).not.toMatch(/s3cret/);
+  });
+});
+
+describe('airlock protect / unprotect', () => {
+  test('protect then unprotect: exit 0, file restored byte for byte', async () => {
+    const h = setup();
+    const p = await airlock(h, ['protect', 'cursor', 'a']);
+    expect(p).toMatchObject({ code: 0, stderr: '' });
+    expect(p.stdout).toMatch(/^protected\s+a\s/m);
+    const wrapped = JSON.parse(readFileSync(h.config, 'utf8').replace(/\/\/ mine/, '')) as { mcpServers: { a: { command: string; args: string[] } } };
+    expect(wrapped.mcpServers.a.command).toBe(process.execPath);
+    expect(wrapped.mcpServers.a.args.slice(1, 8)).toEqual(['wrap', '--name', 'a', '--client', 'cursor', '--', 'npx']);
+    expect(wrapped.mcpServers.a.args[0]).toBe(resolve(CLI));
+    const again = await airlock(h, ['protect', 'cursor', 'a']);
+    expect(again.stdout).toMatch(/unchanged\s+a .*already protected/);
+    const u = await airlock(h, ['unprotect', 'cursor', '--all']);
+    expect(u.code).toBe(0);
+    expect(h.read()).toBe(CURSOR);
+  });
+
+  test('--project reaches the project config', async () => {
+    const h = setup();
+    const proj = join(h.home, 'work');
+    mkdirSync(join(proj, '.cursor'), { recursive: true });
+    writeFileSync(join(proj, '.cursor', 'mcp.json'), '{"mcpServers": {"p": {"command": "p"}}}');
+    expect((await airlock(h, ['protect', 'cursor', 'p', '--project', proj])).code).toBe(0);
+    expect(readFileSync(join(proj, '.cursor', 'mcp.json'), 'utf8')).toContain('"--name", "p"');
+    // The default project is the current directory.
+    expect((await airlock(h, ['unprotect', 'cursor', 'p'], proj)).code).toBe(0);
+    expect(readFileSync(join(proj, '.cursor', 'mcp.json'), 'utf8')).toBe('{"mcpServers": {"p": {"command": "p"}}}');
+  });
+
+  const FAILURES: [string, string[], number, RegExp][] = [
+    ['unknown server', ['protect', 'cursor', 'nope'], 1, /no server "nope"/],
+    ['remote server', ['protect', 'cursor', 'r'], 1, /remote server/],
+    ['broken file', ['protect', 'codex', '--all'], 1, /config\.toml.*line 2/],
+    ['unknown client', ['protect', 'vim', 'a'], 2, /unknown client "vim"/],
+    ['no server named', ['protect', 'cursor'], 2, /needs server names or --all/],
+    ['names and --all', ['unprotect', 'cursor', 'a', '--all'], 2, /not both/],
+    ['unknown option', ['protect', 'cursor', 'a', '--force'], 2, /--force/],
+    ['bad scope', ['protect', 'cursor', 'a', '--scope', 'team'], 2, /--scope/],
+  ];
+  test.each(FAILURES)('%s: non-zero exit, one line on stderr, nothing written', async (_t, args, code, message) => {
+    const h = setup();
+    const r = await airlock(h, args);
+    expect(r.code).toBe(code);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(r.stdout).toBe('');
+    expect(h.read()).toBe(CURSOR);
+  });
+});

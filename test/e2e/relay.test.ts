@@ -1,0 +1,269 @@
+/** The relay: everything that is not a gated call passes both ways, intact; bad input is dropped, not fatal. */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, test } from 'vitest';
+import { LineSplitter } from '../../proxy-core/src/jsonrpc/lines.js';
+import {
+  cleanup,
+  cli,
+  cliJson,
+  connectWrapped,
+  decisionOf,
+  EVERYTHING,
+  executed,
+  executedCalls,
+  fixture,
+  processAlive,
+  startDaemon,
+  tempDir,
+  textOf,
+  waitFor,
+  waitForTicket,
+  wrapArgs,
+} from '../helpers/airlock.js';
+
+afterEach(cleanup);
+
+describe('server-everything through airlock wrap', () => {
+  test('server-initiated sampling, elicitation and roots requests reach the client and come back', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', 'everything', '--tool', 'trigger-*']);
+    const w = await connectWrapped(
+      { home, server: 'everything', trust: true, command: process.execPath, args: [EVERYTHING, 'stdio'] },
+      { sampling: {}, elicitation: {}, roots: { listChanged: true } },
+    );
+    const seen: string[] = [];
+    w.client.setRequestHandler(CreateMessageRequestSchema, async () => {
+      seen.push('sampling');
+      return { model: 'fixture-model', role: 'assistant', content: { type: 'text', text: 'sampled answer 42' } };
+    });
+    w.client.setRequestHandler(ElicitRequestSchema, async () => {
+      seen.push('elicitation');
+      return { action: 'decline' };
+    });
+    w.client.setRequestHandler(ListRootsRequestSchema, async () => {
+      seen.push('roots');
+      return { roots: [{ uri: 'file:///tmp/airlock-root', name: 'root' }] };
+    });
+    await waitFor(async () => (await w.client.listTools()).tools.some((t) => t.name === 'trigger-sampling-request'), 5000, 'capability-dependent tools');
+    const sampled = await w.client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } });
+    expect(JSON.stringify(sampled)).toContain('sampled answer 42');
+    await w.client.callTool({ name: 'trigger-elicitation-request', arguments: {} });
+    const roots = await w.client.callTool({ name: 'get-roots-list', arguments: {} });
+    expect(JSON.stringify(roots)).toContain('airlock-root');
+    expect(seen).toEqual(expect.arrayContaining(['sampling', 'elicitation', 'roots']));
+  });
+
+  test("the server's progress notifications reach the client", async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const w = await connectWrapped({ home, server: 'everything', trust: true, command: process.execPath, args: [EVERYTHING, 'stdio'] });
+    const progress: number[] = [];
+    const r = await w.client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 0.6, steps: 3 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
+    expect(r.isError).toBeFalsy();
+    expect(progress).toEqual([1, 2, 3]);
+  });
+});
+
+describe('waiting for a human', () => {
+  test('progress notifications keep a client with resetTimeoutOnProgress waiting past its timeout', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home);
+    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: { ...fx.env, AIRLOCK_PROGRESS_MS: '150' } });
+    const messages: string[] = [];
+    const call = w.client.callTool({ name: 'write_note', arguments: {} }, undefined, {
+      timeout: 800,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => messages.push(p.message ?? ''),
+    });
+    const ticket = await waitForTicket(home, 'write_note');
+    await new Promise((r) => setTimeout(r, 1500));
+    await cli(home, ['approve', ticket.id]);
+    const r = await call;
+    expect(r.isError).toBeFalsy();
+    expect(messages.length).toBeGreaterThan(3);
+    expect(messages.at(-1)).toContain(`ticket ${ticket.id}`);
+  });
+
+  test('a call the client cancels withdraws its ticket and is journaled as cancelled', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home);
+    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const ac = new AbortController();
+    const call = w.client.callTool({ name: 'write_note', arguments: {} }, undefined, { signal: ac.signal });
+    await waitForTicket(home, 'write_note');
+    ac.abort('changed my mind');
+    await expect(call).rejects.toThrow();
+    await waitFor(async () => (await cliJson<unknown[]>(home, ['pending'])).length === 0, 3000, 'ticket withdrawn');
+    await waitFor(async () => (await cliJson<{ outcome: string }[]>(home, ['history'])).some((h) => h.outcome === 'cancelled'), 3000, 'journal');
+    expect(executedCalls(fx.log)).toHaveLength(0);
+    // the upstream never saw the request, so it must not see the cancellation either
+    expect(executed(fx.log).some((e) => e.notification === 'notifications/cancelled')).toBe(false);
+  });
+
+  test('a client that disconnects while waiting withdraws its ticket', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home);
+    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    void w.client.callTool({ name: 'write_note', arguments: {} }).catch(() => undefined);
+    await waitForTicket(home, 'write_note');
+    await w.close();
+    await waitFor(async () => (await cliJson<unknown[]>(home, ['pending'])).length === 0, 3000, 'ticket withdrawn');
+    expect(executedCalls(fx.log)).toHaveLength(0);
+  });
+});
+
+/** A raw line-level client, for input the SDK client would never send. */
+function rawWrap(home: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  const proc = spawn(process.execPath, wrapArgs({ home, command, args }), { env: { ...process.env, AIRLOCK_HOME: home, ...env } });
+  const lines: Record<string, unknown>[] = [];
+  const splitter = new LineSplitter((line) => lines.push(JSON.parse(line.toString('utf8')) as Record<string, unknown>));
+  proc.stdout.on('data', (d: Buffer) => splitter.push(d));
+  let stderr = '';
+  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  return {
+    proc,
+    lines,
+    stderr: () => stderr,
+    exited,
+    send: (m: unknown) => proc.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n'),
+    response: async (id: unknown) => {
+      await waitFor(() => lines.some((l) => l.id === id), 8000, `response ${String(id)}`);
+      return lines.find((l) => l.id === id)!;
+    },
+    init: async function () {
+      this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      await this.response('init');
+      this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    },
+  };
+}
+
+describe('bad input and lifecycle', () => {
+  test('malformed tools/call gets -32602 and is never forwarded; non-JSON lines are dropped, the relay goes on', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', '*']);
+    const fx = fixture(home, ['--noise']);
+    const raw = rawWrap(home, fx.command, fx.args, fx.env);
+    await raw.init();
+    raw.send('this is not json {');
+    raw.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 42 } });
+    raw.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: ['not', 'an', 'object'] } });
+    raw.send({ jsonrpc: '2.0', id: 3, method: 'tools/call' });
+    raw.send({ jsonrpc: '2.0', id: 4, method: 'tools/list' });
+    raw.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo', arguments: { text: 'still alive' } } });
+    for (const id of [1, 2, 3]) expect((await raw.response(id)).error).toMatchObject({ code: -32602 });
+    expect(((await raw.response(4)).result as { tools: unknown[] }).tools.length).toBeGreaterThan(0);
+    expect(JSON.stringify(await raw.response(5))).toContain('still alive');
+    expect(executedCalls(fx.log).map((c) => c.arguments)).toEqual([{ text: 'still alive' }]);
+    expect(raw.stderr()).toMatch(/client sent a line that is not JSON/);
+    expect(raw.stderr()).toMatch(/server wrote a line that is not JSON/);
+    // an unknown method passes through and its answer comes back
+    raw.send({ jsonrpc: '2.0', id: 6, method: 'vendor/unknown-thing', params: {} });
+    expect((await raw.response(6)).error).toMatchObject({ code: -32601 });
+    raw.proc.stdin.end();
+    await raw.exited;
+  });
+
+  test('a batch cannot carry a call past the gate', async () => {
+    const home = tempDir();
+    await startDaemon(home, ['--ticket-timeout', '1']);
+    const fx = fixture(home);
+    const raw = rawWrap(home, fx.command, fx.args, fx.env);
+    await raw.init();
+    raw.send([
+      { jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'delete_all', arguments: {} } },
+      { jsonrpc: '2.0', id: 11, method: 'ping' },
+    ]);
+    const r = await raw.response(10);
+    expect(decisionOf(r.result)).toMatchObject({ decidedBy: 'timeout' });
+    expect(executedCalls(fx.log)).toHaveLength(0);
+    raw.proc.stdin.end();
+    await raw.exited;
+  });
+
+  test('64 MB messages relay intact in both directions', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', '*']);
+    const fx = fixture(home);
+    const raw = rawWrap(home, fx.command, fx.args, fx.env);
+    await raw.init();
+    const bytes = 64 * 1024 * 1024;
+    raw.send({ jsonrpc: '2.0', id: 'big-result', method: 'tools/call', params: { name: 'huge', arguments: { bytes } } });
+    const result = (await raw.response('big-result')).result as { content: { text: string }[] };
+    expect(result.content[0]!.text.length).toBe(bytes);
+    expect(/^x+$/.test(result.content[0]!.text)).toBe(true);
+    const big = 'y'.repeat(bytes);
+    raw.send({ jsonrpc: '2.0', id: 'big-request', method: 'tools/call', params: { name: 'echo', arguments: { text: big } } });
+    const echoed = (await raw.response('big-request')).result as { content: { text: string }[] };
+    expect(echoed.content[0]!.text).toBe(`echo: ${JSON.stringify({ text: big })}`);
+    raw.proc.stdin.end();
+    await raw.exited;
+    const history = await cliJson<{ tool: string; argsTruncated: boolean; arguments: string }[]>(home, ['history']);
+    const echo = history.find((h) => h.tool === 'echo')!;
+    expect(echo.argsTruncated).toBe(true);
+    expect(echo.arguments.length).toBeLessThanOrEqual(64 * 1024);
+  }, 60_000);
+
+  test('a server that dies mid-call: the client gets an error, the journal says unknown, the wrapper exits with its code', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home);
+    const raw = rawWrap(home, fx.command, fx.args, fx.env);
+    await cli(home, ['trust', 'fixture', 'on']);
+    await raw.init();
+    raw.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'crash', arguments: {} } });
+    const r = await raw.response(7);
+    expect((r.error as { message: string }).message).toMatch(/exited with code 3 before answering/);
+    expect(await raw.exited).toBe(3);
+    expect(executedCalls(fx.log, 'crash')).toHaveLength(1);
+    await waitFor(async () => (await cliJson<{ outcome: string }[]>(home, ['history'])).some((h) => h.outcome === 'unknown'), 3000, 'journal');
+  });
+
+  test('client closes stdin: the whole upstream tree is stopped, even one that ignores stdin and SIGTERM', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const pidFile = join(home, 'grandchild.pid');
+    // sh -> node: the node server is a grandchild of the wrapper, as with npx
+    const script = `trap '' TERM; ${JSON.stringify(process.execPath)} -e ${JSON.stringify(
+      `require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); process.on('SIGTERM', () => {}); process.stdin.resume(); process.stdin.on('end', () => {}); setInterval(() => {}, 1000);`,
+    )}; echo after`;
+    const raw = rawWrap(home, '/bin/sh', ['-c', script]);
+    await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').length > 0, 5000, 'grandchild pid');
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    expect(processAlive(pid)).toBe(true);
+    const t0 = Date.now();
+    raw.proc.stdin.end();
+    await raw.exited;
+    expect(Date.now() - t0).toBeLessThan(6000);
+    expect(processAlive(pid)).toBe(false);
+  });
+
+  test('the upstream exits by itself: the wrapper exits with the same code', async () => {
+    const home = tempDir();
+    const raw = rawWrap(home, process.execPath, ['-e', 'setTimeout(() => process.exit(7), 100)']);
+    expect(await raw.exited).toBe(7);
+  });
+
+  test('a server command that does not exist: one clear line on stderr and exit 127', async () => {
+    const home = tempDir();
+    const raw = rawWrap(home, 'surely-not-an-mcp-server-xyz', []);
+    expect(await raw.exited).toBe(127);
+    expect(raw.stderr()).toMatch(/could not start the MCP server.*command not found/);
+  });
+});
