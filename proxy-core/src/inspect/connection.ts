@@ -11,6 +11,7 @@ import { ServerProcess, type ServerCommand } from './server-process.js';
 
 // Results are taken as they come so that a malformed catalog or result is a finding, not an exception.
 const AnyResult = z.unknown();
+const MAX_EVENTS = 1000;
 
 export interface ServerInfo {
   name: string;
@@ -39,7 +40,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function firstLine(text: string): string {
+function lastLine(text: string): string {
   const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');
   return lines[lines.length - 1] ?? '';
 }
@@ -71,13 +72,17 @@ export class ServerConnection {
     };
     // No client capabilities: a server that asks for sampling, elicitation or roots mid-probe gets a refusal.
     const client = new Client({ name: 'airlock-inspect', version }, { capabilities: {} });
-    const events: ServerEvent[] = [];
+    const early: ServerEvent[] = [];
     let connection: ServerConnection | undefined;
-    client.fallbackNotificationHandler = async (n) => {
-      (connection?.events ?? events).push({ kind: 'notification', method: n.method, during: connection?.during, after: connection?.after, phase: connection?.phase ?? 'start-up' });
+    const record = (kind: ServerEvent['kind'], method: string): void => {
+      const events = connection?.events ?? early;
+      // A server that floods notifications must not grow memory without bound; the first ones tell the story.
+      if (events.length >= MAX_EVENTS) return;
+      events.push({ kind, method, during: connection?.during, after: connection?.after, phase: connection?.phase ?? 'start-up' });
     };
+    client.fallbackNotificationHandler = async (n) => record('notification', n.method);
     client.fallbackRequestHandler = async (request) => {
-      (connection?.events ?? events).push({ kind: 'request', method: request.method, during: connection?.during, after: connection?.after, phase: connection?.phase ?? 'start-up' });
+      record('request', request.method);
       throw new McpError(ErrorCode.MethodNotFound, `${request.method} is not offered by airlock inspect`);
     };
     client.onerror = () => {
@@ -105,13 +110,13 @@ export class ServerConnection {
       },
       timeoutMs,
     );
-    connection.events.push(...events);
+    connection.events.push(...early);
     return connection;
   }
 
   private static startFailure(spec: ServerCommand, proc: ServerProcess, err: unknown, timeoutMs: number): string {
     const message = err instanceof Error ? err.message : String(err);
-    const stderr = firstLine(proc.stderr);
+    const stderr = lastLine(proc.stderr);
     const garbage = proc.garbage.count > 0 ? `; it wrote ${proc.garbage.count} line(s) to stdout that are not JSON-RPC` : '';
     const tail = `${garbage}${stderr !== '' ? `; its stderr ends with: ${stderr.slice(0, 300)}` : ''}`;
     if (/ENOENT/.test(message)) return `cannot start server "${spec.command}": command not found`;
