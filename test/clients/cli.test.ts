@@ -120,3 +120,12 @@ describe('airlock protect / unprotect', () => {
     expect(h.read()).toBe(CURSOR);
   });
 });
+
+describe('a client that is not installed', () => {
+  test('protect says where it looked', async () => {
+    const h = setup();
+    const r = await airlock(h, ['protect', 'windsurf', '--all']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^airlock: no Windsurf config found \(looked for .*mcp_config\.json\)\n$/);
+  });
+});

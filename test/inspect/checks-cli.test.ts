@@ -72,12 +72,15 @@ describe('execution checks', () => {
 });
 
 describe('hostile servers', () => {
-  test('a hanging tool times out, a crash ends the probe, the process tree is killed', async () => {
+  test('a garbled answer is a finding, a hanging tool times out, a crash ends the probe, the process tree is killed', async () => {
     const pidFile = recordFile();
     const result = await runInspect(['--json', '--timeout', '1', ...fixture('inspect-hostile.mjs')], { INSPECT_CHILD_PID: pidFile });
     const report = parseReport(result);
     expect(result.ms).toBeLessThan(15_000);
     expect(findingsFor(report, 'hang')).toContain('error: tools/call failed: no answer within 1 s');
+    expect(findingsFor(report, 'garbled')).toContain('warning: tools/call failed: MCP error -32603: malformed response: result is string, not an object');
+    // Answered at once, not left to time out.
+    expect(report.executed.find((e) => e.tool === 'garbled')?.checks.find((c) => c.name === 'call')?.ok).toBe(false);
     expect(findingsFor(report, 'crash')).toEqual(
       expect.arrayContaining(['error: the server exited (exit code 7) while this tool was being probed']),
     );

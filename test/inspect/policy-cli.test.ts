@@ -57,9 +57,12 @@ describe('default policy', () => {
 
 describe('flags', () => {
   test('--allow-mutations adds tools that declare destructiveHint: false, nothing more', async () => {
-    const { report, called } = await inspectSafety(['--allow-mutations'], { INSPECT_PANIC: '1' });
+    const { report, called, record } = await inspectSafety(['--allow-mutations'], { INSPECT_PANIC: '1' });
     expect(called).toEqual(['read_status', 'search', 'add_note']);
     expect(report.skipped.map((s) => s.tool)).toEqual(['drop_table', 'send_email']);
+    // A change not declared idempotent is made once (plus the call without its required argument).
+    expect(recordedCalls(record).filter((c) => c.tool === 'add_note').map((c) => c.arguments)).toEqual([{ text: 'test' }, {}]);
+    expect(report.executed.find((e) => e.tool === 'add_note')?.runs).toBe(1);
   });
 
   test('--allow-destructive runs everything', async () => {

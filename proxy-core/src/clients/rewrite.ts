@@ -7,7 +7,7 @@ import { backupPath, saveFirstBackup } from './backup.js';
 import { ConcurrentEditError, writeFileAtomic } from './atomic-write.js';
 import { CLIENTS } from './catalog.js';
 import { encodeConfig, readConfigFile } from './config-file.js';
-import { discoverClient, readLocation } from './discover.js';
+import { allLocations, discoverClient, readLocation } from './discover.js';
 import { protectText, unprotectText } from './edit.js';
 import { describeServers } from './entries.js';
 import { syntaxFor } from './formats/index.js';
@@ -205,6 +205,10 @@ export async function changeServers(action: Action, req: ChangeRequest): Promise
   const report = await discoverClient(req.client, req);
   const locations = report.locations.filter((l) => !req.scope || l.location.scope === req.scope);
   const label = CLIENTS[req.client].label;
+  if (!report.found) {
+    const looked = (await allLocations(req.client, req)).map((l) => l.path);
+    throw new ClientConfigError(`no ${label} config found (looked for ${[...new Set(looked)].join(', ')})`);
+  }
   const broken = locations.filter((l) => l.error).map((l) => `${l.location.path} cannot be read: ${l.error}`);
   if (req.servers === 'all' && broken.length) throw new ClientConfigError(`${broken[0]} (nothing was changed)`);
   const entries = locations.flatMap((l) => l.servers);

@@ -9,6 +9,7 @@ import { generateValue } from './generate-args.js';
 import { schemaValidator } from './output-schema.js';
 import { scanJson, type PoisonHit } from './poisoning.js';
 import type { ServerConnection } from './connection.js';
+import { isObject } from './json.js';
 
 export interface ToolEntry {
   name: string;
@@ -55,9 +56,6 @@ export const DEFAULT_LIMITS: CatalogLimits = { maxPages: 50, maxResources: 20, m
 // The spec's tool-name rule (2025-11-25): 1–128 characters from this set.
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Fetch every page of a list method; problems with the listing become findings. */
 async function listAll(connection: ServerConnection, method: string, key: string, findings: Findings, limits: CatalogLimits): Promise<unknown[] | undefined> {

@@ -8,6 +8,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 import { printable } from './poisoning.js';
 import { ServerProcess, type ServerCommand } from './server-process.js';
+import { isObject } from './json.js';
 
 // Results are taken as they come so that a malformed catalog or result is a finding, not an exception.
 const AnyResult = z.unknown();
@@ -36,9 +37,6 @@ export type RpcOutcome =
   | { ok: true; result: unknown; ms: number }
   | { ok: false; code: number | undefined; message: string; timedOut: boolean; closed: boolean; ms: number };
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function lastLine(text: string): string {
   const lines = text.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== '');

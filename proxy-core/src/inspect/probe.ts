@@ -3,13 +3,14 @@
  * times each, and check what comes back. What the Policy refuses is listed with the reason, never called.
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { classifyTools, stricter, type Verdict } from '../classify/classify.js';
+import { classifyTools, isReadOnlyClass, stricter, type Verdict } from '../classify/classify.js';
 import { fetchToolList, type ToolEntry } from './catalog.js';
 import type { Findings } from './findings.js';
 import { generateArguments, requiredProperties } from './generate-args.js';
 import { validateAgainstSchema, validateStructuredContent } from './output-schema.js';
 import type { Policy } from './policy.js';
 import type { ServerConnection, RpcOutcome } from './connection.js';
+import { isObject } from './json.js';
 
 export interface Check {
   name: string;
@@ -42,9 +43,6 @@ export interface ProbeOptions {
 // A slow tool is measured once: three runs of a ten-second tool would make the check-up the slow part.
 const SLOW_CALL_MS = 2000;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Median of a non-empty list. */
 export function median(values: readonly number[]): number | null {
@@ -140,7 +138,13 @@ async function checkMissingRequired(
   }
 }
 
-async function execute(connection: ServerConnection, entry: ToolEntry, options: ProbeOptions, findings: Findings): Promise<ExecutedTool> {
+/** How many times to call a tool for its latency: a change that is not declared idempotent is made once. */
+function runsFor(verdict: Verdict, wanted: number): number {
+  const idempotent = isObject(verdict.declared) && verdict.declared.idempotentHint === true;
+  return isReadOnlyClass(verdict.class) || idempotent ? wanted : Math.min(wanted, 1);
+}
+
+async function execute(connection: ServerConnection, entry: ToolEntry, verdict: Verdict, options: ProbeOptions, findings: Findings): Promise<ExecutedTool> {
   const generated = generateArguments(entry.raw.inputSchema);
   const args = { ...generated.args, ...(options.overrides.get(entry.name) ?? {}) };
   const checks: Check[] = [];
@@ -155,7 +159,7 @@ async function execute(connection: ServerConnection, entry: ToolEntry, options: 
 
   const latencies: number[] = [];
   let first: RpcOutcome | undefined;
-  for (let run = 0; run < options.runs; run++) {
+  for (let run = 0; run < runsFor(verdict, options.runs); run++) {
     const outcome = await call(connection, entry.name, args);
     first ??= outcome;
     if (!outcome.ok) break;
@@ -199,6 +203,7 @@ export async function probeTools(
   let exitedDuring: string | undefined;
   let relisted: Map<string, Verdict> | undefined;
   let eventsSeen = 0;
+  let permitted = 0;
   for (const entry of tools) {
     const fresh = connection.events.slice(eventsSeen);
     eventsSeen = connection.events.length;
@@ -217,18 +222,21 @@ export async function probeTools(
       skipped.push({ tool: entry.name, reason: decision.reason });
       continue;
     }
+    permitted += 1;
     if (connection.serverExited) {
       skipped.push({ tool: entry.name, reason: 'the server exited before this tool could run' });
       continue;
     }
-    executed.push(await execute(connection, entry, options, findings));
+    executed.push(await execute(connection, entry, verdict, options, findings));
     if (connection.serverExited && exitedDuring === undefined) exitedDuring = entry.name;
   }
   connection.during = undefined;
+  // Whatever arrives from here on is not "right after" the last tool.
+  connection.after = undefined;
   if (exitedDuring !== undefined) {
     findings.add('error', `the server exited (${connection.exitDescription || 'unknown status'}) while this tool was being probed`, exitedDuring);
   }
-  if (tools.length > 0 && executed.length === 0) {
+  if (tools.length > 0 && permitted === 0) {
     findings.add(
       'warning',
       `0 of ${tools.length} tools executed: none permitted by policy. Add readOnlyHint: true to the tools that only read, ` +

@@ -84,7 +84,7 @@ export function renderText(report: InspectReport): string {
     let outcome = '';
     if (run) {
       const failed = run.checks.filter((c) => !c.ok).map((c) => c.name);
-      const latency = run.latencyMsP50 === null ? 'no answer' : `p50 ${run.latencyMsP50} ms`;
+      const latency = run.latencyMsP50 === null ? 'call failed' : `p50 ${run.latencyMsP50} ms`;
       outcome = `executed  ${latency}; ${failed.length === 0 ? 'all checks passed' : `failed: ${failed.join(', ')}`}`;
     } else if (skip) {
       outcome = `skipped   ${printable(skip.reason, 120)}`;

@@ -56,6 +56,29 @@ function within(done: Promise<void>, ms: number): Promise<void> {
   return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
 }
 
+function kindOf(v: unknown): string {
+  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+}
+
+/**
+ * A response the SDK cannot parse (a result that is not an object, a shapeless error) would be dropped and
+ * its request left to time out. Turned into an error response instead, the caller hears about it at once.
+ */
+function normalizeResponse(message: Record<string, unknown>): Record<string, unknown> {
+  if (!('id' in message) || 'method' in message) return message;
+  const malformed = (why: string) => ({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `malformed response: ${why}` } });
+  if ('result' in message) {
+    const result = message.result;
+    return typeof result === 'object' && result !== null && !Array.isArray(result) ? message : malformed(`result is ${kindOf(result)}, not an object`);
+  }
+  if ('error' in message) {
+    const error = message.error as Record<string, unknown> | null;
+    const wellFormed = typeof error === 'object' && error !== null && typeof error.code === 'number' && typeof error.message === 'string';
+    return wellFormed ? message : malformed('error is not {code, message}');
+  }
+  return malformed('neither result nor error');
+}
+
 export class ServerProcess implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -162,7 +185,7 @@ export class ServerProcess implements Transport {
       this.noteGarbage(line);
       return;
     }
-    const message = parsed as Record<string, unknown>;
+    const message = normalizeResponse(parsed as Record<string, unknown>);
     try {
       this.onInbound?.(message);
       this.onmessage?.(message as JSONRPCMessage);

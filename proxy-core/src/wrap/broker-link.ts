@@ -29,6 +29,8 @@ export interface BrokerLinkLike extends EventEmitter {
 }
 
 const MAX_BATCH = 1000;
+/** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
+const JOURNAL_DELAY_MS = 20;
 /** Past this many unacknowledged entries (broker gone for long), the oldest are summarised, not kept. */
 const MAX_HELD = 50_000;
 
@@ -202,13 +204,18 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     });
   }
 
+  /**
+   * Journal entries leave in batches, off the call's path: a short delay lets the decision and the outcome
+   * of a quick call merge into one entry, and many calls share one message and one broker transaction.
+   */
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    setImmediate(() => {
+    const timer = setTimeout(() => {
       this.flushScheduled = false;
       void this.sendJournal();
-    });
+    }, this.held.size >= MAX_BATCH ? 0 : JOURNAL_DELAY_MS);
+    timer.unref();
   }
 
   private async sendJournal(): Promise<void> {

@@ -66,6 +66,9 @@ interface CallFlow {
   decidedBy?: DecidedBy;
   detail?: string;
   progressTimer?: NodeJS.Timeout;
+  /** The arguments as journaled (cut at a size limit), computed once per call. */
+  argsText?: string;
+  argsTruncated?: boolean;
 }
 
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
@@ -467,19 +470,18 @@ export class Relay {
 
   private journal(flow: CallFlow, decision: 'allow' | 'deny', outcome: Outcome): void {
     const verdict = flow.verdict;
-    let args = flow.raw.length <= ARGS_JOURNAL_MAX ? JSON.stringify(flow.args) : '';
-    let truncated = false;
-    if (flow.raw.length > ARGS_JOURNAL_MAX) {
-      args = JSON.stringify(flow.args).slice(0, ARGS_JOURNAL_MAX);
-      truncated = true;
+    if (flow.argsText === undefined) {
+      const text = JSON.stringify(flow.args);
+      flow.argsText = text.length > ARGS_JOURNAL_MAX ? text.slice(0, ARGS_JOURNAL_MAX) : text;
+      flow.argsTruncated = text.length > ARGS_JOURNAL_MAX;
     }
     const entry: JournalEntry = {
       id: flow.callId,
       client: this.o.client,
       server: this.o.server,
       tool: flow.tool,
-      arguments: args,
-      argsTruncated: truncated,
+      arguments: flow.argsText,
+      argsTruncated: flow.argsTruncated === true,
       class: verdict?.class ?? 'unclassifiable',
       reasons: verdict?.reasons ?? [],
       decision,

@@ -4,7 +4,6 @@
  */
 import { type ChildProcessByStdio, spawn as nodeSpawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import crossSpawn from 'cross-spawn';
 
 export type UpstreamProcess = ChildProcessByStdio<Writable, Readable, null>;
 
@@ -18,13 +17,14 @@ export interface ShutdownTimings {
 export const DEFAULT_TIMINGS: ShutdownTimings = { stdinGraceMs: 1000, termGraceMs: 2000 };
 
 /** Spawn the server. POSIX: its own process group, so the whole tree can be signalled at once. */
-export function spawnUpstream(command: string, args: string[]): UpstreamProcess {
-  // cross-spawn resolves Windows .cmd/.bat shims (npx.cmd) that plain spawn cannot start without a shell.
-  return crossSpawn(command, args, {
-    stdio: ['pipe', 'pipe', 'inherit'],
-    detached: process.platform !== 'win32',
-    windowsHide: true,
-  }) as unknown as UpstreamProcess;
+export async function spawnUpstream(command: string, args: string[]): Promise<UpstreamProcess> {
+  if (process.platform === 'win32') {
+    // cross-spawn resolves .cmd/.bat shims (npx.cmd) that plain spawn cannot start without a shell;
+    // loaded only where it is needed, to keep start-up short elsewhere
+    const { default: crossSpawn } = await import('cross-spawn');
+    return crossSpawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], windowsHide: true }) as unknown as UpstreamProcess;
+  }
+  return nodeSpawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
 }
 
 function signalTree(pid: number, signal: NodeJS.Signals): boolean {

@@ -28,7 +28,7 @@ function serverJson(s: ServerEntry) {
     name: s.name,
     transport: s.transport,
     protected: s.protected,
-    protectable: !s.protected && !s.unprotectable,
+    protectable: !s.unprotectable,
     ...(s.unprotectable ? { reason: s.unprotectable } : {}),
     ...(s.original ? { command: s.original.command, args: redactArgs(s.original.args) } : {}),
     ...(s.url ? { url: s.url } : {}),
@@ -127,6 +127,7 @@ async function change(action: Action, args: string[]): Promise<number> {
       out(JSON.stringify(report, null, 2));
       return 0;
     }
+    if (report.outcomes.length === 0) out(`${CLIENTS[id].label} has no servers to ${action}.`);
     for (const o of report.outcomes) {
       out(`${o.result.padEnd(11)} ${o.server}  (${o.scope}: ${o.path})${o.reason ? `: ${o.reason}` : ''}`);
     }

@@ -1,13 +1,8 @@
 /**
- * `airlock wrap`: what an MCP client starts in place of a server. Relays stdio both ways through the Relay,
- * with backpressure, and shuts the server's whole process tree down when the client goes away.
- * Loads no SQLite, no SDK and no UI code: it runs once per server, on the client's start-up path.
+ * `airlock wrap`: what an MCP client starts in place of a server. The server is spawned before the relay's
+ * modules load, so its start-up overlaps ours: the client waits for the slower of the two, not their sum.
  */
-import { dataDir } from '../../ipc/paths.js';
-import { LineSplitter } from '../../jsonrpc/lines.js';
-import { BrokerLink } from '../../wrap/broker-link.js';
-import { Relay } from '../../wrap/relay.js';
-import { spawnUpstream, stopUpstream } from '../../wrap/upstream.js';
+import { spawnUpstream } from '../../wrap/upstream.js';
 import { parse } from '../args.js';
 import { UsageError } from '../errors.js';
 
@@ -17,117 +12,21 @@ export async function run(argv: string[]): Promise<number> {
   const rest = argv.slice(1);
   const dashDash = rest.indexOf('--');
   if (dashDash === -1) throw new UsageError(`${USAGE} (the server command goes after --)`);
-  const { values, positionals } = parse(
+  const { values } = parse(
     rest.slice(0, dashDash),
     { name: { type: 'string' }, client: { type: 'string' }, 'trust-read-only-hints': { type: 'boolean' } },
     false,
   );
-  void positionals;
   const [command, ...args] = rest.slice(dashDash + 1);
   if (!values.name) throw new UsageError(`${USAGE} (--name is required)`);
   if (!command) throw new UsageError(`${USAGE} (no server command after --)`);
-  return wrap({ server: values.name, client: values.client ?? 'unknown', trustFlag: values['trust-read-only-hints'] === true, command, args });
-}
-
-interface WrapOptions {
-  server: string;
-  client: string;
-  trustFlag: boolean;
-  command: string;
-  args: string[];
-}
-
-function wrap(o: WrapOptions): Promise<number> {
-  const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
-  const child = spawnUpstream(o.command, o.args);
-  const link = new BrokerLink(dataDir(), { client: o.client, server: o.server, command: [o.command, ...o.args], pid: process.pid, trustFlag: o.trustFlag }, log);
-  link.start();
-
-  let clientGone = false;
-  let upstreamBlocked = false;
-  let clientBlocked = false;
-  const toClient = (data: Buffer | string) => {
-    if (clientGone) return;
-    if (!process.stdout.write(data) && !upstreamBlocked) {
-      upstreamBlocked = true;
-      child.stdout.pause();
-      process.stdout.once('drain', () => {
-        upstreamBlocked = false;
-        child.stdout.resume();
-      });
-    }
-  };
-  const toUpstream = (data: Buffer | string) => {
-    if (!child.stdin.writable) return;
-    if (!child.stdin.write(data) && !clientBlocked) {
-      clientBlocked = true;
-      process.stdin.pause();
-      child.stdin.once('drain', () => {
-        clientBlocked = false;
-        process.stdin.resume();
-      });
-    }
-  };
-  const progressMs = Number(process.env.AIRLOCK_PROGRESS_MS);
-  const relay = new Relay({
-    server: o.server,
-    client: o.client,
-    trustFlag: o.trustFlag,
-    link,
-    toClient,
-    toUpstream,
-    log,
-    ...(Number.isFinite(progressMs) && progressMs > 0 ? { progressIntervalMs: progressMs } : {}),
-  });
-
-  const fromClient = new LineSplitter((line) => relay.fromClient(line));
-  const fromUpstream = new LineSplitter((line) => relay.fromUpstream(line));
-  child.stdin.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') log(`airlock: writing to the server failed: ${err.message}`);
-  });
-  child.stdout.on('data', (chunk: Buffer) => fromUpstream.push(chunk));
-
-  let stopping: Promise<void> | null = null;
-  const stopServer = () => (stopping ??= stopUpstream(child));
-  const onClientGone = () => {
-    if (clientGone) return;
-    clientGone = true;
-    fromClient.flush();
-    relay.clientClosed();
-    void stopServer();
-  };
-  process.stdin.on('data', (chunk: Buffer) => fromClient.push(chunk));
-  process.stdin.on('end', onClientGone);
-  process.stdin.on('error', onClientGone);
-  process.stdout.on('error', onClientGone);
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onClientGone);
-
-  return new Promise<number>((resolve) => {
-    let spawnFailed = false;
-    child.on('error', (err: NodeJS.ErrnoException) => {
-      spawnFailed = true;
-      log(`airlock: could not start the MCP server "${o.command}": ${err.code === 'ENOENT' ? 'command not found (use an absolute path; clients start servers with a minimal PATH)' : err.message}`);
-    });
-    child.on('close', (code, signal) => {
-      fromUpstream.flush();
-      const description = spawnFailed ? 'could not be started' : signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      if (!clientGone) relay.upstreamExited(description);
-      void stopServer().then(async () => {
-        await link.flush(1000);
-        link.close();
-        const exitCode = spawnFailed ? 127 : code ?? (signal ? 128 + signalNumber(signal) : 1);
-        const done = () => resolve(exitCode);
-        if (process.stdout.writableNeedDrain) process.stdout.once('drain', done);
-        else done();
-      });
-    });
-  }).then((code) => {
-    // stdin may still be open (the server left first); nothing more can be relayed, so leave now
-    process.exit(code);
-  });
-}
-
-function signalNumber(signal: NodeJS.Signals): number {
-  const table: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-  return table[signal] ?? 0;
+  const child = await spawnUpstream(command, args);
+  // a spawn failure is reported on the next tick: hold it until the relay is loaded and listening
+  let spawnError: NodeJS.ErrnoException | undefined;
+  const early = (err: NodeJS.ErrnoException) => (spawnError = err);
+  child.on('error', early);
+  const { runWrapper } = await import('../../wrap/run-wrapper.js');
+  child.off('error', early);
+  const opts = { server: values.name, client: values.client ?? 'unknown', trustFlag: values['trust-read-only-hints'] === true, command, args };
+  return runWrapper(opts, child, spawnError);
 }

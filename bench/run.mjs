@@ -1,0 +1,246 @@
+#!/usr/bin/env node
+// `npm run bench`: one run, modes alternating, so that the three are measured under the same conditions.
+//   direct   the client starts the server itself
+//   relay    a plain byte relay in between (bench/byte-relay.mjs): the floor of any stdio proxy
+//   airlock  `airlock wrap` in between, with a broker running and an allow rule for the tool
+// Prints a Markdown table (and writes it to bench/results.md). Not a test: nothing here passes or fails.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { LineSplitter } from '../proxy-core/dist/jsonrpc/lines.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = join(ROOT, 'bin', 'airlock.js');
+const RELAY = join(ROOT, 'bench', 'byte-relay.mjs');
+const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
+const QUICK = process.argv.includes('--quick');
+const ROUNDS = QUICK ? 2 : 6;
+const CALLS_PER_ROUND = QUICK ? 200 : 500;
+const STARTUPS = QUICK ? 4 : 16;
+const BIG_RUNS = QUICK ? 3 : 8;
+const WRAPPERS = 8;
+const THROUGHPUT_CALLS = QUICK ? 1000 : 3000;
+
+const home = mkdtempSync(join(tmpdir(), 'al-bench-'));
+const env = { ...process.env, AIRLOCK_HOME: home };
+const node = process.execPath;
+
+function commandFor(mode, server) {
+  if (mode === 'direct') return { command: node, args: server };
+  if (mode === 'relay') return { command: node, args: [RELAY, '--', node, ...server] };
+  return { command: node, args: [CLI, 'wrap', '--name', 'bench', '--client', 'bench', '--', node, ...server] };
+}
+
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+const median = (xs) => quantile(xs, 0.5);
+const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+const hwmKb = (pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
+
+async function connect(mode, server = [EVERYTHING, 'stdio']) {
+  const { command, args } = commandFor(mode, server);
+  const transport = new StdioClientTransport({ command, args, env, stderr: 'ignore' });
+  const client = new Client({ name: 'bench', version: '1' });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+function daemon() {
+  const proc = spawn(node, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    proc.stderr.on('data', (d) => {
+      err += d;
+      if (err.includes('broker running')) resolve(proc);
+    });
+    proc.on('exit', () => reject(new Error(err)));
+  });
+}
+
+async function cli(...args) {
+  await new Promise((resolve, reject) => {
+    const p = spawn(node, [CLI, ...args], { env, stdio: 'ignore' });
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`airlock ${args.join(' ')} failed`))));
+  });
+}
+
+// ---- latency and memory ------------------------------------------------------------------------------------
+async function latency() {
+  const modes = ['direct', 'relay', 'airlock'];
+  const samples = { direct: [], relay: [], airlock: [] };
+  const rss = { relay: [], airlock: [] };
+  const sessions = {};
+  for (const mode of modes) {
+    sessions[mode] = await connect(mode);
+    for (let i = 0; i < 300; i++) await sessions[mode].client.callTool({ name: 'echo', arguments: { message: 'warm' } });
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const mode of round % 2 ? [...modes].reverse() : modes) {
+      const { client } = sessions[mode];
+      for (let i = 0; i < CALLS_PER_ROUND; i++) {
+        const t0 = performance.now();
+        await client.callTool({ name: 'echo', arguments: { message: `call ${i}` } });
+        samples[mode].push(performance.now() - t0);
+      }
+    }
+  }
+  for (const mode of ['relay', 'airlock']) rss[mode].push(rssKb(sessions[mode].transport.pid));
+  const peak = { relay: hwmKb(sessions.relay.transport.pid), airlock: hwmKb(sessions.airlock.transport.pid) };
+  for (const mode of modes) await sessions[mode].client.close();
+  return { samples, rss, peak };
+}
+
+// ---- start-up to the first tools/list --------------------------------------------------------------------
+async function startup() {
+  const times = { direct: [], relay: [], airlock: [] };
+  for (let i = 0; i < STARTUPS; i++) {
+    for (const mode of i % 2 ? ['airlock', 'relay', 'direct'] : ['direct', 'relay', 'airlock']) {
+      const t0 = performance.now();
+      const { client } = await connect(mode);
+      await client.listTools();
+      times[mode].push(performance.now() - t0);
+      await client.close();
+    }
+  }
+  return times;
+}
+
+// ---- a 10 MB result, with a client whose framing is linear (the SDK's stdio buffer is quadratic) -------------
+function rawSession(mode) {
+  const { command, args } = commandFor(mode, [FIXTURE]);
+  const proc = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  const waiters = new Map();
+  const splitter = new LineSplitter((line) => {
+    const m = JSON.parse(line.toString('utf8'));
+    const w = waiters.get(m.id);
+    if (w) {
+      waiters.delete(m.id);
+      w(m);
+    }
+  });
+  proc.stdout.on('data', (d) => splitter.push(d));
+  let next = 1;
+  const request = (method, params) =>
+    new Promise((resolve) => {
+      const id = next++;
+      waiters.set(id, resolve);
+      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+    });
+  return {
+    proc,
+    request,
+    async init() {
+      await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+      await request('tools/list', {});
+    },
+    close() {
+      proc.stdin.end();
+      return new Promise((r) => proc.on('exit', r));
+    },
+  };
+}
+
+async function bigResult() {
+  const times = { direct: [], relay: [], airlock: [] };
+  const sessions = {};
+  for (const mode of ['direct', 'relay', 'airlock']) {
+    sessions[mode] = rawSession(mode);
+    await sessions[mode].init();
+    await sessions[mode].request('tools/call', { name: 'huge', arguments: { bytes: 1_000_000 } });
+  }
+  for (let i = 0; i < BIG_RUNS; i++) {
+    for (const mode of i % 2 ? ['airlock', 'relay', 'direct'] : ['direct', 'relay', 'airlock']) {
+      const t0 = performance.now();
+      const r = await sessions[mode].request('tools/call', { name: 'huge', arguments: { bytes: 10 * 1024 * 1024 } });
+      times[mode].push(performance.now() - t0);
+      if (r.result?.content?.[0]?.text?.length !== 10 * 1024 * 1024) throw new Error(`${mode}: wrong 10 MB result`);
+    }
+  }
+  for (const s of Object.values(sessions)) await s.close();
+  return times;
+}
+
+// ---- broker throughput: 8 wrappers, pipelined calls, until every decision is in the journal --------------
+async function throughput(tool) {
+  const db = new Database(join(home, 'airlock.db'), { readonly: true });
+  const count = () => db.prepare('SELECT COUNT(*) AS n FROM journal').get().n;
+  const sessions = [];
+  for (let w = 0; w < WRAPPERS; w++) {
+    const s = rawSession('airlock');
+    await s.init();
+    sessions.push(s);
+  }
+  const before = count();
+  const t0 = performance.now();
+  await Promise.all(
+    sessions.map(async (s) => {
+      const inFlight = 32;
+      let sent = 0;
+      const lane = async () => {
+        while (sent < THROUGHPUT_CALLS) {
+          sent++;
+          await s.request('tools/call', { name: tool, arguments: { text: 'x' } });
+        }
+      };
+      await Promise.all(Array.from({ length: inFlight }, lane));
+    }),
+  );
+  const total = WRAPPERS * THROUGHPUT_CALLS;
+  while (count() - before < total) await new Promise((r) => setTimeout(r, 5));
+  const elapsed = (performance.now() - t0) / 1000;
+  const outcomes = db.prepare('SELECT COUNT(*) AS n FROM journal WHERE tool = ?').get(tool);
+  db.close();
+  for (const s of sessions) await s.close();
+  return { total, elapsed, rate: total / elapsed, complete: outcomes.n };
+}
+
+// ---- run -------------------------------------------------------------------------------------------------
+const broker = await daemon();
+try {
+  await cli('rules', 'add', 'allow', '--server', 'bench', '--tool', '*');
+  await cli('rules', 'add', 'deny', '--server', 'bench', '--tool', 'delete_all');
+  process.stderr.write('latency and memory…\n');
+  const lat = await latency();
+  process.stderr.write('start-up…\n');
+  const start = await startup();
+  process.stderr.write('10 MB results…\n');
+  const big = await bigResult();
+  process.stderr.write('broker throughput…\n');
+  const tp = await throughput('echo');
+  const tpDeny = await throughput('delete_all');
+
+  const f = (x, d = 3) => x.toFixed(d);
+  const p50 = (m) => quantile(lat.samples[m], 0.5);
+  const p99 = (m) => quantile(lat.samples[m], 0.99);
+  const rows = [
+    ['allowed call p50 (ms)', f(p50('direct')), f(p50('relay')), f(p50('airlock')), `${f(p50('airlock') / p50('relay'), 2)}× relay`, '≤ 1.5× relay'],
+    ['allowed call p99 (ms)', f(p99('direct')), f(p99('relay')), f(p99('airlock')), `${f(p99('airlock') / p99('relay'), 2)}× relay`, '≤ 2× relay'],
+    ['proxy RSS after calls (MB)', '–', f(median(lat.rss.relay) / 1024, 1), f(median(lat.rss.airlock) / 1024, 1), `${f(median(lat.rss.airlock) / median(lat.rss.relay), 2)}× relay`, '≤ 1.15× relay'],
+    ['proxy peak RSS (MB)', '–', f(lat.peak.relay / 1024, 1), f(lat.peak.airlock / 1024, 1), `${f(lat.peak.airlock / lat.peak.relay, 2)}× relay`, '(for information)'],
+    ['start-up to first tools/list (ms, median)', f(median(start.direct), 1), f(median(start.relay), 1), f(median(start.airlock), 1), `+${f(median(start.airlock) - median(start.relay), 1)} ms over relay`, '≤ +60 ms'],
+    ['10 MB result (ms, median)', f(median(big.direct), 1), f(median(big.relay), 1), f(median(big.airlock), 1), `${f(median(big.airlock) / median(big.relay), 2)}× relay`, '≤ 1.5× relay'],
+    [`journaled decisions/s, allowed calls end to end (${WRAPPERS} wrappers)`, '–', '–', f(tp.rate, 0), `${tp.total} calls in ${f(tp.elapsed, 2)} s, ${tp.complete} in the journal`, '≥ 5,000/s'],
+    [`journaled decisions/s, denied calls (${WRAPPERS} wrappers)`, '–', '–', f(tpDeny.rate, 0), `${tpDeny.total} calls in ${f(tpDeny.elapsed, 2)} s, ${tpDeny.complete} in the journal`, '≥ 5,000/s'],
+  ];
+  const table = [
+    `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
+    `|---|---|---|---|---|---|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+  const meta = `Node ${process.version}, ${lat.samples.direct.length} calls per mode (server-everything \`echo\`), ${STARTUPS} start-ups per mode, ${BIG_RUNS} × 10 MB per mode, ${new Date().toISOString().slice(0, 10)}.`;
+  writeFileSync(join(ROOT, 'bench', 'results.md'), `${table}\n\n${meta}\n`);
+  process.stdout.write(`${table}\n\n${meta}\n`);
+} finally {
+  broker.kill('SIGTERM');
+  await new Promise((r) => broker.on('exit', r));
+  rmSync(home, { recursive: true, force: true });
+}

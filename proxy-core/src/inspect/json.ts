@@ -1,0 +1,6 @@
+/** Narrowing for JSON that arrived from a server and may be anything. */
+
+/** A plain JSON object (not null, not an array). */
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

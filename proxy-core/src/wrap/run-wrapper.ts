@@ -1,0 +1,123 @@
+/**
+ * The running wrapper: stdio both ways through the Relay, with backpressure, and the server's whole process
+ * tree shut down when the client goes away. Loads no SQLite, no SDK and no UI code.
+ */
+import { dataDir } from '../ipc/paths.js';
+import { LineSplitter } from '../jsonrpc/lines.js';
+import { BrokerLink } from './broker-link.js';
+import { Relay } from './relay.js';
+import { stopUpstream, type UpstreamProcess } from './upstream.js';
+
+export interface WrapOptions {
+  server: string;
+  client: string;
+  trustFlag: boolean;
+  command: string;
+  args: string[];
+}
+
+/** Wire stdio, the relay and the broker link around an already spawned server; resolves with its exit code. */
+export function runWrapper(o: WrapOptions, child: UpstreamProcess, spawnError?: NodeJS.ErrnoException): Promise<number> {
+  const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
+  const link = new BrokerLink(dataDir(), { client: o.client, server: o.server, command: [o.command, ...o.args], pid: process.pid, trustFlag: o.trustFlag }, log);
+  link.start();
+
+  let clientGone = false;
+  let upstreamBlocked = false;
+  let clientBlocked = false;
+  const toClient = (data: Buffer | string) => {
+    if (clientGone) return;
+    if (!process.stdout.write(data) && !upstreamBlocked) {
+      upstreamBlocked = true;
+      child.stdout.pause();
+      process.stdout.once('drain', () => {
+        upstreamBlocked = false;
+        child.stdout.resume();
+      });
+    }
+  };
+  const toUpstream = (data: Buffer | string) => {
+    if (!child.stdin.writable) return;
+    if (!child.stdin.write(data) && !clientBlocked) {
+      clientBlocked = true;
+      process.stdin.pause();
+      child.stdin.once('drain', () => {
+        clientBlocked = false;
+        process.stdin.resume();
+      });
+    }
+  };
+  const progressMs = Number(process.env.AIRLOCK_PROGRESS_MS);
+  const relay = new Relay({
+    server: o.server,
+    client: o.client,
+    trustFlag: o.trustFlag,
+    link,
+    toClient,
+    toUpstream,
+    log,
+    ...(Number.isFinite(progressMs) && progressMs > 0 ? { progressIntervalMs: progressMs } : {}),
+  });
+
+  const fromClient = new LineSplitter((line) => relay.fromClient(line));
+  const fromUpstream = new LineSplitter((line) => relay.fromUpstream(line));
+  child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') log(`airlock: writing to the server failed: ${err.message}`);
+  });
+  child.stdout.on('data', (chunk: Buffer) => fromUpstream.push(chunk));
+
+  let stopping: Promise<void> | null = null;
+  const stopServer = () => (stopping ??= stopUpstream(child));
+  const onClientGone = () => {
+    if (clientGone) return;
+    clientGone = true;
+    fromClient.flush();
+    relay.clientClosed();
+    void stopServer();
+  };
+  process.stdin.on('data', (chunk: Buffer) => fromClient.push(chunk));
+  process.stdin.on('end', onClientGone);
+  process.stdin.on('error', onClientGone);
+  process.stdout.on('error', onClientGone);
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onClientGone);
+
+  return new Promise<number>((resolve) => {
+    let spawnFailed = false;
+    const onError = (err: NodeJS.ErrnoException) => {
+      spawnFailed = true;
+      log(`airlock: could not start the MCP server "${o.command}": ${err.code === 'ENOENT' ? 'command not found (use an absolute path; clients start servers with a minimal PATH)' : err.message}`);
+    };
+    if (spawnError) onError(spawnError);
+    child.on('error', onError);
+    const onClose = (code: number | null, signal: NodeJS.Signals | null) => {
+      fromUpstream.flush();
+      const description = spawnFailed ? 'could not be started' : signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      if (!clientGone) relay.upstreamExited(description);
+      void stopServer().then(async () => {
+        await link.flush(1000);
+        link.close();
+        const exitCode = spawnFailed ? 127 : code ?? (signal ? 128 + signalNumber(signal) : 1);
+        const done = () => resolve(exitCode);
+        if (process.stdout.writableNeedDrain) process.stdout.once('drain', done);
+        else done();
+      });
+    };
+    let closed = false;
+    const closeOnce = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (closed) return;
+      closed = true;
+      onClose(code, signal);
+    };
+    child.on('close', closeOnce);
+    // a server that never started may have reported its close before we listened
+    if (spawnError && child.pid === undefined) setTimeout(() => closeOnce(null, null), 50);
+  }).then((code) => {
+    // stdin may still be open (the server left first); nothing more can be relayed, so leave now
+    process.exit(code);
+  });
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  const table: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+  return table[signal] ?? 0;
+}
