@@ -70,7 +70,34 @@ describe('server-everything through airlock wrap', () => {
       onprogress: (p) => progress.push(p.progress),
     });
     expect(r.isError).toBeFalsy();
+    // the SDK client may run the last progress handler a tick after it settles the result
+    await waitFor(() => progress.length >= 3, 2000, 'three progress notifications');
     expect(progress).toEqual([1, 2, 3]);
+  });
+});
+
+describe('live output checks', () => {
+  test('structuredContent that breaks the output schema is journaled as a finding, never blocked', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', 'structured']);
+    const fx = fixture(home);
+    const raw = rawWrap(home, fx.command, fx.args, fx.env);
+    await raw.init();
+    raw.send({ jsonrpc: '2.0', id: 's1', method: 'tools/call', params: { name: 'structured', arguments: {} } });
+    const r = await raw.response('s1');
+    expect((r.result as { structuredContent: unknown }).structuredContent).toEqual({ n: 'not a number' });
+    await waitFor(
+      async () => (await cliJson<{ event: string }[]>(home, ['history', '--events'])).some((e) => e.event === 'output-schema-mismatch'),
+      5000,
+      'mismatch event',
+    );
+    const events = await cliJson<{ event: string; tool: string; detail: { errors: string[] } }[]>(home, ['history', '--events']);
+    const mismatch = events.find((e) => e.event === 'output-schema-mismatch')!;
+    expect(mismatch.tool).toBe('structured');
+    expect(mismatch.detail.errors.join(' ')).toMatch(/number/);
+    raw.proc.stdin.end();
+    await raw.exited;
   });
 });
 

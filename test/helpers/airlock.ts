@@ -59,8 +59,8 @@ export interface Daemon {
 }
 
 /** Start `airlock daemon` and wait until it listens. */
-export async function startDaemon(home: string, args: string[] = []): Promise<Daemon> {
-  const proc = spawn(process.execPath, [CLI, 'daemon', ...args], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+export async function startDaemon(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Daemon> {
+  const proc = spawn(process.execPath, [CLI, 'daemon', ...args], { env: { ...process.env, AIRLOCK_HOME: home, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   await waitFor(() => err.includes('broker running') || proc.exitCode !== null, 10_000);

@@ -170,10 +170,15 @@ export class Broker extends EventEmitter {
       case 'catalog':
         return this.store.catalog(str(p, 'server', 512));
       case 'settings.get':
-        return { value: this.store.getSetting(str(p, 'key', 128)) ?? null };
-      case 'settings.set':
-        this.store.setSetting(str(p, 'key', 128), str(p, 'value', 4096));
+        return { value: this.store.getSetting(settingKey(p)) ?? null };
+      case 'settings.set': {
+        const key = settingKey(p);
+        const value = str(p, 'value', 16);
+        if (!USER_SETTINGS[key]!.includes(value)) throw bad(`${key} takes ${USER_SETTINGS[key]!.join(' or ')}`);
+        this.store.setSetting(key, value);
+        this.store.addEvent('setting-changed', null, null, { key, value });
         return { ok: true };
+      }
       default:
         throw new IpcError('unknown-method', `unknown method ${method}`);
     }
@@ -505,6 +510,15 @@ export class Broker extends EventEmitter {
     }
     if (this.journalQueue.length) this.flushJournal();
   }
+}
+
+/** Settings a UI may change directly; E-Stop and the rest have their own requests (with policy pushes). */
+const USER_SETTINGS: Record<string, string[]> = { 'auto-protect': ['on', 'off'] };
+
+function settingKey(p: Record<string, unknown>): string {
+  const key = str(p, 'key', 64);
+  if (!Object.hasOwn(USER_SETTINGS, key)) throw bad(`unknown setting ${key}`);
+  return key;
 }
 
 function parseRemember(v: unknown): Remember {

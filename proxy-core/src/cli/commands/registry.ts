@@ -79,6 +79,11 @@ export const commands: Record<string, Command> = {
     usage: 'airlock unprotect CLIENT (SERVER... | --all) [--project DIR] [--scope global|project|local] [--json]',
     load: () => import('./clients.js'),
   },
+  settings: {
+    summary: 'show or change broker settings (auto-protect)',
+    usage: 'airlock settings [KEY [VALUE]] [--json]\n  airlock settings auto-protect on|off',
+    load: () => import('./settings.js'),
+  },
   trust: {
     summary: "believe (or stop believing) a server's read-only hints",
     usage: 'airlock trust SERVER on|off\n  airlock trust [--json]   (list servers whose hints are trusted)',
