@@ -180,6 +180,7 @@ async function throughput(tool) {
     sessions.push(s);
   }
   const before = count();
+  const seqBefore = db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM journal').get().s;
   const t0 = performance.now();
   await Promise.all(
     sessions.map(async (s) => {
@@ -197,7 +198,7 @@ async function throughput(tool) {
   const total = WRAPPERS * THROUGHPUT_CALLS;
   while (count() - before < total) await new Promise((r) => setTimeout(r, 5));
   const elapsed = (performance.now() - t0) / 1000;
-  const outcomes = db.prepare('SELECT COUNT(*) AS n FROM journal WHERE tool = ?').get(tool);
+  const outcomes = db.prepare('SELECT COUNT(*) AS n FROM journal WHERE tool = ? AND seq > ?').get(tool, seqBefore);
   db.close();
   for (const s of sessions) await s.close();
   return { total, elapsed, rate: total / elapsed, complete: outcomes.n };
