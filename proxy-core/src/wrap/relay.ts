@@ -106,21 +106,25 @@ export class Relay {
   // ---- client -> upstream ------------------------------------------------------------------------------
 
   fromClient(line: Buffer): void {
+    this.dispatch(line, 'the client sent', (m, raw) => this.clientMessage(m, raw));
+  }
+
+  /**
+   * Parse one line and hand each message on with the bytes to relay. Lines that are not JSON messages are
+   * logged and dropped; batches (removed from MCP in 2025-06-18) are split so no call rides past the gate.
+   */
+  private dispatch(line: Buffer, who: string, handle: (m: Message, raw: Buffer) => void): void {
     const parsed = parseLine(line);
-    if (parsed === undefined) {
-      this.o.log(`airlock: the client sent a line that is not JSON; dropped (${preview(line)})`);
-      return;
-    }
     if (Array.isArray(parsed)) {
-      // Batches were removed from MCP in 2025-06-18; split them so that no call can ride past the gate.
-      for (const m of parsed) if (isObject(m)) this.clientMessage(m, Buffer.from(JSON.stringify(m)));
+      for (const m of parsed) if (isObject(m)) handle(m, Buffer.from(JSON.stringify(m)));
       return;
     }
     if (!isObject(parsed)) {
-      this.o.log(`airlock: the client sent JSON that is not a message; dropped (${preview(line)})`);
+      const what = parsed === undefined ? 'a line that is not JSON' : 'JSON that is not a message';
+      this.o.log(`airlock: ${who} ${what}; dropped (${preview(line)})`);
       return;
     }
-    this.clientMessage(parsed, line);
+    handle(parsed, line);
   }
 
   private clientMessage(m: Message, raw: Buffer): void {
@@ -301,20 +305,7 @@ export class Relay {
   // ---- upstream -> client ------------------------------------------------------------------------------
 
   fromUpstream(line: Buffer): void {
-    const parsed = parseLine(line);
-    if (parsed === undefined) {
-      this.o.log(`airlock: the server wrote a line that is not JSON on stdout; dropped (${preview(line)})`);
-      return;
-    }
-    if (Array.isArray(parsed)) {
-      for (const m of parsed) if (isObject(m)) this.upstreamMessage(m, Buffer.from(JSON.stringify(m)));
-      return;
-    }
-    if (!isObject(parsed)) {
-      this.o.log(`airlock: the server wrote JSON that is not a message; dropped (${preview(line)})`);
-      return;
-    }
-    this.upstreamMessage(parsed, line);
+    this.dispatch(line, 'the server wrote', (m, raw) => this.upstreamMessage(m, raw));
   }
 
   private upstreamMessage(m: Message, raw: Buffer): void {

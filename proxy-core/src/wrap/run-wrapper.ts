@@ -2,6 +2,7 @@
  * The running wrapper: stdio both ways through the Relay, with backpressure, and the server's whole process
  * tree shut down when the client goes away. Loads no SQLite, no SDK and no UI code.
  */
+import type { Readable, Writable } from 'node:stream';
 import { dataDir } from '../ipc/paths.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { BrokerLink } from './broker-link.js';
@@ -23,29 +24,13 @@ export function runWrapper(o: WrapOptions, child: UpstreamProcess, spawnError?: 
   link.start();
 
   let clientGone = false;
-  let upstreamBlocked = false;
-  let clientBlocked = false;
+  const writeClient = writerWithBackpressure(process.stdout, child.stdout);
   const toClient = (data: Buffer | string) => {
-    if (clientGone) return;
-    if (!process.stdout.write(data) && !upstreamBlocked) {
-      upstreamBlocked = true;
-      child.stdout.pause();
-      process.stdout.once('drain', () => {
-        upstreamBlocked = false;
-        child.stdout.resume();
-      });
-    }
+    if (!clientGone) writeClient(data);
   };
+  const writeUpstream = writerWithBackpressure(child.stdin, process.stdin);
   const toUpstream = (data: Buffer | string) => {
-    if (!child.stdin.writable) return;
-    if (!child.stdin.write(data) && !clientBlocked) {
-      clientBlocked = true;
-      process.stdin.pause();
-      child.stdin.once('drain', () => {
-        clientBlocked = false;
-        process.stdin.resume();
-      });
-    }
+    if (child.stdin.writable) writeUpstream(data);
   };
   const progressMs = Number(process.env.AIRLOCK_PROGRESS_MS);
   const relay = new Relay({
@@ -115,6 +100,20 @@ export function runWrapper(o: WrapOptions, child: UpstreamProcess, spawnError?: 
     // stdin may still be open (the server left first); nothing more can be relayed, so leave now
     process.exit(code);
   });
+}
+
+/** A writer that pauses `source` while `target` is full, so a slow reader cannot make us buffer without end. */
+function writerWithBackpressure(target: Writable, source: Readable): (data: Buffer | string) => void {
+  let blocked = false;
+  return (data) => {
+    if (target.write(data) || blocked) return;
+    blocked = true;
+    source.pause();
+    target.once('drain', () => {
+      blocked = false;
+      source.resume();
+    });
+  };
 }
 
 function signalNumber(signal: NodeJS.Signals): number {
