@@ -38,6 +38,27 @@ describe('LineSplitter', () => {
   });
 });
 
+describe('LineSplitter limit', () => {
+  test('a line over the limit is dropped up to its newline, reported once, and the next line is intact', () => {
+    const out: string[] = [];
+    const overflows: number[] = [];
+    const s = new LineSplitter((l) => out.push(l.toString()), 10, (n) => overflows.push(n));
+    s.push(Buffer.from('ok\n0123456'));
+    s.push(Buffer.from('789abcdef'));
+    s.push(Buffer.from('ghij\nnext\n'));
+    expect(out).toEqual(['ok', 'next']);
+    expect(overflows).toEqual([16]);
+  });
+
+  test('a line exactly at the limit passes', () => {
+    const out: string[] = [];
+    const s = new LineSplitter((l) => out.push(l.toString()), 10);
+    s.push(Buffer.from('0123456789'));
+    s.push(Buffer.from('\n'));
+    expect(out).toEqual(['0123456789']);
+  });
+});
+
 describe('canonical arguments', () => {
   test('key order does not change the hash; values do', () => {
     expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');

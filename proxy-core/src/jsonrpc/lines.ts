@@ -5,14 +5,29 @@
 export class LineSplitter {
   private parts: Buffer[] = [];
   private partsLength = 0;
+  /** Inside a line that went over the limit: drop bytes until its newline. */
+  private discarding = false;
 
-  constructor(private readonly onLine: (line: Buffer) => void) {}
+  /**
+   * `maxLine` bounds what one peer can make us hold: a longer line is dropped (reported through `onOverflow`
+   * with the bytes seen so far) instead of growing until the process runs out of memory.
+   */
+  constructor(
+    private readonly onLine: (line: Buffer) => void,
+    private readonly maxLine = Number.POSITIVE_INFINITY,
+    private readonly onOverflow: (bytes: number) => void = () => {},
+  ) {}
 
   push(chunk: Buffer): void {
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(0x0a, start);
       if (nl === -1) break;
+      if (this.discarding) {
+        this.discarding = false;
+        start = nl + 1;
+        continue;
+      }
       let line: Buffer;
       if (this.partsLength === 0) {
         line = chunk.subarray(start, nl);
@@ -26,10 +41,17 @@ export class LineSplitter {
       if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
       if (line.length > 0) this.onLine(line);
     }
-    if (start < chunk.length) {
+    if (start < chunk.length && !this.discarding) {
       const rest = chunk.subarray(start);
       this.parts.push(rest);
       this.partsLength += rest.length;
+      if (this.partsLength > this.maxLine) {
+        const seen = this.partsLength;
+        this.parts = [];
+        this.partsLength = 0;
+        this.discarding = true;
+        this.onOverflow(seen);
+      }
     }
   }
 

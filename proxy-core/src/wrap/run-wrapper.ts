@@ -9,6 +9,12 @@ import { BrokerLink } from './broker-link.js';
 import { Relay } from './relay.js';
 import { stopUpstream, type UpstreamProcess } from './upstream.js';
 
+/**
+ * The largest message relayed. V8 cannot make a string much past 512 MiB, so a longer line could never be
+ * parsed anyway; past it, a peer would only be filling our memory.
+ */
+const MAX_MESSAGE_BYTES = 256 * 2 ** 20;
+
 export interface WrapOptions {
   server: string;
   client: string;
@@ -44,8 +50,10 @@ export function runWrapper(o: WrapOptions, child: UpstreamProcess, spawnError?: 
     ...(Number.isFinite(progressMs) && progressMs > 0 ? { progressIntervalMs: progressMs } : {}),
   });
 
-  const fromClient = new LineSplitter((line) => relay.fromClient(line));
-  const fromUpstream = new LineSplitter((line) => relay.fromUpstream(line));
+  const tooLong = (who: string) => (bytes: number) =>
+    log(`airlock: ${who} a message over ${MAX_MESSAGE_BYTES / 2 ** 20} MiB (${bytes} bytes so far); dropped`);
+  const fromClient = new LineSplitter((line) => relay.fromClient(line), MAX_MESSAGE_BYTES, tooLong('the client sent'));
+  const fromUpstream = new LineSplitter((line) => relay.fromUpstream(line), MAX_MESSAGE_BYTES, tooLong('the server wrote'));
   child.stdin.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') log(`airlock: writing to the server failed: ${err.message}`);
   });

@@ -1,0 +1,29 @@
+/**
+ * proxy-core's public entry: what a front end (the desktop app's main process, a test harness) may use.
+ * Everything here is plain Node; nothing imports Electron or UI code.
+ */
+export { Broker, type BrokerOptions } from './broker/broker.js';
+export { startBroker, AUTO_PROTECT_KEY, type RunningBroker, type StartOptions } from './broker/start.js';
+export { Store } from './broker/store.js';
+export {
+  CLASS_ORDER,
+  classifyTool,
+  classifyTools,
+  isReadOnlyClass,
+  stricter,
+  verdictFor,
+  type Catalog,
+  type ClassifyOptions,
+  type ToolClass,
+  type Verdict,
+} from './classify/classify.js';
+export { decide, type DecidedBy, type PolicyDecision, type PolicySnapshot } from './policy/decide.js';
+export type { Rule, RuleAction } from './policy/rules.js';
+export { Channel, IpcError } from './ipc/channel.js';
+export { BrokerUnavailable, connectBroker, type Role } from './ipc/connect.js';
+export { brokerAddress, dataDir, databasePath } from './ipc/paths.js';
+export type * from './ipc/protocol.js';
+export * as clients from './clients/index.js';
+export { inspectServer, type InspectOptions } from './inspect/inspect.js';
+export { Policy as ExecutionPolicy, NO_ANNOTATIONS_REASON, type PolicyOptions } from './inspect/policy.js';
+export { validateStructuredContent } from './inspect/output-schema.js';
