@@ -7,6 +7,8 @@ import type { ChildProcess } from 'node:child_process';
 import spawn from 'cross-spawn';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineSplitter } from '../jsonrpc/lines.js';
+import { signalTree, stopUpstream } from '../wrap/upstream.js';
 
 export interface ServerCommand {
   command: string;
@@ -23,37 +25,13 @@ const isWindows = process.platform === 'win32';
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
-function signalTree(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    if (isWindows) {
-      // No process groups on Windows; taskkill /T walks the tree.
-      spawn.sync('taskkill', ['/pid', String(child.pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true });
-    } else {
-      process.kill(-child.pid, signal);
-    }
-  } catch {
-    // ESRCH: the group is already gone.
-  }
-}
-
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   // Last resort if the CLI exits (Ctrl-C, an uncaught error) with a server still running.
   process.on('exit', () => {
-    for (const child of live) signalTree(child, 'SIGKILL');
+    for (const child of live) if (child.pid !== undefined) signalTree(child.pid, 'SIGKILL');
   });
-}
-
-/** Wait for `done` or `ms`, whichever comes first. The timer is cleared, not unref'd: close() awaits this,
- * and with nothing else pending an unref'd timer would let Node exit with the report unwritten. */
-function within(done: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  return Promise.race([done, timeout]).finally(() => clearTimeout(timer));
 }
 
 function kindOf(v: unknown): string {
@@ -87,7 +65,11 @@ export class ServerProcess implements Transport {
   onInbound?: (message: Record<string, unknown>) => void;
 
   private child: ChildProcess | undefined;
-  private buffer: Buffer = Buffer.alloc(0);
+  private readonly lines = new LineSplitter(
+    (line) => this.onLine(line.toString('utf8')),
+    MAX_LINE_BYTES,
+    () => this.noteGarbage(`(a line over ${MAX_LINE_BYTES} bytes, discarded)`),
+  );
   private stderrTail = '';
   private exited = false;
   private exitInfo = '';
@@ -151,25 +133,11 @@ export class ServerProcess implements Transport {
       child.stdin?.on('error', () => {
         // EPIPE after the server died; the exit is reported through close.
       });
-      child.stdout?.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stdout?.on('data', (chunk: Buffer) => this.lines.push(chunk));
       child.stderr?.on('data', (chunk: Buffer) => {
         this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_CHARS);
       });
     });
-  }
-
-  private onStdout(chunk: Buffer): void {
-    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
-    let newline: number;
-    while ((newline = this.buffer.indexOf(0x0a)) !== -1) {
-      const line = this.buffer.subarray(0, newline).toString('utf8').replace(/\r$/, '');
-      this.buffer = this.buffer.subarray(newline + 1);
-      this.onLine(line);
-    }
-    if (this.buffer.length > MAX_LINE_BYTES) {
-      this.buffer = Buffer.alloc(0);
-      this.noteGarbage(`(a line over ${MAX_LINE_BYTES} bytes, discarded)`);
-    }
   }
 
   private onLine(line: string): void {
@@ -216,21 +184,7 @@ export class ServerProcess implements Transport {
     const child = this.child;
     if (!child) return;
     this.child = undefined;
-    const closed = new Promise<void>((resolve) => {
-      if (this.exited) resolve();
-      else child.once('exit', () => resolve());
-    });
-    try {
-      child.stdin?.end();
-    } catch {
-      // Already closed.
-    }
-    if (child.pid === undefined) return;
-    await within(closed, 1000);
-    // Even when the leader has gone, what it started may still be running in its group.
-    signalTree(child, 'SIGTERM');
-    await within(closed, 1000);
-    signalTree(child, 'SIGKILL');
+    if (child.pid !== undefined) await stopUpstream(child, { stdinGraceMs: 1000, termGraceMs: 1000 });
     live.delete(child);
     child.stdout?.destroy();
     child.stderr?.destroy();

@@ -2,7 +2,7 @@
  * The upstream MCP server as a child process, and how to stop it: close stdin, then SIGTERM, then SIGKILL,
  * to the whole process tree, so `npx`/`uvx` grandchildren are not orphaned.
  */
-import { type ChildProcessByStdio, spawn as nodeSpawn } from 'node:child_process';
+import { type ChildProcess, type ChildProcessByStdio, spawn as nodeSpawn, spawnSync } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 
 export type UpstreamProcess = ChildProcessByStdio<Writable, Readable, null>;
@@ -27,10 +27,11 @@ export async function spawnUpstream(command: string, args: string[]): Promise<Up
   return nodeSpawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
 }
 
-function signalTree(pid: number, signal: NodeJS.Signals): boolean {
+/** Signal a server and everything it started. Synchronous on Windows, so it also works in an exit hook. */
+export function signalTree(pid: number, signal: NodeJS.Signals): boolean {
   if (process.platform === 'win32') {
-    // taskkill /T takes the tree, /F is the only reliable stop for console children
-    nodeSpawn('taskkill', ['/T', '/F', '/PID', String(pid)], { stdio: 'ignore', windowsHide: true }).on('error', () => {});
+    // no process groups: taskkill /T walks the tree, and /F is the only reliable stop for console children
+    spawnSync('taskkill', ['/T', '/F', '/PID', String(pid)], { stdio: 'ignore', windowsHide: true });
     return true;
   }
   try {
@@ -55,17 +56,18 @@ export function treeAlive(pid: number): boolean {
  * Stop the server and everything it started. Resolves when the leader has exited and the group is gone (or
  * SIGKILL was sent). Safe to call more than once.
  */
-export function stopUpstream(child: UpstreamProcess, timings: ShutdownTimings = DEFAULT_TIMINGS): Promise<void> {
+export function stopUpstream(child: ChildProcess, timings: ShutdownTimings = DEFAULT_TIMINGS): Promise<void> {
   const pid = child.pid;
   const leaderDone = child.exitCode !== null || child.signalCode !== null;
   const exited = leaderDone ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    child.stdin.end();
+    child.stdin?.end();
   } catch {
     // already closed
   }
   if (pid === undefined) return exited;
-  const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+  // ref'd on purpose: a caller awaiting the shutdown must not see Node exit under it
+  const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
   const gone = async (ms: number) => {
     const until = Date.now() + ms;
     while (Date.now() < until) {
