@@ -22,7 +22,6 @@ import {
   processAlive,
   startDaemon,
   tempDir,
-  textOf,
   waitFor,
   waitForTicket,
   wrapArgs,

@@ -12,18 +12,17 @@ import type {
   AskAnswer,
   BrokerStatus,
   JournalEntry,
-  Outcome,
   Remember,
   SessionInfo,
   Ticket,
 } from '../ipc/protocol.js';
 import { isObject } from '../jsonrpc/messages.js';
-import type { DecidedBy, PolicySnapshot } from '../policy/decide.js';
+import type { PolicySnapshot } from '../policy/decide.js';
 import { literalGlob } from '../policy/glob.js';
 import { RULE_ACTIONS, type Rule, type RuleAction, rulesForSession } from '../policy/rules.js';
 import { argumentsHash } from './canonical.js';
 import type { Store } from './store.js';
-import { bad, bool, obj, optStr, str, strings, toolClass } from './validate.js';
+import { bad, bool, checkEntry, obj, optStr, parseRemember, settingKey, str, strings, toolClass, USER_SETTINGS } from './validate.js';
 
 interface Session {
   info: SessionInfo;
@@ -52,9 +51,6 @@ export interface BrokerOptions {
   ackTimeoutMs?: number;
 }
 
-const JOURNAL_ARGS_MAX = 64 * 1024;
-const VALID_OUTCOMES: readonly Outcome[] = ['pending', 'ok', 'tool-error', 'rpc-error', 'cancelled', 'unknown', 'not-run'];
-const VALID_DECIDED_BY: readonly DecidedBy[] = ['estop', 'rule', 'session', 'class', 'user', 'timeout', 'broker-down', 'cancelled', 'error'];
 
 export function newTicketId(): string {
   return randomBytes(4).toString('hex');
@@ -510,51 +506,4 @@ export class Broker extends EventEmitter {
     }
     if (this.journalQueue.length) this.flushJournal();
   }
-}
-
-/** Settings a UI may change directly; E-Stop and the rest have their own requests (with policy pushes). */
-const USER_SETTINGS: Record<string, string[]> = { 'auto-protect': ['on', 'off'] };
-
-function settingKey(p: Record<string, unknown>): string {
-  const key = str(p, 'key', 64);
-  if (!Object.hasOwn(USER_SETTINGS, key)) throw bad(`unknown setting ${key}`);
-  return key;
-}
-
-function parseRemember(v: unknown): Remember {
-  if (v === undefined || v === null) return 'once';
-  if (v === 'once' || v === 'session' || v === 'always') return v;
-  throw bad('remember must be once, session or always');
-}
-
-function checkEntry(session: Session, e: unknown): JournalEntry {
-  const o = obj(e, 'journal entry');
-  let args = typeof o.arguments === 'string' ? o.arguments : JSON.stringify(o.arguments ?? null);
-  let truncated = o.argsTruncated === true;
-  if (args.length > JOURNAL_ARGS_MAX) {
-    args = args.slice(0, JOURNAL_ARGS_MAX);
-    truncated = true;
-  }
-  const outcome = VALID_OUTCOMES.includes(o.outcome as Outcome) ? (o.outcome as Outcome) : 'unknown';
-  const decidedBy = VALID_DECIDED_BY.includes(o.decidedBy as DecidedBy) ? (o.decidedBy as DecidedBy) : 'error';
-  const entry: JournalEntry = {
-    id: str(o, 'id', 128),
-    sessionId: session.info.id,
-    // who and where come from the session, not from what the entry claims
-    client: session.info.client,
-    server: session.info.server,
-    tool: typeof o.tool === 'string' ? o.tool.slice(0, 1024) : '',
-    arguments: args,
-    argsTruncated: truncated,
-    class: toolClass(o.class),
-    reasons: strings(o.reasons),
-    decision: o.decision === 'allow' ? 'allow' : 'deny',
-    decidedBy,
-    detail: typeof o.detail === 'string' ? o.detail.slice(0, 4000) : '',
-    outcome,
-    startedAt: typeof o.startedAt === 'number' ? o.startedAt : Date.now(),
-  };
-  if (typeof o.ticketId === 'string') entry.ticketId = o.ticketId.slice(0, 64);
-  if (typeof o.durationMs === 'number' && Number.isFinite(o.durationMs)) entry.durationMs = o.durationMs;
-  return entry;
 }

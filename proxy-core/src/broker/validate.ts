@@ -1,7 +1,9 @@
 /** Checks on what peers send the broker: a buggy or hostile peer gets an error, never a crash or a bad row. */
 import { CLASS_ORDER, type ToolClass } from '../classify/classify.js';
 import { IpcError } from '../ipc/channel.js';
+import type { JournalEntry, Outcome, Remember, SessionInfo } from '../ipc/protocol.js';
 import { isObject } from '../jsonrpc/messages.js';
+import type { DecidedBy } from '../policy/decide.js';
 
 export function bad(message: string): IpcError {
   return new IpcError('bad-request', message);
@@ -36,4 +38,56 @@ export function toolClass(v: unknown): ToolClass {
 export function strings(v: unknown, max = 50): string[] {
   if (!Array.isArray(v)) return [];
   return v.filter((s): s is string => typeof s === 'string').slice(0, max).map((s) => s.slice(0, 2000));
+}
+
+const JOURNAL_ARGS_MAX = 64 * 1024;
+const VALID_OUTCOMES: readonly Outcome[] = ['pending', 'ok', 'tool-error', 'rpc-error', 'cancelled', 'unknown', 'not-run'];
+const VALID_DECIDED_BY: readonly DecidedBy[] = ['estop', 'rule', 'session', 'class', 'user', 'timeout', 'broker-down', 'cancelled', 'error'];
+
+/** Settings a UI may change directly; E-Stop and the rest have their own requests (with policy pushes). */
+export const USER_SETTINGS: Record<string, string[]> = { 'auto-protect': ['on', 'off'] };
+
+export function settingKey(p: Record<string, unknown>): string {
+  const key = str(p, 'key', 64);
+  if (!Object.hasOwn(USER_SETTINGS, key)) throw bad(`unknown setting ${key}`);
+  return key;
+}
+
+export function parseRemember(v: unknown): Remember {
+  if (v === undefined || v === null) return 'once';
+  if (v === 'once' || v === 'session' || v === 'always') return v;
+  throw bad('remember must be once, session or always');
+}
+
+/** A journal entry as the broker stores it: who and where come from the session, never from the entry. */
+export function checkEntry(session: { info: SessionInfo }, e: unknown): JournalEntry {
+  const o = obj(e, 'journal entry');
+  let args = typeof o.arguments === 'string' ? o.arguments : JSON.stringify(o.arguments ?? null);
+  let truncated = o.argsTruncated === true;
+  if (args.length > JOURNAL_ARGS_MAX) {
+    args = args.slice(0, JOURNAL_ARGS_MAX);
+    truncated = true;
+  }
+  const outcome = VALID_OUTCOMES.includes(o.outcome as Outcome) ? (o.outcome as Outcome) : 'unknown';
+  const decidedBy = VALID_DECIDED_BY.includes(o.decidedBy as DecidedBy) ? (o.decidedBy as DecidedBy) : 'error';
+  const entry: JournalEntry = {
+    id: str(o, 'id', 128),
+    sessionId: session.info.id,
+    // who and where come from the session, not from what the entry claims
+    client: session.info.client,
+    server: session.info.server,
+    tool: typeof o.tool === 'string' ? o.tool.slice(0, 1024) : '',
+    arguments: args,
+    argsTruncated: truncated,
+    class: toolClass(o.class),
+    reasons: strings(o.reasons),
+    decision: o.decision === 'allow' ? 'allow' : 'deny',
+    decidedBy,
+    detail: typeof o.detail === 'string' ? o.detail.slice(0, 4000) : '',
+    outcome,
+    startedAt: typeof o.startedAt === 'number' ? o.startedAt : Date.now(),
+  };
+  if (typeof o.ticketId === 'string') entry.ticketId = o.ticketId.slice(0, 64);
+  if (typeof o.durationMs === 'number' && Number.isFinite(o.durationMs)) entry.durationMs = o.durationMs;
+  return entry;
 }
