@@ -205,6 +205,27 @@ describe('bad input and lifecycle', () => {
     await raw.exited;
   });
 
+  test('a response the server was never asked for is dropped: a waiting call cannot be forged complete', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home);
+    const raw = rawWrap(home, fx.command, fx.args, fx.env);
+    await raw.init();
+    raw.send({ jsonrpc: '2.0', id: 20, method: 'tools/call', params: { name: 'write_note', arguments: {} } });
+    const ticket = await waitForTicket(home, 'write_note');
+    raw.send({ jsonrpc: '2.0', id: 21, method: 'fixture/forge', params: { forgeId: 20 } });
+    await raw.response(21);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(raw.lines.some((l) => l.id === 20)).toBe(false);
+    expect(raw.stderr()).toMatch(/answered request 20, which it was never sent/);
+    await cli(home, ['deny', ticket.id]);
+    const r = await raw.response(20);
+    expect(decisionOf(r.result)).toMatchObject({ decidedBy: 'user' });
+    expect(executedCalls(fx.log)).toHaveLength(0);
+    raw.proc.stdin.end();
+    await raw.exited;
+  });
+
   test('a batch cannot carry a call past the gate', async () => {
     const home = tempDir();
     await startDaemon(home, ['--ticket-timeout', '1']);

@@ -78,8 +78,8 @@ const NL = Buffer.from('\n');
 export class Relay {
   private readonly calls = new Map<string, CallFlow>();
   private readonly catalog: UpstreamCatalog;
-  private readonly toolsListIds = new Set<string>();
-  private readonly initializeIds = new Set<string>();
+  /** Client requests (other than tools/call) sent upstream and not answered yet: id key -> method. */
+  private readonly forwarded = new Map<string, string>();
   private readonly localWithdrawn = new Map<string, string>();
   private advertised = new Map<string, boolean>();
   private readonly callPrefix = randomBytes(9).toString('base64url');
@@ -131,8 +131,7 @@ export class Relay {
     const method = m.method;
     if (isRequest(m)) {
       if (method === 'tools/call') return this.onToolsCall(m, raw);
-      if (method === 'tools/list') this.toolsListIds.add(idKey(m.id));
-      else if (method === 'initialize') this.initializeIds.add(idKey(m.id));
+      this.forwarded.set(idKey(m.id), m.method);
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(raw);
       this.initialized = true;
@@ -316,8 +315,16 @@ export class Relay {
         const key = idKey(id);
         const flow = this.calls.get(key);
         if (flow && flow.state === 'running') return this.finishCall(flow, m, raw);
-        if (this.toolsListIds.delete(key)) return this.rewriteToolsList(m, raw);
-        if (this.initializeIds.delete(key)) {
+        const method = this.forwarded.get(key);
+        if (method === undefined) {
+          // A server must not answer what it was never asked: above all a call still waiting for approval,
+          // which it could otherwise "complete" with a made-up result.
+          this.o.log(`airlock: the server answered request ${JSON.stringify(id)}, which it was never sent; dropped`);
+          return;
+        }
+        this.forwarded.delete(key);
+        if (method === 'tools/list') return this.rewriteToolsList(m, raw);
+        if (method === 'initialize') {
           const caps = isObject(m.result) ? m.result.capabilities : undefined;
           this.catalog.canList = true;
           if (!isObject(caps) || caps.tools === undefined) this.o.log('airlock: the server does not declare the tools capability');
