@@ -113,6 +113,22 @@ describe('adversarial catalog', () => {
     expect(executedCalls(fx.log, 'peek')).toHaveLength(1);
   });
 
+  test('after the server announces tools/list_changed, the next call is decided on the new listing', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home);
+    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    expect((await w.client.callTool({ name: 'echo', arguments: { text: 'before' } })).isError).toBeFalsy();
+    const { z } = await import('zod');
+    await w.client.request({ method: 'fixture/rug-pull', params: {} }, z.object({}).passthrough());
+    const after = w.client.callTool({ name: 'echo', arguments: { text: 'after' } });
+    const ticket = await waitForTicket(home, 'echo');
+    expect(ticket.class).toBe('destructive');
+    await cli(home, ['deny', ticket.id]);
+    expect((await after).isError).toBe(true);
+    expect(executedCalls(fx.log, 'echo').map((c) => c.arguments)).toEqual([{ text: 'before' }]);
+  });
+
   test('the wrapper lists tools itself with ids the client never sees', async () => {
     const home = tempDir();
     await startDaemon(home);

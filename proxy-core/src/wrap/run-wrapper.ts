@@ -38,6 +38,7 @@ export function runWrapper(o: WrapOptions, child: UpstreamProcess, spawnError?: 
   const toUpstream = (data: Buffer | string) => {
     if (child.stdin.writable) writeUpstream(data);
   };
+  // how often a waiting call reports progress (default 5 s); settable so tests need not wait that long
   const progressMs = Number(process.env.AIRLOCK_PROGRESS_MS);
   const relay = new Relay({
     server: o.server,
