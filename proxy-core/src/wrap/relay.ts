@@ -7,7 +7,7 @@
  * in the same tick they were read, from the policy the broker pushed; only the ticket stage waits.
  */
 import { randomBytes } from 'node:crypto';
-import { classifyTools, isReadOnlyClass, type Verdict, verdictFor } from '../classify/classify.js';
+import { isReadOnlyClass, type Verdict } from '../classify/classify.js';
 import type { AskAnswer, JournalEntry, Outcome } from '../ipc/protocol.js';
 import {
   errorResponse,
@@ -23,10 +23,9 @@ import {
   type Message,
 } from '../jsonrpc/messages.js';
 import { type DecidedBy, decide, type PolicyDecision } from '../policy/decide.js';
-import { annotateToolsResult } from './annotate.js';
 import type { BrokerLinkLike } from './broker-link.js';
-import { UpstreamCatalog } from './catalog.js';
 import { denialResult } from './denial.js';
+import { ToolVerdicts } from './verdicts.js';
 
 export interface RelayOptions {
   server: string;
@@ -77,11 +76,9 @@ const NL = Buffer.from('\n');
 
 export class Relay {
   private readonly calls = new Map<string, CallFlow>();
-  private readonly catalog: UpstreamCatalog;
+  private readonly verdicts: ToolVerdicts;
   /** Client requests (other than tools/call) sent upstream and not answered yet: id key -> method. */
   private readonly forwarded = new Map<string, string>();
-  private readonly localWithdrawn = new Map<string, string>();
-  private advertised = new Map<string, boolean>();
   private readonly callPrefix = randomBytes(9).toString('base64url');
   private callCounter = 0;
   private initialized = false;
@@ -93,11 +90,8 @@ export class Relay {
     this.progressIntervalMs = o.progressIntervalMs ?? 5000;
     this.brokerWaitMs = o.brokerWaitMs ?? 1500;
     this.catalogWaitMs = o.catalogWaitMs ?? 15_000;
-    this.catalog = new UpstreamCatalog(
-      (m) => o.toUpstream(frame(m)),
-      () => this.onCatalogChanged(),
-    );
-    o.link.on('policy', () => this.onCatalogChanged());
+    this.verdicts = new ToolVerdicts(o);
+    o.link.on('policy', () => this.verdicts.changed());
     o.link.on('ticket', (t: { callId?: unknown; ticketId?: unknown }) => {
       for (const f of this.calls.values()) if (f.callId === t.callId && typeof t.ticketId === 'string') f.ticketId = t.ticketId;
     });
@@ -135,7 +129,7 @@ export class Relay {
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(raw);
       this.initialized = true;
-      if (this.catalog.canList) void this.catalog.refresh();
+      if (this.verdicts.catalog.canList) void this.verdicts.catalog.refresh();
       return;
     } else if (method === 'notifications/cancelled') {
       const requestId = isObject(m.params) ? m.params.requestId : undefined;
@@ -192,11 +186,11 @@ export class Relay {
   private decideFlow(flow: CallFlow): void {
     if (flow.state !== 'deciding') return;
     try {
-      if (!this.catalog.ready) {
-        if (!this.catalog.canList && !this.initialized) {
+      if (!this.verdicts.catalog.ready) {
+        if (!this.verdicts.catalog.canList && !this.initialized) {
           return this.denyFlow(flow, 'error', 'the server has not been initialized yet, so its tools are unknown');
         }
-        void this.catalog.whenReady(this.catalogWaitMs).then((ok) => {
+        void this.verdicts.catalog.whenReady(this.catalogWaitMs).then((ok) => {
           if (ok) this.decideFlow(flow);
           else this.denyFlow(flow, 'error', "the server's tool list could not be read, so the call cannot be classified");
         });
@@ -210,7 +204,7 @@ export class Relay {
         void link.ensureUp(this.brokerWaitMs).then(() => this.decideFlow(flow));
         return;
       }
-      const verdict = verdictFor(this.currentCatalog(), flow.tool);
+      const verdict = this.verdicts.verdict(flow.tool);
       flow.verdict = verdict;
       const decision = decide({ server: this.o.server, client: this.o.client, tool: flow.tool, toolClass: verdict.class }, policy);
       if (decision.action === 'allow') this.forwardCall(flow, decision.decidedBy, decision.reason);
@@ -275,7 +269,7 @@ export class Relay {
     flow.decidedBy = decidedBy;
     flow.detail = reason;
     this.calls.delete(flow.key);
-    const verdict = flow.verdict ?? verdictFor(this.currentCatalog(), flow.tool);
+    const verdict = flow.verdict ?? this.verdicts.verdict(flow.tool);
     flow.verdict = verdict;
     this.reply({
       jsonrpc: '2.0',
@@ -292,7 +286,7 @@ export class Relay {
     flow.decidedBy = 'cancelled';
     flow.detail = reason;
     this.calls.delete(flow.key);
-    flow.verdict ??= verdictFor(this.currentCatalog(), flow.tool);
+    flow.verdict ??= this.verdicts.verdict(flow.tool);
     this.journal(flow, 'deny', 'cancelled');
   }
 
@@ -310,7 +304,7 @@ export class Relay {
   private upstreamMessage(m: Message, raw: Buffer): void {
     if (isResponse(m)) {
       const id = m.id as JsonRpcId | null;
-      if (this.catalog.owns(id)) return this.catalog.takeResponse(m as unknown as JsonRpcResponse);
+      if (this.verdicts.catalog.owns(id)) return this.verdicts.catalog.takeResponse(m as unknown as JsonRpcResponse);
       if (id !== null && id !== undefined) {
         const key = idKey(id);
         const flow = this.calls.get(key);
@@ -323,10 +317,13 @@ export class Relay {
           return;
         }
         this.forwarded.delete(key);
-        if (method === 'tools/list') return this.rewriteToolsList(m, raw);
+        if (method === 'tools/list') {
+          if (!isObject(m.result)) return this.forwardClient(raw);
+          return this.o.toClient(frame({ ...m, result: this.verdicts.annotate(m.result) }));
+        }
         if (method === 'initialize') {
           const caps = isObject(m.result) ? m.result.capabilities : undefined;
-          this.catalog.canList = true;
+          this.verdicts.catalog.canList = true;
           if (!isObject(caps) || caps.tools === undefined) this.o.log('airlock: the server does not declare the tools capability');
         }
       }
@@ -334,7 +331,7 @@ export class Relay {
     }
     const method = m.method;
     if (method === 'notifications/tools/list_changed') {
-      this.catalog.markStale();
+      this.verdicts.catalog.markStale();
     } else if (typeof method === 'string' && RESOURCE_CHANGES.has(method)) {
       this.forwardClient(raw);
       this.observeResourceChange(method, m.params);
@@ -353,31 +350,8 @@ export class Relay {
     this.forwardClient(raw);
     this.journal(flow, 'allow', flow.cancelled ? 'cancelled' : outcome);
     if (outcome === 'ok' && isObject(result) && result.structuredContent !== undefined && raw.length < 1024 * 1024) {
-      if (this.catalog.outputSchema(flow.tool) !== undefined) this.o.link.structured(flow.tool, result.structuredContent);
+      if (this.verdicts.catalog.outputSchema(flow.tool) !== undefined) this.o.link.structured(flow.tool, result.structuredContent);
     }
-  }
-
-  private rewriteToolsList(m: Message, raw: Buffer): void {
-    if (!isObject(m.result)) return this.forwardClient(raw);
-    const full = this.catalog.ready ? this.currentCatalog() : null;
-    const { trust, withdrawn } = this.trustInputs();
-    // before the wrapper's own listing is done, classify the page alone (duplicates across pages show later)
-    const page = classifyTools(m.result.tools, { trustReadOnlyHints: trust, withdrawn });
-    const { result, advertised } = annotateToolsResult(
-      m.result,
-      (name) => full?.verdicts.get(name) ?? verdictFor(page, name),
-      (v) => this.runsWithoutAsking(v),
-      this.o.log,
-    );
-    for (const [k, v] of advertised) this.advertised.set(k, v);
-    this.o.toClient(frame({ ...m, result }));
-  }
-
-  /** Would a call to this tool run without a human yes right now? (what readOnlyHint tells the client) */
-  private runsWithoutAsking(v: Verdict): boolean {
-    const policy = this.o.link.policy;
-    if (!policy || v.class !== 'read-only-trusted') return false;
-    return decide({ server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class }, policy).action === 'allow';
   }
 
   /**
@@ -392,49 +366,7 @@ export class Relay {
         suspects.set(f.tool, `the server sent ${method}${uri} while "${f.tool}" was running (call ${f.callId}, ${new Date().toISOString()})`);
       }
     }
-    if (suspects.size === 0) return;
-    for (const [tool, evidence] of suspects) {
-      this.localWithdrawn.set(tool, evidence);
-      this.o.log(`airlock: read-only claim of "${tool}" withdrawn: ${evidence}`);
-    }
-    this.o.link.observed([...suspects].map(([tool, evidence]) => ({ tool, evidence })));
-    this.onCatalogChanged(true);
-  }
-
-  // ---- catalog and policy changes ----------------------------------------------------------------------
-
-  private trustInputs(): { trust: boolean; withdrawn: Map<string, string> } {
-    const policy = this.o.link.policy;
-    const withdrawn = new Map(this.localWithdrawn);
-    if (policy) for (const [tool, evidence] of Object.entries(policy.withdrawn)) if (!withdrawn.has(tool)) withdrawn.set(tool, evidence);
-    return { trust: this.o.trustFlag || policy?.trustReadOnlyHints === true, withdrawn };
-  }
-
-  private currentCatalog() {
-    const { trust, withdrawn } = this.trustInputs();
-    return this.catalog.classify(trust, withdrawn);
-  }
-
-  private lastReported = '';
-
-  /** Report the catalog to the broker and tell the client to re-list when what it was told is now wrong. */
-  private onCatalogChanged(forceNotify = false): void {
-    if (this.catalog.raw === null) return;
-    const catalog = this.currentCatalog();
-    const verdicts = [...catalog.verdicts.values()].map((v) => ({ ...v, outputSchema: this.catalog.outputSchema(v.name) }));
-    const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons]), catalog.problems]);
-    if (fingerprint !== this.lastReported) {
-      this.lastReported = fingerprint;
-      this.o.link.catalog(verdicts, catalog.problems);
-    }
-    let stale = forceNotify;
-    for (const [name, readOnly] of this.advertised) {
-      const v = catalog.verdicts.get(name);
-      if (!v || this.runsWithoutAsking(v) !== readOnly) stale = true;
-    }
-    if (stale && this.advertised.size > 0) {
-      this.o.toClient(frame({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
-    }
+    if (suspects.size > 0) this.verdicts.withdraw(suspects);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------------
@@ -446,7 +378,7 @@ export class Relay {
 
   /** The upstream is gone: calls it never answered end as unknown, and the client hears why. */
   upstreamExited(description: string): void {
-    this.catalog.abandon();
+    this.verdicts.catalog.abandon();
     for (const f of [...this.calls.values()]) {
       if (f.state === 'running') {
         this.calls.delete(f.key);

@@ -1,0 +1,108 @@
+/**
+ * The wrapper's verdicts on the upstream's tools: its own full listing, classified with the trust the user
+ * gave and the claims evidence withdrew. Keeps the broker told of the catalog, and the client told to re-list
+ * whenever what it was shown (readOnlyHint: may this run without asking?) is no longer true.
+ */
+import { type Catalog, classifyTools, type Verdict, verdictFor } from '../classify/classify.js';
+import { frame } from '../jsonrpc/messages.js';
+import { decide } from '../policy/decide.js';
+import { annotateToolsResult } from './annotate.js';
+import type { BrokerLinkLike } from './broker-link.js';
+import { UpstreamCatalog } from './catalog.js';
+
+export interface VerdictsContext {
+  server: string;
+  client: string;
+  trustFlag: boolean;
+  link: BrokerLinkLike;
+  toClient(data: Buffer | string): void;
+  toUpstream(data: Buffer | string): void;
+  log(msg: string): void;
+}
+
+export class ToolVerdicts {
+  readonly catalog: UpstreamCatalog;
+  /** Claims withdrawn in this process (the broker's copy arrives with the next policy push). */
+  private readonly localWithdrawn = new Map<string, string>();
+  /** What the client was told in tools/list: tool -> readOnlyHint. */
+  private readonly advertised = new Map<string, boolean>();
+  private lastReported = '';
+
+  constructor(private readonly o: VerdictsContext) {
+    this.catalog = new UpstreamCatalog(
+      (m) => o.toUpstream(frame(m)),
+      () => this.changed(),
+    );
+  }
+
+  private trustInputs(): { trust: boolean; withdrawn: Map<string, string> } {
+    const policy = this.o.link.policy;
+    const withdrawn = new Map(this.localWithdrawn);
+    if (policy) for (const [tool, evidence] of Object.entries(policy.withdrawn)) if (!withdrawn.has(tool)) withdrawn.set(tool, evidence);
+    return { trust: this.o.trustFlag || policy?.trustReadOnlyHints === true, withdrawn };
+  }
+
+  /** The current listing, classified. */
+  current(): Catalog {
+    const { trust, withdrawn } = this.trustInputs();
+    return this.catalog.classify(trust, withdrawn);
+  }
+
+  /** The verdict for a call (a tool the listing never showed is unclassifiable). */
+  verdict(tool: string): Verdict {
+    return verdictFor(this.current(), tool);
+  }
+
+  /** Would a call to this tool run without a human yes right now? (what readOnlyHint tells the client) */
+  runsWithoutAsking(v: Verdict): boolean {
+    const policy = this.o.link.policy;
+    if (!policy || v.class !== 'read-only-trusted') return false;
+    return decide({ server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class }, policy).action === 'allow';
+  }
+
+  /** Rewrite one page of a client's tools/list result, and remember what the client was told. */
+  annotate(result: Record<string, unknown>): Record<string, unknown> {
+    const full = this.catalog.ready ? this.current() : null;
+    const { trust, withdrawn } = this.trustInputs();
+    // before the wrapper's own listing is done, classify the page alone (duplicates across pages show later)
+    const page = classifyTools(result.tools, { trustReadOnlyHints: trust, withdrawn });
+    const annotated = annotateToolsResult(
+      result,
+      (name) => full?.verdicts.get(name) ?? verdictFor(page, name),
+      (v) => this.runsWithoutAsking(v),
+      this.o.log,
+    );
+    for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
+    return annotated.result;
+  }
+
+  /** Withdraw read-only claims on evidence: here at once, at the broker for good, and tell the client. */
+  withdraw(suspects: ReadonlyMap<string, string>): void {
+    for (const [tool, evidence] of suspects) {
+      this.localWithdrawn.set(tool, evidence);
+      this.o.log(`airlock: read-only claim of "${tool}" withdrawn: ${evidence}`);
+    }
+    this.o.link.observed([...suspects].map(([tool, evidence]) => ({ tool, evidence })));
+    this.changed(true);
+  }
+
+  /** Report the catalog to the broker and tell the client to re-list when what it was told is now wrong. */
+  changed(forceNotify = false): void {
+    if (this.catalog.raw === null) return;
+    const catalog = this.current();
+    const verdicts = [...catalog.verdicts.values()].map((v) => ({ ...v, outputSchema: this.catalog.outputSchema(v.name) }));
+    const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons]), catalog.problems]);
+    if (fingerprint !== this.lastReported) {
+      this.lastReported = fingerprint;
+      this.o.link.catalog(verdicts, catalog.problems);
+    }
+    let stale = forceNotify;
+    for (const [name, readOnly] of this.advertised) {
+      const v = catalog.verdicts.get(name);
+      if (!v || this.runsWithoutAsking(v) !== readOnly) stale = true;
+    }
+    if (stale && this.advertised.size > 0) {
+      this.o.toClient(frame({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
+    }
+  }
+}
