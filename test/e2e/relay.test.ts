@@ -318,6 +318,6 @@ describe('bad input and lifecycle', () => {
     const home = tempDir();
     const raw = rawWrap(home, 'surely-not-an-mcp-server-xyz', []);
     expect(await raw.exited).toBe(127);
-    expect(raw.stderr()).toMatch(/could not start the MCP server.*command not found/);
+    expect(raw.stderr()).toMatch(/the MCP server "surely-not-an-mcp-server-xyz" could not be started: command not found/);
   });
 });

@@ -17,7 +17,12 @@ export const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 's
 export const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 export const MEMORY = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
 
-const cleanups: (() => void | Promise<void>)[] = [];
+const cleanups: (() => unknown)[] = [];
+
+/** Register something to undo at the next cleanup(). */
+export function onCleanup(fn: () => unknown): void {
+  cleanups.push(fn);
+}
 
 /** Run everything registered so far (call from afterEach/afterAll). */
 export async function cleanup(): Promise<void> {

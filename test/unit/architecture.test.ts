@@ -32,11 +32,13 @@ describe('architecture', () => {
     }
   });
 
-  test('the wrapper loads no SQLite, no SDK, no schema or config libraries and no broker code', () => {
+  test('a stdio wrapper loads no SQLite, no SDK, no schema or config libraries and no broker code', () => {
     const seen = new Set<string>();
     const external = new Set<string>();
+    // the remote upstream (the SDK's HTTP transports) is imported only for --url
+    const REMOTE = join(SRC, 'wrap', 'upstream-http.ts');
     const walk = (file: string) => {
-      if (seen.has(file)) return;
+      if (seen.has(file) || file === REMOTE) return;
       seen.add(file);
       for (const spec of imports(file)) {
         if (spec.startsWith('.')) walk(resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
@@ -45,7 +47,10 @@ describe('architecture', () => {
     };
     walk(join(SRC, 'cli', 'commands', 'wrap.ts'));
     const heavy = [...external].filter((s) => !s.startsWith('node:'));
+    // cross-spawn is imported on Windows only, where .cmd shims need it
     expect(heavy).toEqual(['cross-spawn']);
     expect([...seen].filter((f) => f.includes(`${join('src', 'broker')}`))).toEqual([]);
+    const wrapSource = readFileSync(join(SRC, 'cli', 'commands', 'wrap.ts'), 'utf8');
+    expect(wrapSource).not.toMatch(/^import[^(]*upstream-http/m);
   });
 });

@@ -6,7 +6,9 @@ import { readCommand } from './edit.js';
 import type { ClientId, CommandShape, ConfigLocation, DocPath, ServerEntry, Transport } from './types.js';
 import { unwrap } from './wrapped.js';
 
-const REMOTE_REASON = 'remote server: Airlock wraps stdio servers only, remote wrapping is not supported yet';
+// `airlock wrap --url` can relay a remote server, but rewriting a url entry into a command entry (and its
+// headers, which may hold tokens) is not done by protect yet
+const REMOTE_REASON = 'remote server: protect does not rewrite remote entries yet; wrap it by hand with `airlock wrap --url`';
 
 /** Where a client keeps an entry's command: Goose says `cmd`/`envs`, Zed's older format nests `command: {path}`. */
 export function commandShape(client: ClientId, entry: unknown): CommandShape {

@@ -5,6 +5,29 @@
 import { type ChildProcess, type ChildProcessByStdio, spawn as nodeSpawn, spawnSync } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 
+/**
+ * Where the wrapper's server lives, seen as two line-framed byte streams: a child process on stdio, or a
+ * remote server over HTTP. The relay does not know which.
+ */
+export interface UpstreamEnd {
+  /** Fits after "the MCP server …": "exited with code 3", "could not be started: …". */
+  description: string;
+  exitCode: number;
+  /** False when it never ran (so nothing it was sent can have happened). */
+  started: boolean;
+}
+
+export interface Upstream {
+  /** Line-framed JSON-RPC for the server. */
+  readonly input: Writable;
+  /** Line-framed JSON-RPC from the server. */
+  readonly output: Readable;
+  /** Stop it (and for a process, everything it started). Safe to call more than once. */
+  stop(): Promise<void>;
+  /** Settles once, when the server is gone: how it ended, and the exit code the wrapper should leave with. */
+  readonly ended: Promise<UpstreamEnd>;
+}
+
 export type UpstreamProcess = ChildProcessByStdio<Writable, Readable, null>;
 
 export interface ShutdownTimings {
@@ -83,4 +106,27 @@ export function stopUpstream(child: ChildProcess, timings: ShutdownTimings = DEF
     signalTree(pid, 'SIGKILL');
     await Promise.race([exited, wait(1000)]);
   })();
+}
+
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+
+/** A spawned server as an Upstream. `spawnError` is a failure reported before anyone listened for it. */
+export function stdioUpstream(child: UpstreamProcess, spawnError?: NodeJS.ErrnoException): Upstream {
+  let stopping: Promise<void> | null = null;
+  const ended = new Promise<UpstreamEnd>((resolve) => {
+    let failure = spawnError;
+    const notStarted = () => {
+      const why = failure?.code === 'ENOENT' ? 'command not found (use an absolute path; clients start servers with a minimal PATH)' : failure?.message;
+      resolve({ description: `could not be started: ${why}`, exitCode: 127, started: false });
+    };
+    child.on('error', (err: NodeJS.ErrnoException) => (failure = err));
+    child.on('close', (code, signal) => {
+      if (failure && child.pid === undefined) return notStarted();
+      if (signal) resolve({ description: `was killed by ${signal}`, exitCode: 128 + (SIGNAL_NUMBERS[signal] ?? 0), started: true });
+      else resolve({ description: `exited with code ${code}`, exitCode: code ?? 1, started: true });
+    });
+    // a server that never started may have reported its close before we listened
+    if (spawnError && child.pid === undefined) setTimeout(notStarted, 50);
+  });
+  return { input: child.stdin, output: child.stdout, ended, stop: () => (stopping ??= stopUpstream(child)) };
 }

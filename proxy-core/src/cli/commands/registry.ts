@@ -15,7 +15,11 @@ export const commands: Record<string, Command> = {
     summary: 'relay one MCP server and gate its tools/call through the broker',
     usage:
       'airlock wrap --name NAME [--client CLIENT] [--trust-read-only-hints] -- COMMAND [ARG...]\n' +
-      '  Started by an MCP client in place of the server command. stdout carries MCP messages only.',
+      '       airlock wrap --name NAME [--client CLIENT] [--trust-read-only-hints] --url URL [--header "Name: value"]...\n' +
+      '                    [--transport auto|http|sse]\n' +
+      '  Started by an MCP client in place of the server. stdout carries MCP messages only.\n' +
+      '  --url relays to a remote server over Streamable HTTP (auto falls back to HTTP+SSE); ${VAR} in a\n' +
+      '  header value is read from the environment, so a token need not be written in the client config.',
     load: () => import('./wrap.js'),
   },
   daemon: {
