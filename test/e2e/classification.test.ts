@@ -113,6 +113,32 @@ describe('adversarial catalog', () => {
     expect(executedCalls(fx.log, 'peek')).toHaveLength(1);
   });
 
+  test('with several read-only calls in flight, a resource change makes every one of them suspect', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home, ['--catalog', 'adversarial']);
+    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const slow = w.client.callTool({ name: 'sleep', arguments: { ms: 400 } });
+    await new Promise((r) => setTimeout(r, 50));
+    await w.client.callTool({ name: 'peek', arguments: {} });
+    await slow;
+    const after = (await w.client.listTools()).tools as Listed[];
+    for (const name of ['sleep', 'peek']) {
+      const t = after.find((x) => x.name === name)!;
+      expect(t.annotations!.readOnlyHint, name).toBe(false);
+      expect(t._meta!['airlock/verdict']!.reasons[0], name).toMatch(/withdrawn/);
+    }
+    // a read-only tool that was not running keeps its claim
+    expect(after.find((x) => x.name === 'echo')!.annotations!.readOnlyHint).toBe(true);
+    const withdrawnTools = async () =>
+      (await cliJson<{ event: string; tool: string | null }[]>(home, ['history', '--events']))
+        .filter((e) => e.event === 'read-only-claim-withdrawn')
+        .map((e) => e.tool)
+        .sort();
+    await waitFor(async () => (await withdrawnTools()).length >= 2, 5000, 'two withdrawals journaled');
+    expect(await withdrawnTools()).toEqual(['peek', 'sleep']);
+  });
+
   test('after the server announces tools/list_changed, the next call is decided on the new listing', async () => {
     const home = tempDir();
     await startDaemon(home);
