@@ -107,7 +107,11 @@ export function renderText(report: InspectReport): string {
   }
 
   out.push(`Findings (${report.findings.length})`);
-  const findingRows = report.findings.map((f) => [f.severity.toUpperCase(), f.tool === undefined ? '-' : printable(f.tool, 48), printable(f.message, 400)]);
+  const findingRows = groupedFindings(report.findings).map((g) => [
+    g.severity.toUpperCase(),
+    g.tools.length > GROUP_AT ? `${g.tools.length} tools` : g.tools[0] === undefined ? '-' : printable(g.tools[0], 48),
+    printable(g.tools.length > GROUP_AT ? `${g.message} (${g.tools.map((t) => t ?? '-').join(', ')})` : g.message, 400),
+  ]);
   out.push(...(findingRows.length > 0 ? table(findingRows) : ['  (none)']));
   out.push('');
 
@@ -117,4 +121,19 @@ export function renderText(report: InspectReport): string {
   out.push(`  findings  ${report.findings.length} (${severityCounts(sum.findingsBySeverity)})`);
   out.push(`  executed  ${sum.executed}, skipped ${sum.skipped} (read-only is what the server declares; Airlock cannot verify it)`);
   return out.join('\n') + '\n';
+}
+
+/** The same finding on more tools than this reads as one line in the terminal (the JSON keeps every one). */
+const GROUP_AT = 3;
+
+function groupedFindings(findings: readonly { severity: string; tool?: string; message: string }[]) {
+  const groups = new Map<string, { severity: string; message: string; tools: (string | undefined)[] }>();
+  for (const f of findings) {
+    const key = `${f.severity}\u0000${f.message}`;
+    const g = groups.get(key) ?? { severity: f.severity, message: f.message, tools: [] };
+    g.tools.push(f.tool);
+    groups.set(key, g);
+  }
+  // a group small enough to show row by row goes back to one row per tool
+  return [...groups.values()].flatMap((g) => (g.tools.length > GROUP_AT ? [g] : g.tools.map((t) => ({ ...g, tools: [t] }))));
 }
