@@ -23,18 +23,11 @@ import {
   type Message,
 } from '../jsonrpc/messages.js';
 import { type DecidedBy, decide, type PolicyDecision } from '../policy/decide.js';
-import type { BrokerLinkLike } from './broker-link.js';
 import { denialResult } from './denial.js';
-import { ToolVerdicts } from './verdicts.js';
+import { ToolVerdicts, type VerdictsContext } from './verdicts.js';
 
-export interface RelayOptions {
-  server: string;
-  client: string;
-  trustFlag: boolean;
-  link: BrokerLinkLike;
-  toClient(data: Buffer | string): void;
-  toUpstream(data: Buffer | string): void;
-  log(msg: string): void;
+/** Who this wrapper is and where its bytes go (shared with the verdicts), plus the relay's own timings. */
+export interface RelayOptions extends VerdictsContext {
   /** How often to send progress while a ticket waits (when the call carried a progressToken). */
   progressIntervalMs?: number;
   /** How long a call may wait for the broker connection before failing closed. */
