@@ -454,7 +454,7 @@ export class Broker extends EventEmitter {
     session.outputSchemas = schemas;
     const fingerprint = JSON.stringify(verdicts);
     const server = session.info.server;
-    if (!this.catalogs.has(server)) this.catalogs.set(server, JSON.stringify(this.store.catalog(server).map((v) => ({ ...v, declared: v.declared }))));
+    if (!this.catalogs.has(server)) this.catalogs.set(server, JSON.stringify(this.store.catalog(server)));
     if (fingerprint !== this.catalogs.get(server)) {
       this.catalogs.set(server, fingerprint);
       this.store.replaceCatalog(session.info.server, verdicts);

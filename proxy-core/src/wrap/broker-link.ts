@@ -248,9 +248,6 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     }
   }
 
-  get heldCount(): number {
-    return this.held.size;
-  }
 
   close(): void {
     this.closed = true;

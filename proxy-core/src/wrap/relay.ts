@@ -385,9 +385,6 @@ export class Relay {
     }
   }
 
-  get inFlight(): number {
-    return this.calls.size;
-  }
 
   // ---- plumbing ----------------------------------------------------------------------------------------
 
