@@ -11,6 +11,7 @@ import {
   startDaemon,
   tempDir,
   waitFor,
+  waitForSessions,
   waitForTicket,
 } from '../helpers/airlock.js';
 
@@ -25,6 +26,7 @@ describe('adversarial catalog', () => {
     const fx = fixture(home, ['--catalog', 'adversarial', '--page-size', '3']);
     // trust the server's read-only hints: only honest claims may profit from it
     const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    await waitForSessions(home, 1);
     const listed: Listed[] = [];
     let cursor: string | undefined;
     do {
@@ -75,6 +77,7 @@ describe('adversarial catalog', () => {
         listChanged++;
       },
     );
+    await waitForSessions(home, 1);
     const before = (await w.client.listTools()).tools as Listed[];
     expect(before.find((t) => t.name === 'peek')!.annotations!.readOnlyHint).toBe(true);
 

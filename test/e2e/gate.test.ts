@@ -12,6 +12,7 @@ import {
   tempDir,
   textOf,
   waitFor,
+  waitForSessions,
   waitForTicket,
 } from '../helpers/airlock.js';
 
@@ -122,6 +123,8 @@ describe('trust and rules', () => {
     await startDaemon(home);
     const fx = fixture(home);
     const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    // readOnlyHint: true needs the broker's policy; a wrapper that is not connected yet says false (fails closed)
+    await waitForSessions(home, 1);
     const listed = await w.client.listTools();
     const echo = listed.tools.find((t) => t.name === 'echo')!;
     expect(echo.annotations?.readOnlyHint).toBe(true);

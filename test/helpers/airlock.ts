@@ -105,6 +105,11 @@ export interface WrapOptions {
   maxBufferSize?: number;
 }
 
+/** Wait until the broker has this many sessions (wrappers connected and registered). */
+export async function waitForSessions(home: string, count: number, timeoutMs = 8000): Promise<void> {
+  await waitFor(async () => (await cliJson<{ sessions: unknown[] }>(home, ['status'])).sessions.length >= count, timeoutMs, `${count} session(s)`);
+}
+
 export function wrapArgs(o: WrapOptions): string[] {
   return [
     CLI,

@@ -66,6 +66,7 @@ interface CallFlow {
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
 const ARGS_JOURNAL_MAX = 64 * 1024;
 const NL = Buffer.from('\n');
+const LIST_WAIT_FOR_BROKER_MS = 1000;
 
 export class Relay {
   private readonly calls = new Map<string, CallFlow>();
@@ -311,8 +312,13 @@ export class Relay {
         }
         this.forwarded.delete(key);
         if (method === 'tools/list') {
-          if (!isObject(m.result)) return this.forwardClient(raw);
-          return this.o.toClient(frame({ ...m, result: this.verdicts.annotate(m.result) }));
+          const result = m.result;
+          if (!isObject(result)) return this.forwardClient(raw);
+          const send = () => this.o.toClient(frame({ ...m, result: this.verdicts.annotate(result) }));
+          // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
+          // rather than tell the client "asks" for everything and take it back with list_changed.
+          if (this.o.link.state === 'connecting') return void this.o.link.ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);
+          return send();
         }
         if (method === 'initialize') {
           const caps = isObject(m.result) ? m.result.capabilities : undefined;
