@@ -14,6 +14,8 @@ export class UpstreamCatalog {
   /** All tools from the last complete listing, or null before the first one. */
   raw: unknown[] | null = null;
   listProblems: string[] = [];
+  /** Declared output schemas by tool name, indexed once per listing. */
+  private outputSchemas = new Map<string, unknown>();
   private listing: Promise<void> | null = null;
   private stale = true;
   private generation = 0;
@@ -63,11 +65,14 @@ export class UpstreamCatalog {
         (tools) => {
           this.raw = tools;
           this.listProblems = [];
+          this.outputSchemas = new Map();
+          for (const t of tools) if (isObject(t) && typeof t.name === 'string' && t.outputSchema !== undefined) this.outputSchemas.set(t.name, t.outputSchema);
         },
         (err: Error) => {
           // Fail closed: an empty catalog makes every call unclassifiable, which asks.
           this.raw = [];
           this.listProblems = [`tools/list failed: ${err.message}`];
+          this.outputSchemas = new Map();
         },
       )
       .then(() => {
@@ -138,8 +143,7 @@ export class UpstreamCatalog {
 
   /** The declared output schema of a tool, if the listing had one. */
   outputSchema(name: string): unknown {
-    const entry = this.raw?.find((t) => isObject(t) && t.name === name);
-    return isObject(entry) ? entry.outputSchema : undefined;
+    return this.outputSchemas.get(name);
   }
 
   /** Stop waiting on our own requests (the upstream is gone). */
