@@ -105,6 +105,16 @@ function poisonFindings(hits: PoisonHit[], findings: Findings, subject: string):
   }
 }
 
+/** A declared input or output schema must be an object schema that compiles. */
+function checkObjectSchema(label: string, schema: unknown, findings: Findings, tool: string): void {
+  if (!isObject(schema) || schema.type !== 'object') {
+    findings.add('error', `${label} is not an object schema ({"type": "object", ...})`, tool);
+    return;
+  }
+  const compiled = schemaValidator(schema);
+  if (!compiled.ok) findings.add('error', `${label} does not compile: ${compiled.error}`, tool);
+}
+
 function toolFindings(entry: ToolEntry, findings: Findings): void {
   const { raw, name, verdict } = entry;
   if (!TOOL_NAME.test(name)) findings.add('warning', 'name does not follow the spec rule (1-128 of A-Z a-z 0-9 _ - .)', name);
@@ -124,22 +134,10 @@ function toolFindings(entry: ToolEntry, findings: Findings): void {
   if (typeof raw.description !== 'string' || raw.description.trim() === '') {
     findings.add('warning', 'missing description: a model has only the name to go on', name);
   }
-  if (raw.inputSchema === undefined) {
-    findings.add('error', 'missing inputSchema (required by the spec)', name);
-  } else if (!isObject(raw.inputSchema) || raw.inputSchema.type !== 'object') {
-    findings.add('error', 'inputSchema is not an object schema ({"type": "object", ...})', name);
-  } else {
-    const compiled = schemaValidator(raw.inputSchema);
-    if (!compiled.ok) findings.add('error', `inputSchema does not compile: ${compiled.error}`, name);
-  }
-  if (raw.outputSchema === undefined) {
-    findings.add('info', 'no outputSchema: structured results cannot be checked', name);
-  } else if (!isObject(raw.outputSchema) || raw.outputSchema.type !== 'object') {
-    findings.add('error', 'outputSchema is not an object schema ({"type": "object", ...})', name);
-  } else {
-    const compiled = schemaValidator(raw.outputSchema);
-    if (!compiled.ok) findings.add('error', `outputSchema does not compile: ${compiled.error}`, name);
-  }
+  if (raw.inputSchema === undefined) findings.add('error', 'missing inputSchema (required by the spec)', name);
+  else checkObjectSchema('inputSchema', raw.inputSchema, findings, name);
+  if (raw.outputSchema === undefined) findings.add('info', 'no outputSchema: structured results cannot be checked', name);
+  else checkObjectSchema('outputSchema', raw.outputSchema, findings, name);
   poisonFindings(scanJson(raw), findings, name);
 }
 
