@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { argumentsHash, canonicalJson } from '../../proxy-core/src/broker/canonical.js';
+import { argumentsHash, canonicalJson } from '../../proxy-core/src/jsonrpc/canonical.js';
 import { LineSplitter } from '../../proxy-core/src/jsonrpc/lines.js';
 
 function split(chunks: (string | Buffer)[]): string[] {

@@ -20,9 +20,8 @@ import { isObject } from '../jsonrpc/messages.js';
 import type { PolicySnapshot } from '../policy/decide.js';
 import { literalGlob } from '../policy/glob.js';
 import { RULE_ACTIONS, type Rule, type RuleAction, rulesForSession } from '../policy/rules.js';
-import { argumentsHash } from './canonical.js';
 import type { Store } from './store.js';
-import { bad, bool, checkEntry, obj, optStr, parseRemember, settingKey, str, strings, toolClass, USER_SETTINGS } from './validate.js';
+import { bad, bool, checkEntry, obj, optStr, parseRemember, settingKey, str, strings, ticketArguments, toolClass, USER_SETTINGS } from './validate.js';
 
 interface Session {
   info: SessionInfo;
@@ -99,7 +98,7 @@ export class Broker extends EventEmitter {
           if (method === 'session.open') {
             if (session) throw bad('session already open');
             session = this.openSession(channel, params);
-            return { sessionId: session.info.id, policy: this.snapshot(session) };
+            return { sessionId: session.info.id, policy: this.snapshot(session), ticketTimeoutSeconds: this.options.ticketTimeoutSeconds };
           }
           if (!session) throw new IpcError('no-session', 'open a session first');
           return this.wrapperRequest(session, method, params);
@@ -107,6 +106,8 @@ export class Broker extends EventEmitter {
         return this.controlRequest(method, params);
       },
       notify: (method, params) => {
+        // a heartbeat: a peer that stops hearing pongs treats the broker as down (and fails closed)
+        if (method === 'ping') return void channel.notify('pong', isObject(params) ? { n: params.n } : {});
         if (!session) return;
         if (method === 'policy.ack') this.onAck(session, params);
         else if (method === 'call.cancel') this.onCancel(session, params);
@@ -272,8 +273,7 @@ export class Broker extends EventEmitter {
       client: session.info.client,
       server: session.info.server,
       tool,
-      arguments: p.arguments ?? {},
-      argsSha256: argumentsHash(p.arguments),
+      ...ticketArguments(p),
       class: toolClass(p.class),
       reasons: strings(p.reasons),
       createdAt: Date.now(),

@@ -37,4 +37,9 @@ export const MIGRATIONS: readonly string[] = [
     server TEXT, tool TEXT, detail TEXT NOT NULL
   );
   `,
+  // what a ticket keeps of a held call's arguments is cut and marked (the hash still covers the whole)
+  `
+  ALTER TABLE tickets ADD COLUMN args_truncated INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE tickets ADD COLUMN args_bytes INTEGER;
+  `,
 ];

@@ -1,7 +1,8 @@
 /** Checks on what peers send the broker: a buggy or hostile peer gets an error, never a crash or a bad row. */
 import { CLASS_ORDER, type ToolClass } from '../classify/classify.js';
 import { IpcError } from '../ipc/channel.js';
-import type { JournalEntry, Outcome, Remember, SessionInfo } from '../ipc/protocol.js';
+import { ARGS_SHOWN_MAX, type JournalEntry, type Outcome, type Remember, type SessionInfo, type Ticket } from '../ipc/protocol.js';
+import { argumentsHash } from '../jsonrpc/canonical.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { DecidedBy } from '../policy/decide.js';
 
@@ -40,7 +41,6 @@ export function strings(v: unknown, max = 50): string[] {
   return v.filter((s): s is string => typeof s === 'string').slice(0, max).map((s) => s.slice(0, 2000));
 }
 
-const JOURNAL_ARGS_MAX = 64 * 1024;
 const VALID_OUTCOMES: readonly Outcome[] = ['pending', 'ok', 'tool-error', 'rpc-error', 'cancelled', 'unknown', 'not-run'];
 const VALID_DECIDED_BY: readonly DecidedBy[] = ['estop', 'rule', 'session', 'class', 'user', 'timeout', 'broker-down', 'cancelled', 'error'];
 
@@ -64,8 +64,8 @@ export function checkEntry(session: { info: SessionInfo }, e: unknown): JournalE
   const o = obj(e, 'journal entry');
   let args = typeof o.arguments === 'string' ? o.arguments : JSON.stringify(o.arguments ?? null);
   let truncated = o.argsTruncated === true;
-  if (args.length > JOURNAL_ARGS_MAX) {
-    args = args.slice(0, JOURNAL_ARGS_MAX);
+  if (args.length > ARGS_SHOWN_MAX) {
+    args = args.slice(0, ARGS_SHOWN_MAX);
     truncated = true;
   }
   const outcome = VALID_OUTCOMES.includes(o.outcome as Outcome) ? (o.outcome as Outcome) : 'unknown';
@@ -90,4 +90,24 @@ export function checkEntry(session: { info: SessionInfo }, e: unknown): JournalE
   if (typeof o.ticketId === 'string') entry.ticketId = o.ticketId.slice(0, 64);
   if (typeof o.durationMs === 'number' && Number.isFinite(o.durationMs)) entry.durationMs = o.durationMs;
   return entry;
+}
+
+/**
+ * What a ticket keeps of a held call's arguments: at most ARGS_SHOWN_MAX characters of JSON text (marked when
+ * cut) and the hash of the whole. A wrapper cuts big arguments itself and sends their hash; arguments sent
+ * whole are hashed and cut here, so a held call can never make the broker hold or store more than that.
+ */
+export function ticketArguments(p: Record<string, unknown>): Pick<Ticket, 'arguments' | 'argsTruncated' | 'argsBytes' | 'argsSha256'> {
+  if (p.argsTruncated === true) {
+    if (typeof p.arguments !== 'string') throw bad('cut arguments must be sent as their JSON text');
+    if (typeof p.argsSha256 !== 'string' || !/^[0-9a-f]{64}$/.test(p.argsSha256)) throw bad('cut arguments need the sha256 of the whole arguments');
+    const bytes = typeof p.argsBytes === 'number' && Number.isSafeInteger(p.argsBytes) && p.argsBytes > 0 ? p.argsBytes : p.arguments.length;
+    return { arguments: p.arguments.slice(0, ARGS_SHOWN_MAX), argsTruncated: true, argsBytes: bytes, argsSha256: p.argsSha256 };
+  }
+  const args = p.arguments ?? {};
+  if (!isObject(args)) throw bad('arguments must be an object');
+  const text = JSON.stringify(args);
+  const sha = argumentsHash(args);
+  if (text.length > ARGS_SHOWN_MAX) return { arguments: text.slice(0, ARGS_SHOWN_MAX), argsTruncated: true, argsBytes: text.length, argsSha256: sha };
+  return { arguments: args, argsTruncated: false, argsBytes: text.length, argsSha256: sha };
 }

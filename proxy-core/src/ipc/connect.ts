@@ -44,7 +44,11 @@ export function connectBroker(opts: ConnectOptions): Promise<Channel> {
       socket.destroy();
       reject(err);
     };
-    const timer = setTimeout(() => fail(new BrokerUnavailable(`Airlock did not answer within ${timeoutMs} ms; ${START_HINT}`)), timeoutMs);
+    // a broker that accepts but never says hello is stopped or hung: say so rather than wait on it
+    const timer = setTimeout(
+      () => fail(new BrokerUnavailable(`Airlock's broker did not answer within ${timeoutMs} ms: it may be stopped or hung (wrapped servers refuse every call meanwhile); restart it with \`airlock daemon\``)),
+      timeoutMs,
+    );
     timer.unref();
     socket.once('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') fail(new BrokerUnavailable(`Airlock is not running; ${START_HINT}`));

@@ -17,7 +17,15 @@ export interface SessionOpen {
 export interface SessionOpened {
   sessionId: string;
   policy: PolicySnapshot;
+  /** How long the broker lets a ticket wait; the wrapper gives up on an ask a little after that. */
+  ticketTimeoutSeconds?: number;
 }
+
+/**
+ * The most of a call's arguments that a journal entry or a ticket keeps and shows (JSON text, in UTF-16 code
+ * units). Past it the text is cut and marked; a ticket still carries the hash of the whole arguments.
+ */
+export const ARGS_SHOWN_MAX = 64 * 1024;
 
 export type Outcome = 'pending' | 'ok' | 'tool-error' | 'rpc-error' | 'cancelled' | 'unknown' | 'not-run';
 
@@ -45,7 +53,13 @@ export interface JournalEntry {
 export interface AskRequest {
   callId: string;
   tool: string;
+  /** The arguments, or (when `argsTruncated`) the first ARGS_SHOWN_MAX characters of their JSON text. */
   arguments: unknown;
+  argsTruncated?: boolean;
+  /** Length of the whole arguments' JSON text. */
+  argsBytes?: number;
+  /** sha256 of the whole arguments' canonical JSON: what a decision about "this same call" matches on. */
+  argsSha256?: string;
   class: ToolClass;
   reasons: string[];
 }
@@ -66,7 +80,11 @@ export interface Ticket {
   client: string;
   server: string;
   tool: string;
+  /** The arguments, or their JSON text cut at ARGS_SHOWN_MAX when `argsTruncated`. */
   arguments: unknown;
+  argsTruncated: boolean;
+  /** Length of the whole arguments' JSON text. */
+  argsBytes: number;
   argsSha256: string;
   class: ToolClass;
   reasons: string[];

@@ -2,6 +2,9 @@
  * The wrapper's line to the broker: keeps the pushed policy, asks for tickets, and streams the journal.
  * It reconnects by itself; while it is down every call fails closed (the relay checks `state`). Journal
  * entries and observations are held until the broker acknowledges them, and sent again after a reconnect.
+ *
+ * A broker that hangs (stopped, deadlocked) keeps its socket open, so a closed socket is not enough to
+ * notice it: a heartbeat is. A broker that leaves a ping unanswered for HEARTBEAT_DEAD_MS is treated as down.
  */
 import { EventEmitter } from 'node:events';
 import type { Channel } from '../ipc/channel.js';
@@ -33,6 +36,12 @@ const MAX_BATCH = 1000;
 const JOURNAL_DELAY_MS = 20;
 /** Past this many unacknowledged entries (broker gone for long), the oldest are summarised, not kept. */
 const MAX_HELD = 50_000;
+/** How often the broker is pinged, and how long an unanswered ping may stay so before the link is down. */
+const HEARTBEAT_MS = 400;
+const HEARTBEAT_DEAD_MS = 1000;
+/** An ask outlives the broker's own ticket timeout by this much before the wrapper gives up on it. */
+const ASK_GRACE_MS = 5000;
+const DEFAULT_TICKET_TIMEOUT_S = 120;
 
 export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   state: LinkState = 'down';
@@ -50,6 +59,11 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   private dropped = 0;
   private lastCatalog: { verdicts: unknown[]; problems: string[] } | null = null;
   private unsentObservations: ObservedContradiction[] = [];
+  private heartbeat: NodeJS.Timeout | null = null;
+  /** When the oldest unanswered ping was sent (null: none outstanding). */
+  private pingSentAt: number | null = null;
+  private pingCounter = 0;
+  private ticketTimeoutSeconds = DEFAULT_TICKET_TIMEOUT_S;
 
   constructor(
     private readonly dir: string,
@@ -91,6 +105,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
         }
         this.channel = channel;
         this.applyPolicy(opened.policy);
+        if (typeof opened.ticketTimeoutSeconds === 'number' && opened.ticketTimeoutSeconds > 0) this.ticketTimeoutSeconds = opened.ticketTimeoutSeconds;
+        this.startHeartbeat(channel);
         this.state = 'up';
         this.retryMs = 100;
         this.emit('up');
@@ -118,8 +134,37 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.retryMs = Math.min(this.retryMs * 2, 1000);
   }
 
+  private startHeartbeat(channel: Channel): void {
+    this.stopHeartbeat();
+    this.pingSentAt = null;
+    this.heartbeat = setInterval(() => {
+      if (this.channel !== channel) return this.stopHeartbeat();
+      const now = performance.now();
+      if (this.pingSentAt === null) {
+        this.pingSentAt = now;
+        channel.notify('ping', { n: ++this.pingCounter });
+        return;
+      }
+      if (now - this.pingSentAt < HEARTBEAT_DEAD_MS) return;
+      // Timers run before pending socket reads: if this process itself was busy, the pong may be waiting to be
+      // read. Look again after the poll phase before calling the broker dead.
+      setImmediate(() => {
+        if (this.channel !== channel || this.pingSentAt === null || performance.now() - this.pingSentAt < HEARTBEAT_DEAD_MS) return;
+        this.log(`airlock: Airlock's broker did not answer for ${HEARTBEAT_DEAD_MS} ms; treating it as down (every call is refused until it answers again)`);
+        channel.destroy(new Error('the broker stopped answering'));
+      });
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+
   private onLost(channel: Channel): void {
     if (this.channel !== channel) return;
+    this.stopHeartbeat();
     this.channel = null;
     this.policy = null;
     this.state = 'down';
@@ -128,6 +173,10 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   }
 
   private onNotify(method: string, params: unknown): void {
+    if (method === 'pong') {
+      this.pingSentAt = null;
+      return;
+    }
     if (method === 'policy' && isObject(params)) {
       this.applyPolicy(params as unknown as PolicySnapshot);
       this.channel?.notify('policy.ack', { version: this.policy?.version });
@@ -151,7 +200,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
   ask(req: AskRequest): Promise<AskAnswer> {
     if (!this.channel || this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
-    return this.channel.request<AskAnswer>('call.ask', req);
+    // the broker ends every ticket itself (answer, timeout, E-Stop); this bound only catches a broker that forgot
+    return this.channel.request<AskAnswer>('call.ask', req, this.ticketTimeoutSeconds * 1000 + ASK_GRACE_MS);
   }
 
   cancel(callId: string): void {
@@ -251,6 +301,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
   close(): void {
     this.closed = true;
+    this.stopHeartbeat();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.channel?.end();
     this.channel = null;

@@ -1,14 +1,25 @@
 /**
- * The wrapper's own view of the upstream's tools: it lists them itself (all pages, with request ids that
- * cannot collide with the client's) so that a decision never depends on which pages the client fetched.
- * After an upstream `tools/list_changed`, the next decision waits for a fresh listing.
+ * The wrapper's own view of the upstream's tools: it lists them itself (all pages, with request ids in a
+ * namespace the client may not use) so that a decision never depends on which pages the client fetched.
+ * After an upstream `tools/list_changed`, or a listing the client fetched that differs from ours, the next
+ * decision waits for a fresh listing.
+ *
+ * A server may describe a tool one way to the wrapper and another way to the client, or change it without
+ * saying so. Every distinct declaration seen in this wrapper's life is kept, and a tool is judged by the
+ * strictest of them: a change can tighten a verdict at once, and never loosens it.
  */
 import { randomBytes } from 'node:crypto';
-import { type Catalog, classifyTools } from '../classify/classify.js';
+import { type Catalog, classifyTool, classifyTools, stricter } from '../classify/classify.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
 
 const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;
+/** Ids of the wrapper's own requests start with this; a client request with such an id is refused. */
+export const RESERVED_ID_PREFIX = 'airlock-internal:';
+/** Past this many distinct declarations of one tool, it is unclassifiable: a server that churns is not believed. */
+const MAX_DECLARATIONS_PER_TOOL = 8;
+/** Names remembered across listings (bounds memory against a server that invents names on every listing). */
+const MAX_NAMES_SEEN = 50_000;
 
 export class UpstreamCatalog {
   /** All tools from the last complete listing, or null before the first one. */
@@ -19,7 +30,12 @@ export class UpstreamCatalog {
   private listing: Promise<void> | null = null;
   private stale = true;
   private generation = 0;
-  private readonly prefix = `airlock-${randomBytes(8).toString('hex')}-`;
+  private readonly prefix = `${RESERVED_ID_PREFIX}${randomBytes(8).toString('hex')}:`;
+  /** Every distinct declaration per tool name (JSON text -> entry), from every listing that passed by. */
+  private readonly seen = new Map<string, Map<string, unknown>>();
+  private seenVersion = 0;
+  /** The JSON text of each entry in `raw`, to tell whether a listing the client fetched differs. */
+  private rawText = new Map<string, string>();
   private nextId = 1;
   private readonly waiting = new Map<string, (msg: JsonRpcResponse) => void>();
   private cache: { key: string; catalog: Catalog } | null = null;
@@ -31,9 +47,9 @@ export class UpstreamCatalog {
     private readonly onListed: () => void,
   ) {}
 
-  /** True when `id` belongs to a request the wrapper itself sent. */
-  owns(id: unknown): boolean {
-    return typeof id === 'string' && id.startsWith(this.prefix);
+  /** True when `id` is in the wrapper's own namespace (whether or not this wrapper sent it). */
+  reserves(id: unknown): boolean {
+    return typeof id === 'string' && id.startsWith(RESERVED_ID_PREFIX);
   }
 
   /** Take the response to one of our own requests (never forwarded to the client). */
@@ -66,7 +82,14 @@ export class UpstreamCatalog {
           this.raw = tools;
           this.listProblems = [];
           this.outputSchemas = new Map();
-          for (const t of tools) if (isObject(t) && typeof t.name === 'string' && t.outputSchema !== undefined) this.outputSchemas.set(t.name, t.outputSchema);
+          this.rawText = new Map();
+          for (const t of tools) {
+            if (!isObject(t) || typeof t.name !== 'string') continue;
+            if (t.outputSchema !== undefined) this.outputSchemas.set(t.name, t.outputSchema);
+            const text = JSON.stringify(t);
+            this.rawText.set(t.name, text);
+            this.remember(t.name, text, t);
+          }
         },
         (err: Error) => {
           // Fail closed: an empty catalog makes every call unclassifiable, which asks.
@@ -131,12 +154,69 @@ export class UpstreamCatalog {
     throw new Error(`tools/list has more than ${MAX_PAGES} pages`);
   }
 
+  /**
+   * A page of tools the client fetched (its own tools/list, answered by the server). Its declarations are
+   * remembered, and if any differs from the wrapper's listing, that listing is stale: the next decision waits
+   * for a fresh one. True when something differed.
+   */
+  observe(tools: unknown): boolean {
+    if (!Array.isArray(tools)) return false;
+    let differs = false;
+    for (const t of tools) {
+      if (!isObject(t) || typeof t.name !== 'string') continue;
+      const text = JSON.stringify(t);
+      this.remember(t.name, text, t);
+      if (this.raw !== null && this.rawText.get(t.name) !== text) differs = true;
+    }
+    if (differs) this.markStale();
+    return differs;
+  }
+
+  private remember(name: string, text: string, entry: unknown): void {
+    let forName = this.seen.get(name);
+    if (!forName) {
+      if (this.seen.size >= MAX_NAMES_SEEN) return;
+      forName = new Map();
+      this.seen.set(name, forName);
+    }
+    // one past the limit is kept, so that "too many declarations" can be told from "exactly at the limit"
+    if (forName.has(text) || forName.size > MAX_DECLARATIONS_PER_TOOL) return;
+    forName.set(text, entry);
+    this.seenVersion++;
+    this.cache = null;
+  }
+
   /** Classify the current listing with the given trust inputs (cached until any of them changes). */
   classify(trustReadOnlyHints: boolean, withdrawn: ReadonlyMap<string, string>): Catalog {
-    const key = `${trustReadOnlyHints}|${[...withdrawn.keys()].sort().join('\u0000')}`;
+    const key = `${trustReadOnlyHints}|${this.seenVersion}|${[...withdrawn.keys()].sort().join('\u0000')}`;
     if (this.cache && this.cache.key === key) return this.cache.catalog;
-    const catalog = classifyTools(this.raw ?? [], { trustReadOnlyHints, withdrawn });
+    const opts = { trustReadOnlyHints, withdrawn };
+    const catalog = classifyTools(this.raw ?? [], opts);
     catalog.problems.push(...this.listProblems);
+    for (const [name, verdict] of catalog.verdicts) {
+      const declarations = this.seen.get(name);
+      if (!declarations || declarations.size < 2) continue;
+      if (declarations.size > MAX_DECLARATIONS_PER_TOOL) {
+        catalog.verdicts.set(name, {
+          ...verdict,
+          class: 'unclassifiable',
+          reasons: [`the server declared "${name}" in more than ${MAX_DECLARATIONS_PER_TOOL} different ways during this session; none is believed`],
+        });
+        continue;
+      }
+      let strictest = verdict;
+      for (const entry of declarations.values()) {
+        const other = classifyTool(entry, opts);
+        if (other.class !== strictest.class && stricter(other.class, strictest.class) === other.class) strictest = other;
+      }
+      if (strictest !== verdict) {
+        catalog.verdicts.set(name, {
+          ...verdict,
+          class: strictest.class,
+          reasons: [`the server declared "${name}" differently during this session; the strictest declaration seen applies`, ...strictest.reasons],
+        });
+      }
+    }
     this.cache = { key, catalog };
     return catalog;
   }

@@ -8,7 +8,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isReadOnlyClass, type Verdict } from '../classify/classify.js';
-import type { AskAnswer, JournalEntry, Outcome } from '../ipc/protocol.js';
+import { IpcError } from '../ipc/channel.js';
+import { ARGS_SHOWN_MAX, type AskAnswer, type AskRequest, type JournalEntry, type Outcome } from '../ipc/protocol.js';
+import { argumentsHash } from '../jsonrpc/canonical.js';
+import { checkClientMessage, type ClientCheckContext, invalidRequestReply, parseErrorReply, parseLine } from '../jsonrpc/inbound.js';
 import {
   errorResponse,
   frame,
@@ -45,7 +48,8 @@ interface CallFlow {
   callId: string;
   tool: string;
   args: Record<string, unknown>;
-  raw: Buffer;
+  /** The parsed request: what the gate judged is what the server is sent (re-serialised, never the client's bytes). */
+  message: Message;
   progressToken: string | number | undefined;
   startedAt: number;
   t0: number;
@@ -58,13 +62,11 @@ interface CallFlow {
   decidedBy?: DecidedBy;
   detail?: string;
   progressTimer?: NodeJS.Timeout;
-  /** The arguments as journaled (cut at a size limit), computed once per call. */
-  argsText?: string;
-  argsTruncated?: boolean;
+  /** The arguments as journaled and shown (cut at a size limit), computed once per call. */
+  shown?: { text: string; truncated: boolean; bytes: number };
 }
 
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
-const ARGS_JOURNAL_MAX = 64 * 1024;
 const NL = Buffer.from('\n');
 const LIST_WAIT_FOR_BROKER_MS = 1000;
 
@@ -93,41 +95,70 @@ export class Relay {
 
   // ---- client -> upstream ------------------------------------------------------------------------------
 
+  /**
+   * One line from the client. It is parsed once and checked: a line that is not JSON gets -32700, anything
+   * that cannot be routed safely gets -32600 (id null where its id is unusable), and is never forwarded.
+   * Batches (removed from MCP in 2025-06-18) are split, so no call rides past the gate inside one.
+   */
   fromClient(line: Buffer): void {
-    this.dispatch(line, 'the client sent', (m, raw) => this.clientMessage(m, raw));
+    const parsed = parseLine(line);
+    if (parsed === undefined) {
+      this.o.log(`airlock: the client sent a line that is not JSON; answered with a parse error (${preview(line)})`);
+      this.reply(parseErrorReply());
+      return;
+    }
+    if (Array.isArray(parsed) && parsed.length === 0) {
+      this.reply(invalidRequestReply('an empty batch'));
+      return;
+    }
+    for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+      const verdict = checkClientMessage(m, this.idCheck);
+      if (verdict.ok) this.clientMessage(verdict.message);
+      else {
+        this.o.log(`airlock: refused a message from the client: ${verdict.why}`);
+        if (verdict.reply) this.reply(verdict.reply);
+      }
+    }
   }
 
-  /**
-   * Parse one line and hand each message on with the bytes to relay. Lines that are not JSON messages are
-   * logged and dropped; batches (removed from MCP in 2025-06-18) are split so no call rides past the gate.
-   */
-  private dispatch(line: Buffer, who: string, handle: (m: Message, raw: Buffer) => void): void {
+  private readonly idCheck: ClientCheckContext = {
+    inFlight: (id) => {
+      const key = idKey(id);
+      return this.calls.has(key) || this.forwarded.has(key);
+    },
+    reserved: (id) => this.verdicts.catalog.reserves(id),
+  };
+
+  /** One line from the server: relayed as its bytes, unless it is ours, a listing to annotate, or a call's end. */
+  private dispatchUpstream(line: Buffer): void {
     const parsed = parseLine(line);
     if (Array.isArray(parsed)) {
-      for (const m of parsed) if (isObject(m)) handle(m, Buffer.from(JSON.stringify(m)));
+      for (const m of parsed) if (isObject(m)) this.upstreamMessage(m, Buffer.from(JSON.stringify(m)));
       return;
     }
     if (!isObject(parsed)) {
       const what = parsed === undefined ? 'a line that is not JSON' : 'JSON that is not a message';
-      this.o.log(`airlock: ${who} ${what}; dropped (${preview(line)})`);
+      this.o.log(`airlock: the server wrote ${what}; dropped (${preview(line)})`);
       return;
     }
-    handle(parsed, line);
+    // a leading BOM is accepted on the way in, never passed on to the client
+    this.upstreamMessage(parsed, line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line);
   }
 
-  private clientMessage(m: Message, raw: Buffer): void {
+  private clientMessage(m: Message): void {
     const method = m.method;
     if (isRequest(m)) {
-      if (method === 'tools/call') return this.onToolsCall(m, raw);
+      if (method === 'tools/call') return this.onToolsCall(m);
       this.forwarded.set(idKey(m.id), m.method);
     } else if (method === 'notifications/initialized') {
-      this.forwardUpstream(raw);
+      this.forwardUpstream(m);
       this.initialized = true;
       if (this.verdicts.catalog.canList) void this.verdicts.catalog.refresh();
       return;
     } else if (method === 'notifications/cancelled') {
       const requestId = isObject(m.params) ? m.params.requestId : undefined;
-      const flow = requestId === undefined || requestId === null ? undefined : this.calls.get(idKey(requestId as JsonRpcId));
+      const key = typeof requestId === 'string' || typeof requestId === 'number' ? idKey(requestId) : undefined;
+      const flow = key === undefined ? undefined : this.calls.get(key);
       if (flow && flow.state !== 'running') {
         this.cancelFlow(flow, 'the client cancelled the call');
         return; // the upstream never saw the request
@@ -136,11 +167,13 @@ export class Relay {
         flow.cancelled = true;
         this.journal(flow, 'allow', 'cancelled');
       }
+      // a cancelled request is not answered by the server, so its id is free again
+      if (key !== undefined && !flow) this.forwarded.delete(key);
     }
-    this.forwardUpstream(raw);
+    this.forwardUpstream(m);
   }
 
-  private onToolsCall(m: Message & { id: JsonRpcId }, raw: Buffer): void {
+  private onToolsCall(m: Message & { id: JsonRpcId }): void {
     const params = m.params;
     if (!isObject(params) || typeof params.name !== 'string') {
       this.reply(errorResponse(m.id, INVALID_PARAMS, 'tools/call needs params.name, a string'));
@@ -151,10 +184,6 @@ export class Relay {
       return;
     }
     const key = idKey(m.id);
-    if (this.calls.has(key)) {
-      this.reply(errorResponse(m.id, -32600, 'a request with this id is already in flight'));
-      return;
-    }
     const meta = params._meta;
     const token = isObject(meta) ? meta.progressToken : undefined;
     const flow: CallFlow = {
@@ -163,7 +192,7 @@ export class Relay {
       callId: `${this.callPrefix}-${++this.callCounter}`,
       tool: params.name,
       args: (params.arguments as Record<string, unknown> | undefined) ?? {},
-      raw,
+      message: m,
       progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
       startedAt: Date.now(),
       t0: performance.now(),
@@ -229,8 +258,20 @@ export class Relay {
       flow.progressTimer = setInterval(tick, this.progressIntervalMs);
       flow.progressTimer.unref();
     }
+    const shown = this.shownArgs(flow);
+    const request: AskRequest = {
+      callId: flow.callId,
+      tool: flow.tool,
+      // a held call's arguments can be huge: the broker gets what it may show, and the hash of the whole
+      arguments: shown.truncated ? shown.text : flow.args,
+      argsTruncated: shown.truncated,
+      argsBytes: shown.bytes,
+      argsSha256: argumentsHash(flow.args),
+      class: verdict.class,
+      reasons: [...verdict.reasons, decision.reason],
+    };
     this.o.link
-      .ask({ callId: flow.callId, tool: flow.tool, arguments: flow.args, class: verdict.class, reasons: [...verdict.reasons, decision.reason] })
+      .ask(request)
       .then(
         (answer: AskAnswer) => {
           if (flow.state !== 'asking') return;
@@ -240,8 +281,12 @@ export class Relay {
           if (this.o.link.policy?.estop !== false) return this.denyFlow(flow, 'estop', 'E-Stop is on: every tool call is refused');
           this.forwardCall(flow, 'user', answer.reason);
         },
-        () => {
-          if (flow.state === 'asking') this.denyFlow(flow, 'broker-down', 'Airlock stopped while the call waited for approval');
+        (err: Error) => {
+          if (flow.state !== 'asking') return;
+          // a broker that refused the request (a bad field) is not a broker that went away: say which
+          const refused = err instanceof IpcError && err.code === 'bad-request';
+          if (refused) this.denyFlow(flow, 'error', `Airlock could not hold this call for approval: ${err.message}`);
+          else this.denyFlow(flow, 'broker-down', 'Airlock stopped answering while the call waited for approval');
         },
       );
   }
@@ -252,7 +297,7 @@ export class Relay {
     flow.decidedBy = decidedBy;
     flow.detail = detail;
     flow.readOnly = isReadOnlyClass(flow.verdict!.class);
-    this.forwardUpstream(flow.raw);
+    this.forwardUpstream(flow.message);
     this.journal(flow, 'allow', 'pending');
   }
 
@@ -292,13 +337,13 @@ export class Relay {
   // ---- upstream -> client ------------------------------------------------------------------------------
 
   fromUpstream(line: Buffer): void {
-    this.dispatch(line, 'the server wrote', (m, raw) => this.upstreamMessage(m, raw));
+    this.dispatchUpstream(line);
   }
 
   private upstreamMessage(m: Message, raw: Buffer): void {
     if (isResponse(m)) {
       const id = m.id as JsonRpcId | null;
-      if (this.verdicts.catalog.owns(id)) return this.verdicts.catalog.takeResponse(m as unknown as JsonRpcResponse);
+      if (this.verdicts.catalog.reserves(id)) return this.verdicts.catalog.takeResponse(m as unknown as JsonRpcResponse);
       if (id !== null && id !== undefined) {
         const key = idKey(id);
         const flow = this.calls.get(key);
@@ -394,20 +439,24 @@ export class Relay {
 
   // ---- plumbing ----------------------------------------------------------------------------------------
 
+  private shownArgs(flow: CallFlow): { text: string; truncated: boolean; bytes: number } {
+    if (!flow.shown) {
+      const text = JSON.stringify(flow.args);
+      flow.shown = { text: text.length > ARGS_SHOWN_MAX ? text.slice(0, ARGS_SHOWN_MAX) : text, truncated: text.length > ARGS_SHOWN_MAX, bytes: text.length };
+    }
+    return flow.shown;
+  }
+
   private journal(flow: CallFlow, decision: 'allow' | 'deny', outcome: Outcome): void {
     const verdict = flow.verdict;
-    if (flow.argsText === undefined) {
-      const text = JSON.stringify(flow.args);
-      flow.argsText = text.length > ARGS_JOURNAL_MAX ? text.slice(0, ARGS_JOURNAL_MAX) : text;
-      flow.argsTruncated = text.length > ARGS_JOURNAL_MAX;
-    }
+    const shown = this.shownArgs(flow);
     const entry: JournalEntry = {
       id: flow.callId,
       client: this.o.client,
       server: this.o.server,
       tool: flow.tool,
-      arguments: flow.argsText,
-      argsTruncated: flow.argsTruncated === true,
+      arguments: shown.text,
+      argsTruncated: shown.truncated,
       class: verdict?.class ?? 'unclassifiable',
       reasons: verdict?.reasons ?? [],
       decision,
@@ -425,22 +474,14 @@ export class Relay {
     this.o.toClient(frame(message));
   }
 
-  private forwardUpstream(raw: Buffer): void {
-    this.o.toUpstream(raw.length < 65536 ? Buffer.concat([raw, NL]) : raw);
-    if (raw.length >= 65536) this.o.toUpstream(NL);
+  /** Send the server the message as parsed and judged: one serialisation, no duplicate keys, no odd escapes. */
+  private forwardUpstream(m: Message): void {
+    this.o.toUpstream(frame(m));
   }
 
   private forwardClient(raw: Buffer): void {
     this.o.toClient(raw.length < 65536 ? Buffer.concat([raw, NL]) : raw);
     if (raw.length >= 65536) this.o.toClient(NL);
-  }
-}
-
-function parseLine(line: Buffer): unknown {
-  try {
-    return JSON.parse(line.toString('utf8'));
-  } catch {
-    return undefined;
   }
 }
 

@@ -3,7 +3,7 @@
  * gave and the claims evidence withdrew. Keeps the broker told of the catalog, and the client told to re-list
  * whenever what it was shown (readOnlyHint: may this run without asking?) is no longer true.
  */
-import { type Catalog, classifyTools, type Verdict, verdictFor } from '../classify/classify.js';
+import { type Catalog, classifyTools, stricter, type Verdict, verdictFor } from '../classify/classify.js';
 import { frame } from '../jsonrpc/messages.js';
 import { decide } from '../policy/decide.js';
 import { annotateToolsResult } from './annotate.js';
@@ -60,15 +60,24 @@ export class ToolVerdicts {
     return decide({ server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class }, policy).action === 'allow';
   }
 
-  /** Rewrite one page of a client's tools/list result, and remember what the client was told. */
+  /**
+   * Rewrite one page of a client's tools/list result, and remember what the client was told. The page is
+   * also evidence: a declaration that differs from the wrapper's own listing makes that listing stale, and
+   * the client is shown the stricter of the page's own verdict and the wrapper's.
+   */
   annotate(result: Record<string, unknown>): Record<string, unknown> {
-    const full = this.catalog.ready ? this.current() : null;
+    this.catalog.observe(result.tools);
+    // the wrapper's listing even when stale: with every declaration seen, it can only be stricter
+    const full = this.catalog.raw !== null ? this.current() : null;
     const { trust, withdrawn } = this.trustInputs();
-    // before the wrapper's own listing is done, classify the page alone (duplicates across pages show later)
     const page = classifyTools(result.tools, { trustReadOnlyHints: trust, withdrawn });
     const annotated = annotateToolsResult(
       result,
-      (name) => full?.verdicts.get(name) ?? verdictFor(page, name),
+      (name) => {
+        const own = verdictFor(page, name);
+        const listed = full?.verdicts.get(name);
+        return listed && stricter(listed.class, own.class) === listed.class ? listed : own;
+      },
       (v) => this.runsWithoutAsking(v),
       this.o.log,
     );

@@ -15,7 +15,7 @@ export async function run(argv: string[]): Promise<number> {
       print(
         table(
           ['ID', 'CLIENT', 'SERVER', 'TOOL', 'CLASS', 'ARGUMENTS', 'WAITING'],
-          tickets.map((t) => [t.id, t.client, t.server, t.tool, t.class, oneLine(JSON.stringify(t.arguments)), ago(t.createdAt)]),
+          tickets.map((t) => [t.id, t.client, t.server, t.tool, t.class, argumentsCell(t), ago(t.createdAt)]),
         ),
       );
       print('\nApprove with `airlock approve ID [--remember once|session|always]`, or `airlock deny ID`.');
@@ -38,6 +38,12 @@ export async function run(argv: string[]): Promise<number> {
   if (values.json) printJson(out);
   else print(`Denied ${out.ticket.server}/${out.ticket.tool} (${id}).`);
   return 0;
+}
+
+/** One line of a ticket's arguments; cut arguments say so, with the size of the whole. */
+function argumentsCell(t: Ticket): string {
+  if (t.argsTruncated) return `${oneLine(String(t.arguments), 40)} (cut: ${t.argsBytes} chars in all)`;
+  return oneLine(JSON.stringify(t.arguments));
 }
 
 function single(positionals: string[], verb: string): string {
