@@ -204,11 +204,76 @@ async function throughput(tool) {
   return { total, elapsed, rate: total / elapsed, complete: outcomes.n };
 }
 
+// ---- a wrapper killed outright: how much of the journal it takes with it ----------------------------------
+// Allowed calls run flat out through one wrapper; it is SIGKILLed mid-stream. The fixture's own log says what
+// ran; whatever ran but is not in the journal was lost. Divided by the call rate, that is the window lost.
+async function killLoss(runs = QUICK ? 3 : 8) {
+  const db = new Database(join(home, 'airlock.db'), { readonly: true });
+  const results = [];
+  for (let i = 0; i < runs; i++) {
+    const log = join(home, `kill-${i}.log`);
+    const { command, args } = commandFor('airlock', [FIXTURE]);
+    const proc = spawn(command, args, { env: { ...env, FIXTURE_LOG: log }, stdio: ['pipe', 'pipe', 'ignore'] });
+    let answered = 0;
+    let next = 1;
+    const pending = new Map();
+    const splitter = new LineSplitter((line) => {
+      const m = JSON.parse(line.toString('utf8'));
+      const w = pending.get(m.id);
+      if (w) {
+        pending.delete(m.id);
+        w(m);
+      }
+    });
+    proc.stdout.on('data', (d) => splitter.push(d));
+    const request = (method, params) =>
+      new Promise((resolve) => {
+        const id = next++;
+        pending.set(id, resolve);
+        proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+      });
+    proc.stdin.on('error', () => {});
+    await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+    proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+    await request('tools/list', {});
+    let running = true;
+    const lane = async () => {
+      while (running) {
+        await request('tools/call', { name: 'echo', arguments: { text: `k${i}` } });
+        answered++;
+      }
+    };
+    for (let l = 0; l < 16; l++) void lane();
+    const t0 = performance.now();
+    await new Promise((r) => setTimeout(r, 400 + 100 * i));
+    proc.kill('SIGKILL');
+    const seconds = (performance.now() - t0) / 1000;
+    running = false;
+    for (const w of pending.values()) w({});
+    await new Promise((r) => proc.on('exit', r));
+    await new Promise((r) => setTimeout(r, 300)); // let the broker commit whatever reached it
+    const ran = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(`"k${i}"`)).length;
+    const journaled = db.prepare("SELECT COUNT(*) AS n FROM journal WHERE arguments = ?").get(JSON.stringify({ text: `k${i}` })).n;
+    const rate = answered / seconds;
+    results.push({ ran, journaled, lost: Math.max(0, ran - journaled), rate, ms: (Math.max(0, ran - journaled) / rate) * 1000 });
+  }
+  db.close();
+  return results;
+}
+
 // ---- run -------------------------------------------------------------------------------------------------
 const broker = await daemon();
 try {
   await cli('rules', 'add', 'allow', '--server', 'bench', '--tool', '*');
   await cli('rules', 'add', 'deny', '--server', 'bench', '--tool', 'delete_all');
+  if (process.argv.includes('--kill-only')) {
+    // just the journal-loss measure (a minute instead of several)
+    for (const k of await killLoss()) process.stdout.write(`${k.lost} of ${k.ran} lost at ${k.rate.toFixed(0)} calls/s: ${k.ms.toFixed(1)} ms\n`);
+    broker.kill('SIGTERM');
+    await new Promise((r) => broker.on('exit', r));
+    rmSync(home, { recursive: true, force: true });
+    process.exit(0);
+  }
   process.stderr.write('latency and memory…\n');
   const lat = await latency();
   process.stderr.write('start-up…\n');
@@ -218,6 +283,9 @@ try {
   process.stderr.write('broker throughput…\n');
   const tp = await throughput('echo');
   const tpDeny = await throughput('delete_all');
+  process.stderr.write('wrapper killed outright…\n');
+  const kills = await killLoss();
+  const worst = kills.reduce((a, b) => (b.ms > a.ms ? b : a));
 
   const f = (x, d = 3) => x.toFixed(d);
   const p50 = (m) => quantile(lat.samples[m], 0.5);
@@ -231,6 +299,7 @@ try {
     ['10 MB result (ms, median)', f(median(big.direct), 1), f(median(big.relay), 1), f(median(big.airlock), 1), `${f(median(big.airlock) / median(big.relay), 2)}× relay`, '≤ 1.5× relay'],
     [`journaled decisions/s, allowed calls end to end (${WRAPPERS} wrappers)`, '–', '–', f(tp.rate, 0), `${tp.total} calls in ${f(tp.elapsed, 2)} s, ${tp.complete} in the journal`, '≥ 5,000/s'],
     [`journaled decisions/s, denied calls (${WRAPPERS} wrappers)`, '–', '–', f(tpDeny.rate, 0), `${tpDeny.total} calls in ${f(tpDeny.elapsed, 2)} s, ${tpDeny.complete} in the journal`, '≥ 5,000/s'],
+    [`journal lost when a wrapper is SIGKILLed (worst of ${kills.length}, ms of calls)`, '–', '–', f(worst.ms, 1), `${worst.lost} of ${worst.ran} calls at ${f(worst.rate, 0)} calls/s`, '(README figure)'],
   ];
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,

@@ -5,6 +5,7 @@
 export { Broker, type BrokerOptions } from './broker/broker.js';
 export { startBroker, AUTO_PROTECT_KEY, type RunningBroker, type StartOptions } from './broker/start.js';
 export { Store } from './broker/store.js';
+export { DatabaseRefused, type DatabaseRecovery } from './broker/database.js';
 export {
   CLASS_ORDER,
   classifyTool,

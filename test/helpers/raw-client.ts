@@ -9,6 +9,8 @@ export interface RawWrapped {
   proc: ChildProcess;
   /** Every line the wrapper wrote to the client, parsed (non-JSON lines as { raw }). */
   received: Record<string, unknown>[];
+  /** The same, as the raw lines the wrapper wrote. */
+  lines: string[];
   stderr: () => string;
   send(line: string): void;
   /** Wait for a message the predicate accepts and return it. */
@@ -24,6 +26,7 @@ export function startRaw(home: string, wrapArgs: string[], command: string, args
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const received: Record<string, unknown>[] = [];
+  const lines: string[] = [];
   let err = '';
   let buffered = '';
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -33,6 +36,7 @@ export function startRaw(home: string, wrapArgs: string[], command: string, args
     while ((nl = buffered.indexOf('\n')) !== -1) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
+      lines.push(line);
       try {
         received.push(JSON.parse(line) as Record<string, unknown>);
       } catch {
@@ -44,6 +48,7 @@ export function startRaw(home: string, wrapArgs: string[], command: string, args
   const raw: RawWrapped = {
     proc,
     received,
+    lines,
     stderr: () => err,
     send: (line) => {
       proc.stdin!.write(line.endsWith('\n') ? line : line + '\n');

@@ -10,13 +10,25 @@ import { brokerAddress } from '../ipc/paths.js';
 import { ensurePrivateDir, newNonce, proof, proofMatches } from '../ipc/secret.js';
 
 const HANDSHAKE_TIMEOUT_MS = 5000;
+/**
+ * What a peer may send before it has proved the secret: the auth request is one line of about 200 bytes
+ * (a nonce of at most 128 characters, a 64-character proof, a role). Anything past these bounds is not a
+ * client of ours, and is cut off before it can make the broker hold more than a few KiB for it.
+ */
+export const HANDSHAKE_MAX_FRAME = 1024;
+export const HANDSHAKE_MAX_BYTES = 4096;
 const ROLES: readonly Role[] = ['wrapper', 'cli', 'ui'];
 
 export class AlreadyRunning extends Error {
-  constructor(path: string) {
-    super(`another Airlock broker is already running on ${path}`);
+  constructor(path: string, message = `another Airlock broker is already running on ${path}`) {
+    super(message);
     this.name = 'AlreadyRunning';
   }
+}
+
+/** Whether a process answers on the broker address of `dir` (without talking to it). */
+export function probeBroker(dir: string): Promise<'alive' | 'stale' | 'absent'> {
+  return probe(brokerAddress(dir).path);
 }
 
 function probe(path: string): Promise<'alive' | 'stale' | 'absent'> {
@@ -62,9 +74,18 @@ export async function listenBroker(dir: string, secret: Buffer, onConnection: (c
 }
 
 function handshake(socket: Socket, secret: Buffer, onConnection: (channel: Channel, role: Role) => void): void {
-  const channel = new Channel(socket);
-  const brokerNonce = newNonce();
   let done = false;
+  // counted before the channel sees the bytes (this listener is added first), so an oversized first chunk
+  // is refused before any of it is parsed
+  let received = 0;
+  const count = (chunk: Buffer) => {
+    if (done) return;
+    received += chunk.length;
+    if (received > HANDSHAKE_MAX_BYTES) channel.destroy(new IpcError('handshake-too-large', 'too much data before authentication'));
+  };
+  socket.on('data', count);
+  const channel = new Channel(socket, { maxFrame: HANDSHAKE_MAX_FRAME });
+  const brokerNonce = newNonce();
   const timer = setTimeout(() => {
     if (!done) channel.destroy(new IpcError('handshake-timeout', 'no handshake'));
   }, HANDSHAKE_TIMEOUT_MS);
@@ -85,6 +106,8 @@ function handshake(socket: Socket, secret: Buffer, onConnection: (channel: Chann
       }
       done = true;
       clearTimeout(timer);
+      socket.off('data', count);
+      channel.setMaxFrame();
       const answer = { proof: proof(secret, 'broker', brokerNonce, p.nonce) };
       // hand over before answering, so no frame the peer sends after the answer can miss its handler
       onConnection(channel, role);

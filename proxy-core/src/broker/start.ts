@@ -1,9 +1,10 @@
 /** Start the broker for a data dir: the one entry point shared by `airlock daemon` and the desktop app. */
-import { databasePath } from '../ipc/paths.js';
 import { ensurePrivateDir, loadOrCreateSecret } from '../ipc/secret.js';
 import { Broker } from './broker.js';
-import { listenBroker } from './server.js';
-import { Store } from './store.js';
+import { databaseFailure, DatabaseBackups, type DatabaseRecovery, type OpenedDatabase, openBrokerDatabase } from './database.js';
+import { acquireBrokerLock } from './lock.js';
+import { AlreadyRunning, type Listening, listenBroker, probeBroker } from './server.js';
+import type { Store } from './store.js';
 
 export interface StartOptions {
   dir: string;
@@ -12,6 +13,13 @@ export interface StartOptions {
   watchConfigs?: boolean;
   /** The environment whose HOME/APPDATA/... locate those config files (default process.env). */
   env?: Record<string, string | undefined>;
+  /**
+   * 'check' (default) refuses a database that lost its contents; 'restore-backup' and 'fresh' are the two
+   * ways out the refusal names, and are themselves refused on a healthy database.
+   */
+  database?: DatabaseRecovery;
+  /** How often to back the database up while running (default hourly; also at start and at a clean stop). */
+  backupIntervalMs?: number;
 }
 
 /** The setting that makes the broker wrap servers that appear in a client config by themselves. */
@@ -21,24 +29,61 @@ export interface RunningBroker {
   broker: Broker;
   store: Store;
   socketPath: string;
+  /** Set when this start restored the backup or began a fresh database. */
+  recovered?: OpenedDatabase['recovered'];
+  /** Back the database up now (also done at start, every backupIntervalMs and at a clean stop). */
+  backupNow(): Promise<void>;
   stop(): Promise<void>;
 }
 
+/**
+ * The order matters, and is what keeps a second start from rewriting a running broker's records:
+ * 1. the data dir's broker lock (lock.ts), before anything reads or writes the database: a losing start
+ *    leaves no trace (the Broker constructor ends "orphaned" sessions and tickets, which is only true when no
+ *    other broker owns them);
+ * 2. a probe of the socket, for a broker from before the lock existed;
+ * 3. the database, checked (database.ts), then the secret, then the Broker;
+ * 4. only then the listening socket, so no connection can arrive before the broker can serve it (a client
+ *    that tries earlier is refused by the OS and reports "not running": clean, nothing half-served).
+ */
 export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
   ensurePrivateDir(opts.dir);
-  const secret = loadOrCreateSecret(opts.dir);
-  const store = new Store(databasePath(opts.dir));
-  const broker = new Broker({ store, dataDir: opts.dir, ticketTimeoutSeconds: opts.ticketTimeoutSeconds ?? 120 });
-  // live structuredContent is checked against the tool's outputSchema: a mismatch is journaled, never blocked
-  const { validateStructuredContent } = await import('../inspect/output-schema.js');
-  broker.setOutputSchemaCheck(validateStructuredContent);
-  let listening;
+  const lock = acquireBrokerLock(opts.dir);
+  let store: Store | null = null;
+  let listening: Listening;
+  let broker: Broker;
+  let opened: OpenedDatabase;
   try {
-    listening = await listenBroker(opts.dir, secret, (channel, role) => broker.attach(channel, role));
+    if ((await probeBroker(opts.dir)) === 'alive') {
+      throw new AlreadyRunning(opts.dir, `another Airlock broker is already answering on the socket of the data dir ${opts.dir}`);
+    }
+    opened = openBrokerDatabase(opts.dir, opts.database ?? 'check');
+    store = opened.store;
+    // after the database: a secret is what marks a data dir as used, so it must not exist without one
+    const secret = loadOrCreateSecret(opts.dir);
+    try {
+      broker = new Broker({ store, dataDir: opts.dir, ticketTimeoutSeconds: opts.ticketTimeoutSeconds ?? 120 });
+    } catch (err) {
+      throw databaseFailure(opts.dir, err);
+    }
+    if (opened.recovered) {
+      const { action, ...detail } = opened.recovered;
+      store.addEvent(action === 'restored' ? 'database-restored' : 'database-fresh', null, null, detail);
+    }
+    // live structuredContent is checked against the tool's outputSchema: a mismatch is journaled, never blocked
+    const { validateStructuredContent } = await import('../inspect/output-schema.js');
+    broker.setOutputSchemaCheck(validateStructuredContent);
+    const ready = broker;
+    listening = await listenBroker(opts.dir, secret, (channel, role) => ready.attach(channel, role));
   } catch (err) {
-    store.close();
+    store?.close();
+    lock.release();
     throw err;
   }
+  const backups = new DatabaseBackups(store, opts.dir, opts.backupIntervalMs ?? 60 * 60 * 1000, (err) => {
+    store.addEvent('database-backup-failed', null, null, { error: err.message });
+  });
+  backups.start();
   let watcher: { close(): void } | null = null;
   if (opts.watchConfigs !== false) {
     // config files are a user's, not ours: a watcher failure is journaled, it never stops the broker
@@ -63,6 +108,8 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     broker,
     store,
     socketPath: listening.path,
+    ...(opened.recovered ? { recovered: opened.recovered } : {}),
+    backupNow: () => backups.run(),
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -71,7 +118,9 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       const closing = listening.close();
       for (const c of broker.connections()) c.destroy();
       await closing;
+      await backups.stop(true);
       store.close();
+      lock.release();
     },
   };
 }

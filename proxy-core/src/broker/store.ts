@@ -7,6 +7,7 @@ import type { Verdict } from '../classify/classify.js';
 import type { EventItem, HistoryItem, JournalEntry, Remember, SessionInfo, Ticket } from '../ipc/protocol.js';
 import type { Rule, RuleAction } from '../policy/rules.js';
 import { MIGRATIONS } from './migrations.js';
+import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './db-files.js';
 
 type Row = Record<string, unknown>;
 
@@ -23,15 +24,36 @@ export class Store {
   readonly db: Database.Database;
   private readonly stmts;
 
+  /** Opens (creating when absent) the database at `path`; its files are 0600 and any failure names the file. */
   constructor(path: string) {
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    // NORMAL in WAL mode survives a process crash; only an OS crash can lose the last commits.
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.migrate();
+    this.db = openPrivateDatabase(path);
+    try {
+      this.db.pragma('journal_mode = WAL');
+      // NORMAL in WAL mode survives a process crash; only an OS crash can lose the last commits.
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('busy_timeout = 5000');
+      this.migrate();
+      // SQLite quietly falls back to read-only when it cannot open the file for writing: a real write (the
+      // schema version, unchanged) finds out now, not at the first E-Stop that could not be saved
+      this.db.pragma(`user_version = ${this.db.pragma('user_version', { simple: true }) as number}`);
+      // SQLite gives the -wal and -shm files the database's own 0600 mode; older ones are tightened here
+      chmodDatabaseFiles(path);
+    } catch (err) {
+      this.db.close();
+      throw databaseError(path, err);
+    }
+    try {
+      this.stmts = this.prepare();
+    } catch (err) {
+      // a schema version that claims tables the file does not have: close, and name the file
+      this.db.close();
+      throw databaseError(path, err);
+    }
+  }
+
+  private prepare() {
     const db = this.db;
-    this.stmts = {
+    return {
       getSetting: db.prepare('SELECT value FROM settings WHERE key = ?'),
       setSetting: db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
       upsertJournal: db.prepare(`
@@ -50,8 +72,8 @@ export class Store {
           declared = excluded.declared, updated_at = excluded.updated_at`),
       deleteTools: db.prepare('DELETE FROM tools WHERE server = ?'),
       listTools: db.prepare('SELECT * FROM tools WHERE server = ? ORDER BY name'),
-      insertTicket: db.prepare(`INSERT INTO tickets (id, session_id, client, server, tool, arguments, args_sha256, class, reasons, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      insertTicket: db.prepare(`INSERT INTO tickets (id, session_id, client, server, tool, arguments, args_truncated, args_bytes, args_sha256, class, reasons, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       endTicket: db.prepare('UPDATE tickets SET ended_at = ?, resolution = ?, remember = ?, reason = ? WHERE id = ? AND ended_at IS NULL'),
       listRules: db.prepare('SELECT * FROM rules ORDER BY created_at, id'),
       insertRule: db.prepare('INSERT INTO rules (id, action, server, tool, client, created_at, note) VALUES (?, ?, ?, ?, ?, ?, ?)'),
@@ -159,7 +181,9 @@ export class Store {
   }
 
   insertTicket(t: Ticket): void {
-    this.stmts.insertTicket.run(t.id, t.sessionId, t.client, t.server, t.tool, JSON.stringify(t.arguments ?? {}), t.argsSha256, t.class, JSON.stringify(t.reasons), t.createdAt);
+    // cut arguments are kept as the text they are (already bounded); whole ones as their JSON
+    const args = t.argsTruncated && typeof t.arguments === 'string' ? t.arguments : JSON.stringify(t.arguments ?? {});
+    this.stmts.insertTicket.run(t.id, t.sessionId, t.client, t.server, t.tool, args, t.argsTruncated ? 1 : 0, t.argsBytes, t.argsSha256, t.class, JSON.stringify(t.reasons), t.createdAt);
   }
 
   endTicket(id: string, resolution: string, remember: Remember | null, reason: string | null): void {

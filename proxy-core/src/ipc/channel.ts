@@ -41,14 +41,32 @@ export class Channel {
   private handlers: ChannelHandlers = {};
   private readonly splitter: LineSplitter;
 
-  constructor(readonly socket: Socket) {
-    this.splitter = new LineSplitter((line) => this.onLine(line));
+  /** The longest line this side accepts now (the broker starts unauthenticated peers far below MAX_FRAME). */
+  private maxFrame: number;
+
+  constructor(
+    readonly socket: Socket,
+    options: { maxFrame?: number } = {},
+  ) {
+    this.maxFrame = options.maxFrame ?? MAX_FRAME;
+    this.splitter = new LineSplitter((line) => {
+      // a chunk can hold whole lines over the limit, and lines after a destroy: neither is delivered
+      if (this.closed) return;
+      if (line.length > this.maxFrame) this.destroy(new IpcError('frame-too-large', 'frame too large'));
+      else this.onLine(line);
+    });
     socket.on('data', (chunk: Buffer) => {
+      if (this.closed) return;
       this.splitter.push(chunk);
-      if (this.splitter.pending > MAX_FRAME) this.destroy(new IpcError('frame-too-large', 'frame too large'));
+      if (this.splitter.pending > this.maxFrame) this.destroy(new IpcError('frame-too-large', 'frame too large'));
     });
     socket.on('error', (err) => this.finish(err));
     socket.on('close', () => this.finish());
+  }
+
+  /** Change the longest line accepted from now on (default: back to MAX_FRAME, e.g. once a peer is authenticated). */
+  setMaxFrame(bytes = MAX_FRAME): void {
+    this.maxFrame = bytes;
   }
 
   /** Install handlers. Frames that arrived before this call were delivered to the previous handlers. */

@@ -51,3 +51,21 @@ export function secretPath(dir: string): string {
 export function databasePath(dir: string): string {
   return join(dir, 'airlock.db');
 }
+
+/** Held (an OS file lock, see broker/lock.ts) by the one broker running on this data dir. */
+export function brokerLockPath(dir: string): string {
+  return join(dir, 'broker.lock');
+}
+
+/**
+ * The database's own backups. Not `backups/`: that folder holds the first copies of client config files
+ * (clients/backup.ts), which must never be mixed up with or overwritten by a database copy.
+ */
+export function databaseBackupDir(dir: string): string {
+  return join(dir, 'db-backups');
+}
+
+/** The latest online backup of the database, replaced atomically at start and every hour. */
+export function databaseBackupPath(dir: string): string {
+  return join(databaseBackupDir(dir), 'airlock.db.bak');
+}

@@ -33,7 +33,7 @@ export interface BrokerLinkLike extends EventEmitter {
 
 const MAX_BATCH = 1000;
 /** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
-const JOURNAL_DELAY_MS = 20;
+const JOURNAL_DELAY_MS = 10;
 /** Past this many unacknowledged entries (broker gone for long), the oldest are summarised, not kept. */
 const MAX_HELD = 50_000;
 /** How often the broker is pinged, and how long an unanswered ping may stay so before the link is down. */

@@ -141,6 +141,10 @@ export class Relay {
       this.o.log(`airlock: the server wrote ${what}; dropped (${preview(line)})`);
       return;
     }
+    // The client gets the server's own bytes (re-serialising a 10 MB result would cost more than the relay
+    // itself), unless they could read differently to a client whose parser keeps the first of two "id" keys:
+    // then what the wrapper matched (a held call cannot be "answered" that way) is what the client gets.
+    if (!hasOneIdKey(line)) return this.upstreamMessage(parsed, Buffer.from(JSON.stringify(parsed)));
     // a leading BOM is accepted on the way in, never passed on to the client
     this.upstreamMessage(parsed, line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line);
   }
@@ -483,6 +487,18 @@ export class Relay {
     this.o.toClient(raw.length < 65536 ? Buffer.concat([raw, NL]) : raw);
     if (raw.length >= 65536) this.o.toClient(NL);
   }
+}
+
+/** Every way JSON can spell the key "id" (its letters' \\u escapes have no hex letters, so case cannot vary). */
+const ID_KEY_SPELLINGS = ['"id"', '"\\u0069d"', '"i\\u0064"', '"\\u0069\\u0064"'].map((k) => Buffer.from(k));
+
+/** At most one spelling of "id" anywhere in the line (a cheap scan; a false "no" only costs a re-serialisation). */
+function hasOneIdKey(line: Buffer): boolean {
+  let seen = 0;
+  for (const key of ID_KEY_SPELLINGS) {
+    for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + 1)) if (++seen > 1) return false;
+  }
+  return true;
 }
 
 function preview(line: Buffer): string {

@@ -1,4 +1,6 @@
 /** `airlock daemon`: the broker in the foreground, until SIGINT/SIGTERM. */
+import { DatabaseRefused } from '../../broker/database.js';
+import { DatabaseFileError } from '../../broker/db-files.js';
 import { AlreadyRunning } from '../../broker/server.js';
 import { startBroker } from '../../broker/start.js';
 import { dataDir } from '../../ipc/paths.js';
@@ -6,16 +8,29 @@ import { parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(argv.slice(1), { 'ticket-timeout': { type: 'string' } }, false);
+  const { values } = parse(
+    argv.slice(1),
+    { 'ticket-timeout': { type: 'string' }, 'restore-backup': { type: 'boolean' }, 'fresh-database': { type: 'boolean' } },
+    false,
+  );
   const timeout = values['ticket-timeout'] === undefined ? 120 : Number(values['ticket-timeout']);
   if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 86_400) throw new UsageError('--ticket-timeout takes seconds between 1 and 86400');
+  if (values['restore-backup'] && values['fresh-database']) throw new UsageError('--restore-backup and --fresh-database exclude each other');
+  const database = values['restore-backup'] ? 'restore-backup' : values['fresh-database'] ? 'fresh' : 'check';
   const dir = dataDir();
   let running;
   try {
-    running = await startBroker({ dir, ticketTimeoutSeconds: timeout });
+    running = await startBroker({ dir, ticketTimeoutSeconds: timeout, database });
   } catch (err) {
-    if (err instanceof AlreadyRunning) throw new CliError(err.message);
+    if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError) throw new CliError(err.message);
     throw err;
+  }
+  const r = running.recovered;
+  if (r?.action === 'restored') {
+    process.stderr.write(`airlock: restored the database from the backup of ${r.backupFrom}${r.keptAs ? `; the previous file is kept as ${r.keptAs}` : ''}\n`);
+  } else if (r?.action === 'fresh') {
+    const kept = [r.keptAs && `the previous database is kept as ${r.keptAs}`, r.previousBackupKeptAs && `its last backup as ${r.previousBackupKeptAs}`].filter(Boolean);
+    process.stderr.write(`airlock: started with an empty database${kept.length ? `; ${kept.join(', ')}` : ''}\n`);
   }
   process.stderr.write(`airlock: broker running (pid ${process.pid}), data in ${dir}, socket ${running.socketPath}\n`);
   await new Promise<void>((resolve) => {

@@ -24,7 +24,8 @@ export const commands: Record<string, Command> = {
   },
   daemon: {
     summary: 'run the broker (one per user) in the foreground',
-    usage: 'airlock daemon [--ticket-timeout SECONDS]\n  Default ticket timeout: 120 s. AIRLOCK_HOME sets the data dir.',
+    usage:
+      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database]\n  Default ticket timeout: 120 s. AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).',
     load: () => import('./daemon.js'),
   },
   status: {
