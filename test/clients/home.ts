@@ -49,7 +49,9 @@ export function makeHome(client: ClientId, content: string | Buffer | null): Tes
   const home = mkdtempSync(join(tmpdir(), 'al-home-'));
   const project = join(home, 'project');
   mkdirSync(project);
-  const env = { HOME: home, AIRLOCK_HOME: join(home, 'airlock-data') };
+  // The data dir a wrapper finds by itself (Linux default for this HOME), so protect writes no --home; tests of
+  // a non-default data dir set their own.
+  const env = { HOME: home, AIRLOCK_HOME: join(home, '.local', 'share', 'airlock') };
   const config = join(home, LINUX_CONFIG[client]);
   const toDisk = (t: string | Buffer) => (typeof t === 'string' ? t.split(FIXTURE_PROJECT).join(project) : t);
   const h: TestHome = {

@@ -32,15 +32,34 @@ async function main(argv: string[]): Promise<number> {
   }
   const command = commands[name];
   if (!command) throw new CliError(`unknown command "${name}"; run \`airlock --help\``, 2);
-  // `wrap -- cmd --help` must reach the upstream, so only look for --help before a `--`.
-  const dashDash = rest.indexOf('--');
-  const own = dashDash === -1 ? rest : rest.slice(0, dashDash);
+  const own = name === 'wrap' ? await wrapOwnArgs(rest) : beforeDashDash(rest);
   if (own.includes('--help') || own.includes('-h')) {
     process.stdout.write(`Usage: ${command.usage}\n`);
     return 0;
   }
   const mod = await command.load();
   return mod.run([name, ...rest]);
+}
+
+/** `cmd -- x --help`: the --help belongs to x. */
+function beforeDashDash(rest: string[]): string[] {
+  const dashDash = rest.indexOf('--');
+  return dashDash === -1 ? rest : rest.slice(0, dashDash);
+}
+
+/**
+ * `wrap`'s own options end where the server command starts, with or without `--`: in
+ * `airlock wrap --name db uvx mysql-mcp -h host`, the `-h` is the server's.
+ */
+async function wrapOwnArgs(rest: string[]): Promise<string[]> {
+  const { parseWrapArgv } = await import('../clients/wrapped.js');
+  try {
+    const parsed = parseWrapArgv(rest, true);
+    return rest.slice(0, parsed.dashDash ? parsed.commandAt - 1 : parsed.commandAt);
+  } catch {
+    // a malformed option: `wrap` itself reports it
+    return beforeDashDash(rest);
+  }
 }
 
 main(process.argv.slice(2)).then(

@@ -1,4 +1,5 @@
 /** Finding the clients on this machine and reading the servers out of their config files. */
+import { realpathSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { clientLocationFolders, clientLocations, CLIENTS, pathFor } from './catalog.js';
 import { readConfigFile, ConfigReadError } from './config-file.js';
@@ -59,16 +60,43 @@ export async function readLocation(location: ConfigLocation): Promise<LocationRe
   }
 }
 
-/** Every config location of `client` for these options, including each file of its config folders. */
+/**
+ * The identity of a file for de-duplication: its real path when it exists (symlinks, a project folder that is
+ * HOME), compared without case where the OS's usual file systems ignore it (macOS, Windows).
+ */
+export function fileIdentity(path: string, platform: NodeJS.Platform = process.platform): string {
+  const p = pathFor(platform);
+  let real = p.normalize(path);
+  if (platform === process.platform) {
+    try {
+      real = realpathSync.native(path);
+    } catch {
+      // not there (yet): its spelled path is all there is to compare
+    }
+  }
+  return platform === 'darwin' || platform === 'win32' ? real.toLowerCase() : real;
+}
+
+/**
+ * Every config location of `client` for these options, including each file of its config folders. A place
+ * reached twice (the project folder is HOME, so the project file is the global one) is listed once, under the
+ * first scope that reaches it.
+ */
 export async function allLocations(client: ClientId, opts: DiscoverOptions = {}): Promise<ConfigLocation[]> {
-  const out = clientLocations(client, opts);
+  const all = clientLocations(client, opts);
   for (const folder of clientLocationFolders(client, opts)) {
     const names = await readdir(folder.dir).catch(() => [] as string[]);
     for (const n of names.filter((n) => /\.ya?ml$/i.test(n)).sort()) {
-      out.push(folder.make(pathFor(opts.platform).join(folder.dir, n)));
+      all.push(folder.make(pathFor(opts.platform).join(folder.dir, n)));
     }
   }
-  return out;
+  const seen = new Set<string>();
+  return all.filter((l) => {
+    const key = `${fileIdentity(l.path, opts.platform)}\0${JSON.stringify(l.serversPath)}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 /** Read every location of one client. */

@@ -9,7 +9,7 @@ import type { FormatSyntax } from './formats/index.js';
 import { ConfigEditError, type EntrySyntax, type SeqSyntax } from './formats/syntax.js';
 import type { Launcher } from './launcher.js';
 import type { ClientId, CommandShape, DocPath, StdioCommand } from './types.js';
-import { unwrap, wrapPrefix } from './wrapped.js';
+import { unwrap, wrappedByHand, wrapPrefix } from './wrapped.js';
 
 interface TextEdit {
   start: number;
@@ -90,11 +90,12 @@ function movable(raw: string): boolean {
 /** The text with the entry wrapped by `launcher`; unchanged if it already is. */
 export function protectText(
   text: string,
-  t: Target & { launcher: Launcher; name: string; client: ClientId },
+  t: Target & { launcher: Launcher; name: string; client: ClientId; home?: string },
 ): string {
   const { doc, obj, syn, cmd } = located(text, t);
-  if (unwrap(cmd)) return text;
-  const prefix = wrapPrefix(t.launcher, t.name, t.client);
+  // already behind Airlock: written by protect, or by hand (never wrap a wrapper)
+  if (unwrap(cmd) || wrappedByHand(cmd)) return text;
+  const prefix = wrapPrefix(t.launcher, t.name, t.client, t.home);
   const command = syn.command!;
   const expected = structuredClone(doc);
   const originalArgs = getAt(doc, [...obj, t.shape.argsKey]);
@@ -115,7 +116,10 @@ export function protectText(
       const first = seq.items[0]!;
       edits.push({ start: first.start, end: first.start, text: items.join(', ') + ', ' });
     } else {
-      edits.push({ start: seq.open, end: seq.open, text: items.join(', ') });
+      // An `args = []` right before the command would, once filled, read exactly like the args property protect
+      // adds to an entry that had none, and unprotect would delete it: a space after `[` tells the two apart.
+      const lead = text.slice(syn.args!.keyStart, command.keyStart) === addedArgs(syn, '') ? ' ' : '';
+      edits.push({ start: seq.open, end: seq.open, text: lead + items.join(', ') });
     }
     return edits;
   };
@@ -124,14 +128,19 @@ export function protectText(
   return firstVerified(t, text, expected, attempts);
 }
 
+/** The text of the args property protect inserts before the command key of an entry that had none. */
+function addedArgs(syn: EntrySyntax, items: string): string {
+  const { key, assign, separator } = syn.newArgs;
+  return `${key}${assign}[${items}]${separator}`;
+}
+
 /** True when the args property is exactly what protect adds to an entry that had none. */
 function addedByProtect(text: string, syn: EntrySyntax, seq: SeqSyntax, separator: number): boolean {
   const args = syn.args!;
   const command = syn.command!;
   if (seq.style !== 'flow' || seq.items.length !== separator + 2 || args.keyStart > command.keyStart) return false;
   const items = seq.items.map((i) => rawSlice(text, i)).join(', ');
-  const { key, assign, separator: sep } = syn.newArgs;
-  return text.slice(args.keyStart, command.keyStart) === `${key}${assign}[${items}]${sep}`;
+  return text.slice(args.keyStart, command.keyStart) === addedArgs(syn, items);
 }
 
 /** The text with the entry's original command restored; unchanged if it is not wrapped. */
@@ -157,7 +166,11 @@ export function unprotectText(text: string, t: Target): string {
     const firstOriginal = seq.items[d + 2];
     if (byUs) edits.push({ start: syn.args!.keyStart, end: command.keyStart, text: '' });
     else if (firstOriginal) edits.push({ start: first.lead, end: firstOriginal.lead, text: '' });
-    else if (seq.style === 'flow') edits.push({ start: first.start, end: origItem.end, text: '' });
+    else if (seq.style === 'flow') {
+      // `[ items]`: what protect wrote into an `args = []` that stands right before the command (see protectText)
+      const spaced = text.slice(seq.open, first.start) === ' ' && text.slice(origItem.end, seq.span.end) === ']';
+      edits.push({ start: spaced ? seq.open : first.start, end: origItem.end, text: '' });
+    }
     // A block list cannot be empty: an emptied one becomes `[]`.
     else edits.push({ start: seq.span.start, end: seq.span.end, text: '[]' });
     return edits;

@@ -4,11 +4,14 @@ import { isAbsolute } from 'node:path';
 import { getAt, isRecord } from './docpath.js';
 import { readCommand } from './edit.js';
 import type { ClientId, CommandShape, ConfigLocation, DocPath, ServerEntry, Transport } from './types.js';
-import { unwrap } from './wrapped.js';
+import { unwrap, wrappedByHand } from './wrapped.js';
 
 // `airlock wrap --url` can relay a remote server, but rewriting a url entry into a command entry (and its
 // headers, which may hold tokens) is not done by protect yet
 const REMOTE_REASON = 'remote server: protect does not rewrite remote entries yet; wrap it by hand with `airlock wrap --url`';
+
+/** Why an entry that already starts `airlock wrap`, but not as protect writes it, is left alone both ways. */
+export const HAND_WRAPPED = 'it already starts `airlock wrap` (written by hand, without the `--` that protect writes); edit it by hand';
 
 /** Where a client keeps an entry's command: Goose says `cmd`/`envs`, Zed's older format nests `command: {path}`. */
 export function commandShape(client: ClientId, entry: unknown): CommandShape {
@@ -72,8 +75,19 @@ export function describeEntry(location: ConfigLocation, name: string, path: DocP
       written: cmd,
       original: un.original,
       protected: true,
-      wrappedAs: { name: un.name, client: un.client },
+      wrappedAs: { name: un.name, client: un.client, ...(un.home !== undefined ? { home: un.home } : {}) },
       ...(staleLauncher ? { staleLauncher } : {}),
+    };
+  }
+  const byHand = wrappedByHand(cmd);
+  if (byHand) {
+    return {
+      ...out,
+      written: cmd,
+      ...(byHand.original ? { original: byHand.original } : {}),
+      protected: true,
+      unprotectable: HAND_WRAPPED,
+      wrappedAs: { name: byHand.name ?? name, client: byHand.client, ...(byHand.home !== undefined ? { home: byHand.home } : {}) },
     };
   }
   return { ...out, written: cmd, original: cmd };

@@ -15,7 +15,8 @@ export {
 export { resolveServerEntry, type ResolvedServer } from './resolve.js';
 export { isClientRunning, systemProcessLister, type ProcessLister } from './running.js';
 export { watchClientConfigs, type ClientConfigEvent, type ConfigWatcher, type WatchOptions } from './watch.js';
-export { unwrap, wrapCommand } from './wrapped.js';
-export { redactArgs } from './redact.js';
+export { parseWrapArgv, unwrap, wrapCommand, wrappedByHand, WrapArgvError, type WrapArgv } from './wrapped.js';
+export { wrapperHome } from './rewrite.js';
+export { isSecretName, REDACTED, redactArgs, redactCommand } from './redact.js';
 export { CLIENT_IDS } from './types.js';
 export type { ClientId, ConfigLocation, DiscoverOptions, Format, Scope, ServerEntry, StdioCommand, Transport } from './types.js';

@@ -2,10 +2,11 @@
  * Protect or unprotect servers of one client: pick the entries, edit each file in place (see edit.ts), back it
  * up once, write it atomically unless someone changed it meanwhile, and read it back to check the result.
  */
-import { dataDir as defaultDataDir } from '../ipc/paths.js';
+import { resolve } from 'node:path';
+import { dataDir as defaultDataDir, type Env } from '../ipc/paths.js';
 import { backupPath, saveFirstBackup } from './backup.js';
 import { ConcurrentEditError, writeFileAtomic } from './atomic-write.js';
-import { CLIENTS } from './catalog.js';
+import { CLIENTS, pathFor } from './catalog.js';
 import { encodeConfig, readConfigFile } from './config-file.js';
 import { allLocations, discoverClient, readLocation } from './discover.js';
 import { protectText, unprotectText } from './edit.js';
@@ -60,6 +61,31 @@ export interface ChangeReport {
 const SELF_WRITING: ClientId[] = ['claude-desktop', 'claude-code'];
 const MAX_ATTEMPTS = 3;
 
+/**
+ * What MCP SDKs pass a server when the client gives no env of its own (the Python SDK's and the TypeScript SDK's
+ * defaults): a wrapper started that way sees none of the user's other variables, AIRLOCK_HOME included.
+ */
+const SCRUBBED_ENV: Record<'posix' | 'win32', string[]> = {
+  posix: ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'],
+  win32: ['APPDATA', 'HOMEDRIVE', 'HOMEPATH', 'LOCALAPPDATA', 'PATH', 'PROCESSOR_ARCHITECTURE', 'SYSTEMDRIVE', 'SYSTEMROOT', 'TEMP', 'USERNAME', 'USERPROFILE'],
+};
+
+/**
+ * The data dir to write into wrapped entries as `--home`, or undefined when a wrapper would find it by itself:
+ * it is the default one both for this environment without AIRLOCK_HOME and for the scrubbed environment some
+ * clients start servers with (which also drops XDG_DATA_HOME).
+ */
+export function wrapperHome(opts: { env?: Env; platform?: NodeJS.Platform; dataDir?: string }): string | undefined {
+  const env = opts.env ?? process.env;
+  const platform = opts.platform ?? process.platform;
+  const dir = opts.dataDir ?? defaultDataDir(env, platform);
+  const abs = pathFor(platform).isAbsolute(dir) ? dir : resolve(dir);
+  const keep = SCRUBBED_ENV[platform === 'win32' ? 'win32' : 'posix'];
+  const scrubbed: Env = Object.fromEntries(keep.filter((k) => env[k] !== undefined).map((k) => [k, env[k]]));
+  const found = [defaultDataDir({ ...env, AIRLOCK_HOME: undefined }, platform), defaultDataDir(scrubbed, platform)];
+  return found.every((d) => d === abs) ? undefined : abs;
+}
+
 /** True when the entry was written with exactly this launcher. */
 function writtenBy(e: ServerEntry, launcher: Launcher): boolean {
   const w = e.written;
@@ -69,21 +95,31 @@ function writtenBy(e: ServerEntry, launcher: Launcher): boolean {
   return words.length === current.length && words.every((x, i) => x === current[i]);
 }
 
-function wants(action: Action, e: ServerEntry, launcher: Launcher): boolean {
+function wants(action: Action, e: ServerEntry, launcher: Launcher, home: string | undefined): boolean {
   if (action === 'unprotect') return e.protected;
-  // A protected entry whose launcher is gone would fail to start: protecting it again rewrites the launcher.
-  return !e.protected || (e.staleLauncher !== undefined && !writtenBy(e, launcher));
+  if (!e.protected) return true;
+  // A protected entry whose launcher is gone would fail to start, and one naming another data dir would look
+  // for another broker: protecting it again rewrites the launcher and --home.
+  return (e.staleLauncher !== undefined && !writtenBy(e, launcher)) || e.wrappedAs?.home !== home;
 }
 
 /** Choose the entries to change; throws ClientConfigError for a name that is missing or cannot be changed. */
-function select(action: Action, req: ChangeRequest, launcher: Launcher, entries: ServerEntry[], broken: string[]): { todo: ServerEntry[]; outcomes: ChangeOutcome[] } {
+function select(
+  action: Action,
+  req: ChangeRequest,
+  launcher: Launcher,
+  home: string | undefined,
+  entries: ServerEntry[],
+  broken: string[],
+): { todo: ServerEntry[]; outcomes: ChangeOutcome[] } {
   const outcomes: ChangeOutcome[] = [];
   const todo: ServerEntry[] = [];
   const note = (e: ServerEntry, result: ChangeOutcome['result'], reason?: string) =>
     outcomes.push({ server: e.name, scope: e.location.scope, path: e.location.path, result, reason });
   const consider = (e: ServerEntry) => {
-    if (action === 'protect' && e.unprotectable) note(e, 'skipped', e.unprotectable);
-    else if (!wants(action, e, launcher)) note(e, 'unchanged', action === 'protect' ? 'already protected' : 'not protected');
+    // an entry wrapped by hand is left alone both ways (see wrappedByHand)
+    if (e.unprotectable && (action === 'protect' || e.protected)) note(e, 'skipped', e.unprotectable);
+    else if (!wants(action, e, launcher, home)) note(e, 'unchanged', action === 'protect' ? 'already protected' : 'not protected');
     else todo.push(e);
   };
   if (req.servers === 'all') {
@@ -100,7 +136,7 @@ function select(action: Action, req: ChangeRequest, launcher: Launcher, entries:
         `no server "${name}" in ${label}'s config (${known.length ? `servers: ${known.join(', ')}` : 'it has none'})${hint}`,
       );
     }
-    if (action === 'protect' && matches.every((e) => e.unprotectable)) {
+    if (action === 'protect' && matches.every((e) => e.unprotectable && !e.protected)) {
       throw new ClientConfigError(`cannot protect "${name}": ${matches[0]!.unprotectable}`);
     }
     matches.forEach(consider);
@@ -142,7 +178,7 @@ function describeError(err: unknown): string {
 }
 
 /** Edit one file for every target in it, retrying when another program writes it in between. */
-async function changeFile(action: Action, job: FileJob, req: ChangeRequest, launcher: Launcher, backups: string[]): Promise<void> {
+async function changeFile(action: Action, job: FileJob, req: ChangeRequest, launcher: Launcher, home: string | undefined, backups: string[]): Promise<void> {
   const syntax = syntaxFor(job.format);
   for (let attempt = 1; ; attempt++) {
     const file = await readConfigFile(job.path);
@@ -153,7 +189,7 @@ async function changeFile(action: Action, job: FileJob, req: ChangeRequest, laun
         for (const e of entriesIn(target.location, text, target.names)) {
           const t = { syntax, entryPath: e.path, shape: e.shape };
           if (action === 'unprotect' || e.protected) text = unprotectText(text, t);
-          if (action === 'protect') text = protectText(text, { ...t, launcher, name: e.name, client: req.client });
+          if (action === 'protect') text = protectText(text, { ...t, launcher, name: e.name, client: req.client, home });
         }
       }
     } catch (err) {
@@ -212,7 +248,8 @@ export async function changeServers(action: Action, req: ChangeRequest): Promise
   const broken = locations.filter((l) => l.error).map((l) => `${l.location.path} cannot be read: ${l.error}`);
   if (req.servers === 'all' && broken.length) throw new ClientConfigError(`${broken[0]} (nothing was changed)`);
   const entries = locations.flatMap((l) => l.servers);
-  const { todo, outcomes } = select(action, req, launcher, entries, broken);
+  const home = action === 'protect' ? wrapperHome(req) : undefined;
+  const { todo, outcomes } = select(action, req, launcher, home, entries, broken);
   if (todo.length === 0) return { outcomes, backups: [] };
 
   if (SELF_WRITING.includes(req.client) && (await isClientRunning(req.client, req.platform, req.processLister))) {
@@ -220,7 +257,7 @@ export async function changeServers(action: Action, req: ChangeRequest): Promise
   }
   const backups: string[] = [];
   for (const job of groupByFile(todo)) {
-    await changeFile(action, job, req, launcher, backups);
+    await changeFile(action, job, req, launcher, home, backups);
     await verify(action, job, label);
   }
   const done: ChangeOutcome['result'] = action === 'protect' ? 'protected' : 'unprotected';

@@ -80,8 +80,8 @@ export interface ServerEntry {
   url?: string;
   /** For a protected entry: a launcher file it names is gone (a moved checkout); protect writes it afresh. */
   staleLauncher?: string;
-  /** For a protected entry: the --name and --client given to the wrapper. */
-  wrappedAs?: { name: string; client: string | undefined };
+  /** For a protected entry: the --name, --client and --home given to the wrapper. */
+  wrappedAs?: { name: string; client: string | undefined; home?: string };
 }
 
 /** Options every discovery function takes, so tests can point at a throwaway home and another OS. */

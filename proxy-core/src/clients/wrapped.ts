@@ -1,7 +1,10 @@
 /**
  * The one place that knows what a protected entry looks like:
- *   command = <launcher>, args = [...launcherArgs, 'wrap', '--name', N, '--client', C, '--', origCommand, ...origArgs]
+ *   command = <launcher>,
+ *   args = [...launcherArgs, 'wrap', '--name', N, '--client', C, ('--home', DIR,) '--', origCommand, ...origArgs]
  * Everything after the first `--` is the original command line, so an entry can be restored from the file alone.
+ * `--home` names a data dir that is not the default one: clients that start servers with a scrubbed environment
+ * would lose AIRLOCK_HOME, and the wrapper would look for the broker in the wrong place.
  */
 import type { ClientId, StdioCommand } from './types.js';
 import type { Launcher } from './launcher.js';
@@ -11,46 +14,153 @@ export interface Unwrapped {
   separator: number;
   name: string;
   client: string | undefined;
+  /** The data dir given with --home, if any. */
+  home: string | undefined;
   /** The launcher words: command and the args before `wrap`. */
   launcher: string[];
   original: StdioCommand;
 }
 
-/** The args that go in front of the original command when protecting. */
-export function wrapPrefix(launcher: Launcher, name: string, client: ClientId): string[] {
-  // A name that starts with "-" would be read as an option: glue it to its flag.
-  const nameArgs = name.startsWith('-') ? [`--name=${name}`] : ['--name', name];
-  return [...launcher.argsPrefix, 'wrap', ...nameArgs, '--client', client, '--'];
+/** `--opt value`, or `--opt=value` when the value would be read as an option. */
+function option(flag: string, value: string): string[] {
+  return value.startsWith('-') ? [`${flag}=${value}`] : [flag, value];
+}
+
+/** The args that go in front of the original command when protecting; `home` only for a non-default data dir. */
+export function wrapPrefix(launcher: Launcher, name: string, client: ClientId, home?: string): string[] {
+  return [...launcher.argsPrefix, 'wrap', ...option('--name', name), '--client', client, ...(home === undefined ? [] : option('--home', home)), '--'];
 }
 
 /** The full wrapped command for a server. */
-export function wrapCommand(launcher: Launcher, name: string, client: ClientId, original: StdioCommand): StdioCommand {
-  return { command: launcher.command, args: [...wrapPrefix(launcher, name, client), original.command, ...original.args] };
+export function wrapCommand(launcher: Launcher, name: string, client: ClientId, original: StdioCommand, home?: string): StdioCommand {
+  return { command: launcher.command, args: [...wrapPrefix(launcher, name, client, home), original.command, ...original.args] };
+}
+
+/** Options of `airlock wrap` that take a value (the next argument, or glued with `=`). */
+const VALUE_OPTIONS = new Set(['name', 'client', 'home', 'url', 'header', 'transport']);
+/** Options of `airlock wrap` that take none. */
+const FLAG_OPTIONS = new Set(['trust-read-only-hints']);
+
+/** `airlock wrap`'s own arguments, and the server command line that follows them. */
+export interface WrapArgv {
+  name?: string;
+  client?: string;
+  home?: string;
+  url?: string;
+  header: string[];
+  transport?: string;
+  trustReadOnlyHints: boolean;
+  /** The server's command and args: everything after `--`, or from the first argument that is not an option. */
+  command: string[];
+  /** Index in argv where the command starts (argv.length when there is none). */
+  commandAt: number;
+  /** True when a `--` came before the command. */
+  dashDash: boolean;
+}
+
+export class WrapArgvError extends Error {
+  override name = 'WrapArgvError';
+}
+
+/**
+ * Parse what follows `wrap`. Launchers that drop `--` (the MCP Inspector CLI) start
+ * `airlock wrap --name ev node server.js`: the first argument that is not an option of wrap (nor the value of
+ * one) starts the server command, and everything after it is the server's, options included. `lenient`
+ * skips options it does not know instead of refusing them (for reading entries that have a `--`).
+ */
+export function parseWrapArgv(argv: readonly string[], lenient = false): WrapArgv {
+  const out: WrapArgv = { header: [], trustReadOnlyHints: false, command: [], commandAt: argv.length, dashDash: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      out.command = argv.slice(i + 1);
+      out.commandAt = i + 1;
+      out.dashDash = true;
+      return out;
+    }
+    if (!a.startsWith('-') || a === '-') {
+      out.command = argv.slice(i);
+      out.commandAt = i;
+      return out;
+    }
+    const m = /^--([A-Za-z][\w-]*)(?:=([\s\S]*))?$/.exec(a);
+    const key = m?.[1];
+    if (key !== undefined && VALUE_OPTIONS.has(key)) {
+      let value = m![2];
+      if (value === undefined) {
+        value = argv[i + 1];
+        if (value === undefined || value === '--') throw new WrapArgvError(`option --${key} needs a value`);
+        if (value.startsWith('-')) throw new WrapArgvError(`option --${key} needs a value; for one that starts with "-" write --${key}=${value}`);
+        i++;
+      }
+      if (key === 'header') out.header.push(value);
+      else if (key === 'name') out.name = value;
+      else if (key === 'client') out.client = value;
+      else if (key === 'home') out.home = value;
+      else if (key === 'url') out.url = value;
+      else out.transport = value;
+    } else if (key !== undefined && FLAG_OPTIONS.has(key)) {
+      if (m![2] !== undefined) throw new WrapArgvError(`option --${key} takes no value`);
+      out.trustReadOnlyHints = true;
+    } else if (!lenient) {
+      throw new WrapArgvError(`unknown option "${a}" (options of airlock wrap go before the server command)`);
+    }
+  }
+  return out;
 }
 
 const MAX_LAUNCHER_ARGS = 4;
+
+/** The launcher words and the args after `wrap`, when the entry starts `airlock wrap` at all. */
+function wrapCall(entry: StdioCommand): { w: number; launcher: string[] } | null {
+  const { command, args } = entry;
+  const w = args.indexOf('wrap');
+  if (w < 0 || w > MAX_LAUNCHER_ARGS) return null;
+  const launcher = [command, ...args.slice(0, w)];
+  if (!launcher.some((s) => /airlock/i.test(s))) return null;
+  return { w, launcher };
+}
 
 /**
  * Recognise an entry written by protect, with any launcher (a moved checkout or a packaged app must still be
  * recognised, or protect would wrap twice). Returns null for anything else.
  */
 export function unwrap(entry: StdioCommand): Unwrapped | null {
-  const { command, args } = entry;
-  const w = args.indexOf('wrap');
-  if (w < 0 || w > MAX_LAUNCHER_ARGS) return null;
-  const launcherWords = [command, ...args.slice(0, w)];
-  if (!launcherWords.some((s) => /airlock/i.test(s))) return null;
-  let name: string | undefined;
-  let client: string | undefined;
-  let i = w + 1;
-  for (; i < args.length; i++) {
-    const a = args[i]!;
-    if (a === '--') break;
-    if (a === '--name') name = args[++i];
-    else if (a.startsWith('--name=')) name = a.slice('--name='.length);
-    else if (a === '--client') client = args[++i];
-    else if (a.startsWith('--client=')) client = a.slice('--client='.length);
+  const call = wrapCall(entry);
+  if (!call) return null;
+  let parsed: WrapArgv;
+  try {
+    parsed = parseWrapArgv(entry.args.slice(call.w + 1), true);
+  } catch {
+    return null;
   }
-  if (i >= args.length - 1 || args[i] !== '--' || name === undefined) return null;
-  return { separator: i, name, client, launcher: launcherWords, original: { command: args[i + 1]!, args: args.slice(i + 2) } };
+  const [command, ...args] = parsed.command;
+  if (!parsed.dashDash || command === undefined || parsed.name === undefined || parsed.url !== undefined) return null;
+  return {
+    separator: call.w + parsed.commandAt,
+    name: parsed.name,
+    client: parsed.client,
+    home: parsed.home,
+    launcher: call.launcher,
+    original: { command, args },
+  };
+}
+
+/**
+ * An entry that starts `airlock wrap` but not the way protect writes it (by hand: `--url`, or no `--` before
+ * the server command). It is already behind Airlock; protect must not wrap it again, and unprotect cannot
+ * restore it from the entry alone.
+ */
+export function wrappedByHand(entry: StdioCommand): { name: string | undefined; client: string | undefined; home: string | undefined; original?: StdioCommand } | null {
+  const call = wrapCall(entry);
+  if (!call || unwrap(entry)) return null;
+  let parsed: WrapArgv;
+  try {
+    parsed = parseWrapArgv(entry.args.slice(call.w + 1), true);
+  } catch {
+    return null;
+  }
+  const [command, ...args] = parsed.command;
+  if (command === undefined && parsed.url === undefined) return null;
+  return { name: parsed.name, client: parsed.client, home: parsed.home, ...(command !== undefined ? { original: { command, args } } : {}) };
 }

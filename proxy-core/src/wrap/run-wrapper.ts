@@ -20,6 +20,7 @@ export interface WrapOptions {
   server: string;
   client: string;
   trustFlag: boolean;
+  home?: string;
   /** What the broker shows as this session's upstream: the command and args, or the URL. */
   command: string[];
 }
@@ -27,7 +28,7 @@ export interface WrapOptions {
 /** Wire stdio, the relay and the broker link around an upstream already on its way; resolves with the exit code. */
 export function runWrapper(o: WrapOptions, upstream: Upstream): Promise<number> {
   const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
-  const link = new BrokerLink(dataDir(), { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag }, log);
+  const link = new BrokerLink(o.home ?? dataDir(), { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag }, log);
   link.start();
 
   let clientGone = false;

@@ -14,8 +14,8 @@ export const commands: Record<string, Command> = {
   wrap: {
     summary: 'relay one MCP server and gate its tools/call through the broker',
     usage:
-      'airlock wrap --name NAME [--client CLIENT] [--trust-read-only-hints] -- COMMAND [ARG...]\n' +
-      '       airlock wrap --name NAME [--client CLIENT] [--trust-read-only-hints] --url URL [--header "Name: value"]...\n' +
+      'airlock wrap --name NAME [--client CLIENT] [--home DIR] [--trust-read-only-hints] [--] COMMAND [ARG...]\n' +
+      '       airlock wrap --name NAME [--client CLIENT] [--home DIR] [--trust-read-only-hints] --url URL [--header "Name: value"]...\n' +
       '                    [--transport auto|http|sse]\n' +
       '  Started by an MCP client in place of the server. stdout carries MCP messages only.\n' +
       '  --url relays to a remote server over Streamable HTTP (auto falls back to HTTP+SSE); ${VAR} in a\n' +

@@ -2,40 +2,60 @@
  * `airlock wrap`: what an MCP client starts in place of a server. A local server is spawned before the relay's
  * modules load, so its start-up overlaps ours: the client waits for the slower of the two, not their sum.
  */
+import { isAbsolute } from 'node:path';
+import { parseWrapArgv, WrapArgvError, type WrapArgv } from '../../clients/wrapped.js';
 import { spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
-import { parse } from '../args.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 
 const SEE_HELP = 'see `airlock wrap --help`';
 
+/**
+ * A GUI client shows a server's stderr only in a log file, if anywhere: every failure of wrap leaves as one line
+ * there starting with "airlock:" (main.ts prints it), and a non-zero exit.
+ */
+function oneLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).join(' ') || 'unknown error';
+}
+
 export async function run(argv: string[]): Promise<number> {
-  const rest = argv.slice(1);
-  const dashDash = rest.indexOf('--');
-  const own = dashDash === -1 ? rest : rest.slice(0, dashDash);
-  const { values } = parse(
-    own,
-    {
-      name: { type: 'string' },
-      client: { type: 'string' },
-      'trust-read-only-hints': { type: 'boolean' },
-      url: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      transport: { type: 'string' },
-    },
-    false,
-  );
+  try {
+    return await wrap(argv.slice(1));
+  } catch (err) {
+    if (err instanceof CliError) throw new CliError(`wrap: ${oneLine(err)}`, err.exitCode);
+    throw new CliError(`wrap failed: ${oneLine(err)}`, 1);
+  }
+}
+
+async function wrap(rest: string[]): Promise<number> {
+  let values: WrapArgv;
+  try {
+    values = parseWrapArgv(rest);
+  } catch (err) {
+    if (err instanceof WrapArgvError) throw new UsageError(`${err.message}; ${SEE_HELP}`);
+    throw err;
+  }
   if (!values.name) throw new UsageError(`--name is required; ${SEE_HELP}`);
-  const common = { server: values.name, client: values.client ?? 'unknown', trustFlag: values['trust-read-only-hints'] === true };
+  // --home wins over AIRLOCK_HOME: protect writes it for clients that start servers without the user's env
+  if (values.home !== undefined && (values.home === '' || !isAbsolute(values.home))) {
+    throw new UsageError(`--home must be an absolute path (got "${values.home}")`);
+  }
+  const common = {
+    server: values.name,
+    client: values.client ?? 'unknown',
+    trustFlag: values.trustReadOnlyHints,
+    ...(values.home !== undefined ? { home: values.home } : {}),
+  };
 
   if (values.url !== undefined) {
-    if (dashDash !== -1) throw new UsageError('give either --url or a command after --, not both');
-    const { upstream, label } = await remote(values.url, values.header ?? [], values.transport ?? 'auto');
+    if (values.command.length > 0 || values.dashDash) throw new UsageError('give either --url or a server command, not both');
+    const { upstream, label } = await remote(values.url, values.header, values.transport ?? 'auto');
     const { runWrapper } = await import('../../wrap/run-wrapper.js');
     return runWrapper({ ...common, command: [label] }, upstream);
   }
-  if (values.header || values.transport) throw new UsageError('--header and --transport go with --url');
-  const [command, ...args] = dashDash === -1 ? [] : rest.slice(dashDash + 1);
-  if (!command) throw new UsageError(`no server to wrap: give its command after --, or --url; ${SEE_HELP}`);
+  if (values.header.length || values.transport !== undefined) throw new UsageError('--header and --transport go with --url');
+  const [command, ...args] = values.command;
+  if (!command) throw new UsageError(`no server to wrap: give its command (after --), or --url; ${SEE_HELP}`);
   const child = await spawnUpstream(command, args);
   // a spawn failure is reported on the next tick: hold it until the relay is loaded and listening
   let spawnError: NodeJS.ErrnoException | undefined;
