@@ -34,7 +34,9 @@ const node = process.execPath;
 function commandFor(mode, server) {
   if (mode === 'direct') return { command: node, args: server };
   if (mode === 'relay') return { command: node, args: [RELAY, '--', node, ...server] };
-  return { command: node, args: [CLI, 'wrap', '--name', 'bench', '--client', 'bench', '--', node, ...server] };
+  // AIRLOCK_WRAP_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the wrappers
+  const extra = process.env.AIRLOCK_WRAP_NODE_ARGS ? process.env.AIRLOCK_WRAP_NODE_ARGS.split(' ') : [];
+  return { command: node, args: [...extra, CLI, 'wrap', '--name', 'bench', '--client', 'bench', '--', node, ...server] };
 }
 
 const quantile = (xs, q) => {
@@ -54,7 +56,8 @@ async function connect(mode, server = [EVERYTHING, 'stdio']) {
 }
 
 function daemon() {
-  const proc = spawn(node, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const extra = process.env.AIRLOCK_DAEMON_NODE_ARGS ? process.env.AIRLOCK_DAEMON_NODE_ARGS.split(' ') : [];
+  const proc = spawn(node, [...extra, CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     proc.stderr.on('data', (d) => {
@@ -266,6 +269,17 @@ const broker = await daemon();
 try {
   await cli('rules', 'add', 'allow', '--server', 'bench', '--tool', '*');
   await cli('rules', 'add', 'deny', '--server', 'bench', '--tool', 'delete_all');
+  if (process.argv.includes('--throughput-only')) {
+    // just the broker's journal throughput (for profiling the broker: AIRLOCK_DAEMON_ARGS="--cpu-prof")
+    for (const tool of ['echo', 'delete_all']) {
+      const tp = await throughput(tool);
+      process.stdout.write(`${tool}: ${tp.rate.toFixed(0)}/s (${tp.total} calls in ${tp.elapsed.toFixed(2)} s, ${tp.complete} in the journal)\n`);
+    }
+    broker.kill('SIGTERM');
+    await new Promise((r) => broker.on('exit', r));
+    rmSync(home, { recursive: true, force: true });
+    process.exit(0);
+  }
   if (process.argv.includes('--kill-only')) {
     // just the journal-loss measure (a minute instead of several)
     for (const k of await killLoss()) process.stdout.write(`${k.lost} of ${k.ran} lost at ${k.rate.toFixed(0)} calls/s: ${k.ms.toFixed(1)} ms\n`);

@@ -4,6 +4,8 @@
  */
 export { Broker, type BrokerOptions } from './broker/broker.js';
 export { startBroker, AUTO_PROTECT_KEY, type RunningBroker, type StartOptions } from './broker/start.js';
+/** What `protect` and auto-protect write into client configs: the composer (CLI, desktop app) supplies it. */
+export type { Launcher } from './clients/launcher.js';
 export { Store } from './broker/store.js';
 export { DatabaseRefused, type DatabaseRecovery } from './broker/database.js';
 export {
@@ -26,5 +28,5 @@ export { brokerAddress, dataDir, databasePath } from './ipc/paths.js';
 export type * from './ipc/protocol.js';
 export * as clients from './clients/index.js';
 export { inspectServer, type InspectOptions } from './inspect/inspect.js';
-export { Policy as ExecutionPolicy, NO_ANNOTATIONS_REASON, type PolicyOptions } from './inspect/policy.js';
-export { validateStructuredContent } from './inspect/output-schema.js';
+export { ExecutionPolicy, NO_ANNOTATIONS_REASON, type ExecutionPolicyOptions } from './inspect/execution-policy.js';
+export { validateStructuredContent } from './util/json-schema.js';

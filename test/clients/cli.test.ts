@@ -20,7 +20,7 @@ interface Run {
 }
 
 function airlock(h: TestHome, args: string[], cwd = h.home): Promise<Run> {
-  // Only this home counts: blank out every variable the catalog reads from the real environment.
+  // Only this home counts: blank out every variable known-clients reads from the real environment.
   const env = { ...process.env, ...h.env, XDG_CONFIG_HOME: '', XDG_DATA_HOME: '', CODEX_HOME: '', CLAUDE_CONFIG_DIR: '', APPDATA: '', LOCALAPPDATA: '', USERPROFILE: '' };
   return new Promise((res) => {
     execFile(process.execPath, [CLI, ...args], { env, cwd, timeout: 20_000 }, (err, stdout, stderr) => {

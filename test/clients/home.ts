@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClientId, Launcher } from '../../proxy-core/src/clients/index.js';
+import { dataDir } from '../../proxy-core/src/ipc/paths.js';
 
 export const CONFIGS = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'configs');
 
@@ -51,7 +52,7 @@ export function makeHome(client: ClientId, content: string | Buffer | null): Tes
   mkdirSync(project);
   // The data dir a wrapper finds by itself (Linux default for this HOME), so protect writes no --home; tests of
   // a non-default data dir set their own.
-  const env = { HOME: home, AIRLOCK_HOME: join(home, '.local', 'share', 'airlock') };
+  const env = { HOME: home, AIRLOCK_HOME: dataDir({ HOME: home }, 'linux') };
   const config = join(home, LINUX_CONFIG[client]);
   const toDisk = (t: string | Buffer) => (typeof t === 'string' ? t.split(FIXTURE_PROJECT).join(project) : t);
   const h: TestHome = {

@@ -3,9 +3,9 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import {
-  airlockLauncher,
   ClientConfigError,
   discoverClient,
+  launcherFromEnv,
   LauncherError,
   protectServers,
   resolveServerEntry,
@@ -14,6 +14,7 @@ import {
 } from '../../proxy-core/src/clients/index.js';
 import { ConcurrentEditError, writeFileAtomic } from '../../proxy-core/src/clients/atomic-write.js';
 import { backupPath } from '../../proxy-core/src/clients/backup.js';
+import { cliLauncher } from '../../proxy-core/src/cli/launcher.js';
 import { fixture, makeHome, TEST_LAUNCHER, type TestHome } from './home.js';
 
 const homes: TestHome[] = [];
@@ -55,7 +56,7 @@ describe('a file that does not parse', () => {
 
   test('bytes that are not UTF-8 are refused', async () => {
     const h = home('cursor', Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]));
-    await expect(protectServers({ ...h.opts, client: 'cursor', servers: 'all' })).rejects.toThrow(/UTF-8/);
+    await expect(protectServers({ ...h.opts, client: 'cursor', servers: 'all', launcher: TEST_LAUNCHER })).rejects.toThrow(/UTF-8/);
     expect(h.readBytes()).toEqual(Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x7d]));
   });
 });
@@ -160,13 +161,13 @@ describe('files on disk', () => {
 describe('choosing servers', () => {
   test('an unknown name fails and lists the known ones; nothing is written', async () => {
     const h = home('cursor', CURSOR);
-    await expect(protectServers({ ...h.opts, client: 'cursor', servers: ['a', 'nope'] })).rejects.toThrow('no server "nope" in Cursor\'s config (servers: a, b)');
+    await expect(protectServers({ ...h.opts, client: 'cursor', servers: ['a', 'nope'], launcher: TEST_LAUNCHER })).rejects.toThrow('no server "nope" in Cursor\'s config (servers: a, b)');
     expect(h.read()).toBe(CURSOR);
   });
 
   test('a remote server is not protectable, with the reason', async () => {
     const h = home('cline', fixture('cline', 'before.json').toString());
-    await expect(protectServers({ ...h.opts, client: 'cline', servers: ['streaming'] })).rejects.toThrow(/remote server/);
+    await expect(protectServers({ ...h.opts, client: 'cline', servers: ['streaming'], launcher: TEST_LAUNCHER })).rejects.toThrow(/remote server/);
     const s = (await discoverClient('cline', h.opts)).locations[0]!.servers;
     expect(s.map((x) => [x.name, x.transport, x.protected, x.unprotectable !== undefined])).toEqual([
       ['weather', 'stdio', false, false],
@@ -237,23 +238,43 @@ describe('resolveServerEntry', () => {
 });
 
 describe('launcher', () => {
-  test('defaults to this node and the repo bin, both absolute', () => {
-    const l = airlockLauncher({});
+  test("the CLI's default is this node and the repo bin, both absolute", () => {
+    const l = cliLauncher({});
     expect(l.command).toBe(process.execPath);
     expect(l.argsPrefix).toHaveLength(1);
     expect(l.argsPrefix[0]).toMatch(/bin[\\/]airlock\.js$/);
     expect(existsSync(l.argsPrefix[0]!)).toBe(true);
   });
   test('AIRLOCK_LAUNCHER replaces it', async () => {
-    expect(airlockLauncher({ AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock", "--quiet"]' })).toEqual({ command: '/opt/Airlock/airlock', argsPrefix: ['--quiet'] });
+    expect(launcherFromEnv({})).toBeUndefined();
+    expect(launcherFromEnv({ AIRLOCK_LAUNCHER: ' ' })).toBeUndefined();
+    expect(launcherFromEnv({ AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock", "--quiet"]' })).toEqual({ command: '/opt/Airlock/airlock', argsPrefix: ['--quiet'] });
     const h = home('cursor', CURSOR);
-    await protectServers({ ...h.opts, env: { ...h.env, AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock"]' }, client: 'cursor', servers: ['b'] });
+    const launcher = cliLauncher({ ...h.env, AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock"]' });
+    await protectServers({ ...h.opts, client: 'cursor', servers: ['b'], launcher });
     const b = (await discoverClient('cursor', h.opts)).locations[0]!.servers[1]!;
     expect(b.written).toEqual({ command: '/opt/Airlock/airlock', args: ['wrap', '--name', 'b', '--client', 'cursor', '--', 'uvx'] });
     expect(b.protected).toBe(true);
   });
   test.each(['nope', '[]', '[1]', '{"a":1}', '[""]'])('AIRLOCK_LAUNCHER=%s is refused', (value) => {
-    expect(() => airlockLauncher({ AIRLOCK_LAUNCHER: value })).toThrow(LauncherError);
+    expect(() => launcherFromEnv({ AIRLOCK_LAUNCHER: value })).toThrow(LauncherError);
+    expect(() => cliLauncher({ AIRLOCK_LAUNCHER: value })).toThrow(LauncherError);
+  });
+  test('the library never picks one: protect without a launcher is refused and writes nothing', async () => {
+    const h = home('cursor', CURSOR);
+    // what a JavaScript caller (the types forbid it) or a careless cast would send
+    const req = { ...h.opts, client: 'cursor', servers: 'all' } as unknown as Parameters<typeof protectServers>[0];
+    await expect(protectServers(req)).rejects.toThrow(ClientConfigError);
+    await expect(protectServers(req)).rejects.toThrow(/needs a launcher/);
+    expect(h.read()).toBe(CURSOR);
+    expect(existsSync(join(h.env.AIRLOCK_HOME, 'backups'))).toBe(false);
+  });
+  test('unprotect needs no launcher: the original command is in the entry', async () => {
+    const h = home('cursor', CURSOR);
+    await protectServers({ ...h.opts, client: 'cursor', servers: 'all', launcher: TEST_LAUNCHER });
+    expect(h.read()).not.toBe(CURSOR);
+    await unprotectServers({ ...h.opts, client: 'cursor', servers: 'all' });
+    expect(h.read()).toBe(CURSOR);
   });
 });
 

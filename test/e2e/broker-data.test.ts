@@ -30,7 +30,7 @@ import {
 afterEach(cleanup);
 
 interface EventItem {
-  event: string;
+  type: string;
   detail: unknown;
 }
 
@@ -65,7 +65,7 @@ describe('a second broker on the same data dir', () => {
     const pending = await cliJson<{ id: string }[]>(home, ['pending']);
     expect(pending.map((t) => t.id)).toEqual([ticket.id]);
     const events = await cliJson<EventItem[]>(home, ['history', '--events']);
-    expect(events.filter((e) => e.event === 'broker-restart')).toEqual([]);
+    expect(events.filter((e) => e.type === 'broker-restart')).toEqual([]);
 
     expect((await cli(home, ['approve', ticket.id])).code).toBe(0);
     const result = await call;
@@ -104,7 +104,7 @@ describe('two brokers started at the same moment on a fresh data dir', () => {
     }
     expect((await cli(home, ['status', '--json'])).code).toBe(0);
     const events = await cliJson<EventItem[]>(home, ['history', '--events']);
-    expect(events.filter((e) => e.event === 'broker-restart')).toEqual([]);
+    expect(events.filter((e) => e.type === 'broker-restart')).toEqual([]);
   });
 });
 
@@ -135,7 +135,7 @@ describe('a used data dir whose database lost its contents', () => {
     expect(restored.stderr()).toMatch(/restored the database from the backup of .*; the previous file is kept as .*airlock\.db\.damaged-/);
     expect((await cliJson<{ estop: boolean }>(home, ['estop', 'status'])).estop).toBe(true);
     const events = await cliJson<EventItem[]>(home, ['history', '--events']);
-    expect(events.map((e) => e.event)).toContain('database-restored');
+    expect(events.map((e) => e.type)).toContain('database-restored');
     await restored.stop();
 
     // random bytes: refused the same way, then an explicit fresh start

@@ -97,8 +97,8 @@ describe('adversarial catalog', () => {
     expect((await second).isError).toBe(true);
     expect(executedCalls(fx.log, 'peek')).toHaveLength(1);
 
-    const events = await cliJson<{ event: string; tool: string | null; detail: { evidence?: string } }[]>(home, ['history', '--events']);
-    const withdrawn = events.find((e) => e.event === 'read-only-claim-withdrawn');
+    const events = await cliJson<{ type: string; tool: string | null; detail: { evidence?: string } }[]>(home, ['history', '--events']);
+    const withdrawn = events.find((e) => e.type === 'read-only-claim-withdrawn');
     expect(withdrawn).toMatchObject({ tool: 'peek' });
     expect(withdrawn!.detail.evidence).toMatch(/resources\/list_changed/);
 
@@ -134,8 +134,8 @@ describe('adversarial catalog', () => {
     // a read-only tool that was not running keeps its claim
     expect(after.find((x) => x.name === 'echo')!.annotations!.readOnlyHint).toBe(true);
     const withdrawnTools = async () =>
-      (await cliJson<{ event: string; tool: string | null }[]>(home, ['history', '--events']))
-        .filter((e) => e.event === 'read-only-claim-withdrawn')
+      (await cliJson<{ type: string; tool: string | null }[]>(home, ['history', '--events']))
+        .filter((e) => e.type === 'read-only-claim-withdrawn')
         .map((e) => e.tool)
         .sort();
     await waitFor(async () => (await withdrawnTools()).length >= 2, 5000, 'two withdrawals journaled');

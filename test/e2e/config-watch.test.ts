@@ -6,7 +6,7 @@ import { cleanup, cli, cliJson, startDaemon, tempDir, waitFor } from '../helpers
 
 afterEach(cleanup);
 
-type Ev = { event: string; server: string | null; detail: Record<string, unknown> };
+type Ev = { type: string; server: string | null; detail: Record<string, unknown> };
 
 test('a server added to a client config later is reported, and wrapped when auto-protect is on', async () => {
   const data = tempDir();
@@ -19,15 +19,15 @@ test('a server added to a client config later is reported, and wrapped when auto
   await new Promise((r) => setTimeout(r, 500));
 
   writeFileSync(config, '{\n  "mcpServers": {\n    "notes": { "command": "node", "args": ["notes.js"] }\n  }\n}\n');
-  await waitFor(async () => (await cliJson<Ev[]>(data, ['history', '--events'])).some((e) => e.event === 'server-added' && e.server === 'notes'), 8000, 'server-added');
-  const added = (await cliJson<Ev[]>(data, ['history', '--events'])).find((e) => e.event === 'server-added')!;
+  await waitFor(async () => (await cliJson<Ev[]>(data, ['history', '--events'])).some((e) => e.type === 'server-added' && e.server === 'notes'), 8000, 'server-added');
+  const added = (await cliJson<Ev[]>(data, ['history', '--events'])).find((e) => e.type === 'server-added')!;
   expect(added.detail).toMatchObject({ client: 'cursor', protected: false });
   expect(readFileSync(config, 'utf8')).not.toContain('wrap');
 
   expect((await cli(data, ['settings', 'auto-protect', 'on'])).code).toBe(0);
-  expect(await cliJson<Record<string, string>>(data, ['settings'])).toEqual({ 'auto-protect': 'on' });
+  expect(await cliJson<Record<string, string>>(data, ['settings'])).toEqual({ 'auto-protect': 'on', 'journal-days': '90', 'journal-mb': '500' });
   writeFileSync(config, '{\n  "mcpServers": {\n    "notes": { "command": "node", "args": ["notes.js"] },\n    "mail": { "command": "node", "args": ["mail.js"] }\n  }\n}\n');
-  await waitFor(async () => (await cliJson<Ev[]>(data, ['history', '--events'])).some((e) => e.event === 'server-protected' && e.server === 'mail'), 8000, 'server-protected');
+  await waitFor(async () => (await cliJson<Ev[]>(data, ['history', '--events'])).some((e) => e.type === 'server-protected' && e.server === 'mail'), 8000, 'server-protected');
   const text = readFileSync(config, 'utf8');
   const parsed = JSON.parse(text) as { mcpServers: Record<string, { command: string; args: string[] }> };
   expect(parsed.mcpServers.mail!.args).toEqual(expect.arrayContaining(['wrap', '--name', 'mail', '--client', 'cursor', '--', 'node', 'mail.js']));

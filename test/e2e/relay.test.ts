@@ -94,12 +94,12 @@ describe('live output checks', () => {
     const r = await raw.response('s1');
     expect((r.result as { structuredContent: unknown }).structuredContent).toEqual({ n: 'not a number' });
     await waitFor(
-      async () => (await cliJson<{ event: string }[]>(home, ['history', '--events'])).some((e) => e.event === 'output-schema-mismatch'),
+      async () => (await cliJson<{ type: string }[]>(home, ['history', '--events'])).some((e) => e.type === 'output-schema-mismatch'),
       5000,
       'mismatch event',
     );
-    const events = await cliJson<{ event: string; tool: string; detail: { errors: string[] } }[]>(home, ['history', '--events']);
-    const mismatch = events.find((e) => e.event === 'output-schema-mismatch')!;
+    const events = await cliJson<{ type: string; tool: string; detail: { errors: string[] } }[]>(home, ['history', '--events']);
+    const mismatch = events.find((e) => e.type === 'output-schema-mismatch')!;
     expect(mismatch.tool).toBe('structured');
     expect(mismatch.detail.errors.join(' ')).toMatch(/number/);
     raw.proc.stdin.end();

@@ -1,6 +1,9 @@
-/** Keeps the shape true: proxy-core is plain Node, and the wrapper's import graph stays light. */
+/**
+ * Keeps the shape true: proxy-core is plain Node, the wrapper's import graph stays light, the composer (the CLI
+ * here, the desktop app later) owns the process and the launcher, and shared helpers live once.
+ */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ROOT } from '../helpers/airlock.js';
 
@@ -52,5 +55,36 @@ describe('architecture', () => {
     expect([...seen].filter((f) => f.includes(`${join('src', 'broker')}`))).toEqual([]);
     const wrapSource = readFileSync(join(SRC, 'cli', 'commands', 'wrap.ts'), 'utf8');
     expect(wrapSource).not.toMatch(/^import[^(]*upstream-http/m);
+  });
+
+  /** proxy-core/src-relative paths, with `/`, of the files whose text matches. */
+  const matching = (re: RegExp): string[] =>
+    files(SRC)
+      .filter((f) => re.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(SRC, f).split(sep).join('/'));
+
+  test('only the CLI names its own binary, and only its entry ends the process', () => {
+    // inside Electron, process.execPath is the Electron binary: written into a client config it would start the app
+    expect(matching(/process\.execPath/).filter((f) => !f.startsWith('cli/'))).toEqual([]);
+    expect(matching(/process\.exit\s*\(/)).toEqual(['cli/main.ts']);
+  });
+
+  test('shared helpers live once, below their users', () => {
+    // the process-tree kill: stdin end, SIGTERM, SIGKILL to the group, taskkill /T /F on Windows
+    expect(matching(/taskkill|process\.kill\(\s*-/)).toEqual(['util/process-tree.ts']);
+    // JSON Schema validation
+    const ajv = files(SRC).filter((f) => imports(f).some((spec) => spec === 'ajv' || spec.startsWith('ajv/')));
+    expect(ajv.map((f) => relative(SRC, f).split(sep).join('/'))).toEqual(['util/json-schema.ts']);
+    // Airlock's data dir and the broker's socket are derived in one place
+    expect(matching(/['"]airlock['"]|['"]broker\.sock['"]|env\.XDG_DATA_HOME/i)).toEqual(['ipc/paths.ts']);
+    // util/ is the bottom layer, and nothing below the CLI reaches up into it
+    for (const f of files(join(SRC, 'util'))) {
+      for (const spec of imports(f)) expect(spec.startsWith('../'), `${f} imports ${spec}`).toBe(false);
+    }
+    for (const f of files(SRC).filter((x) => !x.startsWith(join(SRC, 'cli') + sep))) {
+      for (const spec of imports(f).filter((x) => x.startsWith('.'))) {
+        expect(resolve(dirname(f), spec).startsWith(join(SRC, 'cli') + sep), `${f} imports ${spec}`).toBe(false);
+      }
+    }
   });
 });

@@ -1,7 +1,7 @@
 /** What the wrapper accepts from a client, as a table; and the catalog's ratchet on changing declarations. */
 import { describe, expect, test } from 'vitest';
 import { checkClientMessage, parseLine } from '../../proxy-core/src/jsonrpc/inbound.js';
-import { UpstreamCatalog } from '../../proxy-core/src/wrap/catalog.js';
+import { ToolListing } from '../../proxy-core/src/wrap/tool-listing.js';
 
 const ctx = {
   inFlight: (id: string | number) => id === 'busy',
@@ -57,16 +57,16 @@ describe('client messages', () => {
 describe('catalog: every declaration seen counts, the strictest wins', () => {
   const tool = (annotations: unknown) => ({ name: 'echo', inputSchema: { type: 'object' }, annotations });
 
-  function listed(tools: unknown[]): UpstreamCatalog {
+  function listed(tools: unknown[]): ToolListing {
     let pending: ((m: unknown) => void) | undefined;
-    const catalog = new UpstreamCatalog(
+    const catalog = new ToolListing(
       (m) => {
         const id = (m as { id: string }).id;
         pending = () => catalog.takeResponse({ jsonrpc: '2.0', id, result: { tools } });
       },
       () => {},
     );
-    catalog.canList = true;
+    catalog.allowListing();
     void catalog.refresh();
     pending!(undefined);
     return catalog;
@@ -99,7 +99,7 @@ describe('catalog: every declaration seen counts, the strictest wins', () => {
   });
 
   test('ids in the reserved namespace are the catalog\'s, whoever sent them', () => {
-    const catalog = new UpstreamCatalog(() => {}, () => {});
+    const catalog = new ToolListing(() => {}, () => {});
     expect(catalog.reserves('airlock-internal:anything')).toBe(true);
     expect(catalog.reserves('airlock-1')).toBe(false);
     expect(catalog.reserves(5)).toBe(false);

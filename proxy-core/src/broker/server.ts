@@ -5,7 +5,7 @@
 import { chmodSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Channel, IpcError } from '../ipc/channel.js';
-import type { Role } from '../ipc/connect.js';
+import { AUTH, HELLO, type Role, USER_ROLES, WRAPPER_ROLES } from '../protocol/names.js';
 import { brokerAddress } from '../ipc/paths.js';
 import { ensurePrivateDir, newNonce, proof, proofMatches } from '../ipc/secret.js';
 
@@ -17,7 +17,7 @@ const HANDSHAKE_TIMEOUT_MS = 5000;
  */
 export const HANDSHAKE_MAX_FRAME = 1024;
 export const HANDSHAKE_MAX_BYTES = 4096;
-const ROLES: readonly Role[] = ['wrapper', 'cli', 'ui'];
+const ROLES: readonly Role[] = [...WRAPPER_ROLES, ...USER_ROLES];
 
 export class AlreadyRunning extends Error {
   constructor(path: string, message = `another Airlock broker is already running on ${path}`) {
@@ -93,7 +93,7 @@ function handshake(socket: Socket, secret: Buffer, onConnection: (channel: Chann
   channel.setHandlers({
     request: (method, params) => {
       if (done) throw new IpcError('bad-state', 'already authenticated');
-      if (method !== 'auth') {
+      if (method !== AUTH) {
         setImmediate(() => channel.destroy());
         throw new IpcError('unauthorized', 'authenticate first');
       }
@@ -115,5 +115,5 @@ function handshake(socket: Socket, secret: Buffer, onConnection: (channel: Chann
     },
     close: () => clearTimeout(timer),
   });
-  channel.notify('hello', { nonce: brokerNonce, v: 1 });
+  channel.notify(HELLO, { nonce: brokerNonce, v: 1 });
 }

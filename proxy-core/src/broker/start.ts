@@ -1,8 +1,10 @@
 /** Start the broker for a data dir: the one entry point shared by `airlock daemon` and the desktop app. */
+import type { Launcher } from '../clients/launcher.js';
 import { ensurePrivateDir, loadOrCreateSecret } from '../ipc/secret.js';
 import { Broker } from './broker.js';
 import { databaseFailure, DatabaseBackups, type DatabaseRecovery, type OpenedDatabase, openBrokerDatabase } from './database.js';
 import { acquireBrokerLock } from './lock.js';
+import { retentionPolicy, startRetention } from './retention.js';
 import { AlreadyRunning, type Listening, listenBroker, probeBroker } from './server.js';
 import type { Store } from './store.js';
 
@@ -13,6 +15,11 @@ export interface StartOptions {
   watchConfigs?: boolean;
   /** The environment whose HOME/APPDATA/... locate those config files (default process.env). */
   env?: Record<string, string | undefined>;
+  /**
+   * What auto-protect writes into client configs to start Airlock (the CLI passes its node + bin/airlock.js,
+   * the desktop app its own launcher). Without one, auto-protect journals protect-failed and writes nothing.
+   */
+  launcher?: Launcher;
   /**
    * 'check' (default) refuses a database that lost its contents; 'restore-backup' and 'fresh' are the two
    * ways out the refusal names, and are themselves refused on a healthy database.
@@ -68,10 +75,10 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     }
     if (opened.recovered) {
       const { action, ...detail } = opened.recovered;
-      store.addEvent(action === 'restored' ? 'database-restored' : 'database-fresh', null, null, detail);
+      broker.record(action === 'restored' ? 'database-restored' : 'database-fresh', null, null, detail);
     }
     // live structuredContent is checked against the tool's outputSchema: a mismatch is journaled, never blocked
-    const { validateStructuredContent } = await import('../inspect/output-schema.js');
+    const { validateStructuredContent } = await import('../util/json-schema.js');
     broker.setOutputSchemaCheck(validateStructuredContent);
     const ready = broker;
     listening = await listenBroker(opts.dir, secret, (channel, role) => ready.attach(channel, role));
@@ -81,9 +88,13 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     throw err;
   }
   const backups = new DatabaseBackups(store, opts.dir, opts.backupIntervalMs ?? 60 * 60 * 1000, (err) => {
-    store.addEvent('database-backup-failed', null, null, { error: err.message });
+    broker.record('database-backup-failed', null, null, { error: err.message });
   });
   backups.start();
+  // the journal's retention (settings journal-days / journal-mb), pruned a small batch at a time between calls
+  const retention = startRetention(store, () => retentionPolicy((key) => store.getSetting(key)), {
+    onError: (err) => broker.record('retention-failed', null, null, { error: err instanceof Error ? err.message : String(err) }),
+  });
   let watcher: { close(): void } | null = null;
   if (opts.watchConfigs !== false) {
     // config files are a user's, not ours: a watcher failure is journaled, it never stops the broker
@@ -92,15 +103,15 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       watcher = watchClientConfigs({
         env: opts.env ?? process.env,
         dataDir: opts.dir,
+        launcher: opts.launcher,
         autoProtect: () => store.getSetting(AUTO_PROTECT_KEY) === 'on',
         onEvent: (event) => {
           const { type, ...detail } = event;
-          store.addEvent(type, 'server' in event ? event.server : null, null, detail);
-          broker.emit('config', event);
+          broker.record(type, 'server' in event ? event.server : null, null, detail);
         },
       });
     } catch (err) {
-      store.addEvent('config-watch-failed', null, null, { error: (err as Error).message });
+      broker.record('config-watch-failed', null, null, { error: (err as Error).message });
     }
   }
   let stopped = false;
@@ -114,6 +125,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       if (stopped) return;
       stopped = true;
       watcher?.close();
+      retention.stop();
       broker.shutdown();
       const closing = listening.close();
       for (const c of broker.connections()) c.destroy();

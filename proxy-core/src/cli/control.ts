@@ -1,23 +1,28 @@
 /** Shared plumbing for CLI commands that talk to the broker. */
-import { type Channel, IpcError } from '../ipc/channel.js';
-import { connectBroker } from '../ipc/connect.js';
+import { IpcError } from '../ipc/channel.js';
 import { dataDir } from '../ipc/paths.js';
+import type { ParamsOf, ResultOf, UserMethodKey } from '../protocol/api.js';
+import { BrokerClient } from '../protocol/client.js';
 import { CliError } from './errors.js';
 
-/** Run one request against the broker; any failure becomes a one-line CliError. */
-export async function call<T>(method: string, params?: unknown, timeoutMs = 10_000): Promise<T> {
-  let channel: Channel;
+/** Connect as the CLI; a broker that is not there becomes a one-line CliError. */
+export async function connect(): Promise<BrokerClient> {
   try {
-    channel = await connectBroker({ dir: dataDir(), role: 'cli' });
+    return await BrokerClient.connect({ dir: dataDir(), role: 'cli' });
   } catch (err) {
     throw new CliError((err as Error).message);
   }
+}
+
+/** Run one typed request against the broker; any failure becomes a one-line CliError. */
+export async function call<M extends UserMethodKey>(method: M, params: ParamsOf<M>, timeoutMs = 10_000): Promise<ResultOf<M>> {
+  const client = await connect();
   try {
-    return await channel.request<T>(method, params, timeoutMs);
+    return await client.call(method, params, timeoutMs);
   } catch (err) {
     throw new CliError(err instanceof IpcError ? err.message : String(err));
   } finally {
-    channel.end();
+    client.close();
   }
 }
 

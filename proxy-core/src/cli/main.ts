@@ -62,13 +62,29 @@ async function wrapOwnArgs(rest: string[]): Promise<string[]> {
   }
 }
 
+/** Settles once what was written to `stream` has been handed to the OS, or the stream is gone. */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  return new Promise((resolve) => {
+    if (stream.destroyed || !stream.writable) resolve();
+    else stream.write('', () => resolve());
+  });
+}
+
+/**
+ * A command is done when its run() settles: the process ends then, once stdout and stderr are flushed, even
+ * if a handle is still open (`wrap`'s stdin, when the server left first). The program's only process.exit:
+ * library code returns exit codes and leaves the process to whoever composed it.
+ */
+async function exit(code: number): Promise<never> {
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit(code);
+}
+
 main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
+  (code) => exit(code),
   (err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
     process.stderr.write(`airlock: ${message}\n`);
-    process.exitCode = err instanceof CliError ? err.exitCode : 1;
+    return exit(err instanceof CliError ? err.exitCode : 1);
   },
 );

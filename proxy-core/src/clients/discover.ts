@@ -1,7 +1,7 @@
 /** Finding the clients on this machine and reading the servers out of their config files. */
 import { realpathSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { clientLocationFolders, clientLocations, CLIENTS, pathFor } from './catalog.js';
+import { clientLocationFolders, clientLocations, CLIENTS, pathFor } from './known-clients.js';
 import { readConfigFile, ConfigReadError } from './config-file.js';
 import { getAt, isRecord } from './docpath.js';
 import { describeServers } from './entries.js';

@@ -1,7 +1,7 @@
 /** Public API of the client-config module: find MCP clients, list their servers, protect and restore them. */
-export { CLIENTS, clientLocations, isClientId, type ClientInfo } from './catalog.js';
+export { CLIENTS, clientLocations, isClientId, type ClientInfo } from './known-clients.js';
 export { discoverClient, discoverClients, readLocation, type ClientReport, type LocationReport } from './discover.js';
-export { airlockLauncher, LauncherError, type Launcher } from './launcher.js';
+export { launcherFromEnv, LauncherError, type Launcher } from './launcher.js';
 export {
   changeServers,
   ClientConfigError,
@@ -11,10 +11,11 @@ export {
   type ChangeOutcome,
   type ChangeReport,
   type ChangeRequest,
+  type ProtectRequest,
 } from './rewrite.js';
 export { resolveServerEntry, type ResolvedServer } from './resolve.js';
 export { isClientRunning, systemProcessLister, type ProcessLister } from './running.js';
-export { watchClientConfigs, type ClientConfigEvent, type ConfigWatcher, type WatchOptions } from './watch.js';
+export { NO_LAUNCHER, watchClientConfigs, type ClientConfigEvent, type ConfigWatcher, type WatchOptions } from './watch.js';
 export { parseWrapArgv, unwrap, wrapCommand, wrappedByHand, WrapArgvError, type WrapArgv } from './wrapped.js';
 export { wrapperHome } from './rewrite.js';
 export { isSecretName, REDACTED, redactArgs, redactCommand } from './redact.js';

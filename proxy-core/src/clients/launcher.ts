@@ -1,9 +1,10 @@
 /**
- * How a client config starts Airlock. GUI clients start servers with a minimal PATH, so the command is always
- * an absolute path: from a checkout, this Node binary plus the repo's bin/airlock.js. A packaged app installs
- * its own launcher at a stable path and names it in AIRLOCK_LAUNCHER (a JSON array: command, then args).
+ * How a client config starts Airlock: the command `protect` writes in place of a server's. GUI clients start
+ * servers with a minimal PATH, so it is always an absolute path. Which binary that is depends on who runs
+ * Airlock (a checkout's CLI, the packaged app), so the library never guesses it: whoever composes the program
+ * passes a Launcher in (the CLI's default is cli/launcher.ts). A packaged install can name its own in
+ * AIRLOCK_LAUNCHER (a JSON array: command, then args), read here from the env the caller hands over.
  */
-import { fileURLToPath } from 'node:url';
 import type { Env } from './types.js';
 
 export interface Launcher {
@@ -15,23 +16,20 @@ export class LauncherError extends Error {
   override name = 'LauncherError';
 }
 
-/** The command and leading args that start `airlock` from a client config. */
-export function airlockLauncher(env: Env = process.env): Launcher {
+/** The launcher AIRLOCK_LAUNCHER names in `env`, or undefined when it is unset; throws LauncherError when malformed. */
+export function launcherFromEnv(env: Env): Launcher | undefined {
   const override = env.AIRLOCK_LAUNCHER;
-  if (override !== undefined && override.trim() !== '') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(override);
-    } catch {
-      throw new LauncherError('AIRLOCK_LAUNCHER must be a JSON array of strings, e.g. ["/opt/airlock/bin/airlock"]');
-    }
-    if (!Array.isArray(parsed) || parsed.length === 0 || !parsed.every((s) => typeof s === 'string' && s !== '')) {
-      throw new LauncherError('AIRLOCK_LAUNCHER must be a non-empty JSON array of non-empty strings');
-    }
-    const [command, ...argsPrefix] = parsed as string[];
-    return { command: command!, argsPrefix };
+  if (override === undefined || override.trim() === '') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(override);
+  } catch {
+    throw new LauncherError('AIRLOCK_LAUNCHER must be a JSON array of strings, e.g. ["/opt/airlock/bin/airlock"]');
   }
-  // Same relative spot from src/clients and dist/clients.
-  const bin = fileURLToPath(new URL('../../../bin/airlock.js', import.meta.url));
-  return { command: process.execPath, argsPrefix: [bin] };
+  if (!Array.isArray(parsed) || !parsed.every((s): s is string => typeof s === 'string' && s !== '')) {
+    throw new LauncherError('AIRLOCK_LAUNCHER must be a non-empty JSON array of non-empty strings');
+  }
+  const [command, ...argsPrefix] = parsed;
+  if (command === undefined) throw new LauncherError('AIRLOCK_LAUNCHER must be a non-empty JSON array of non-empty strings');
+  return { command, argsPrefix };
 }

@@ -1,5 +1,5 @@
 /** The original command line of one stdio server in a client's config, for tools that start it themselves. */
-import { CLIENTS } from './catalog.js';
+import { CLIENTS } from './known-clients.js';
 import { readConfigFile } from './config-file.js';
 import { discoverClient } from './discover.js';
 import { getAt, isRecord } from './docpath.js';

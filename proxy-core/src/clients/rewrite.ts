@@ -6,13 +6,13 @@ import { resolve } from 'node:path';
 import { dataDir as defaultDataDir, type Env } from '../ipc/paths.js';
 import { backupPath, saveFirstBackup } from './backup.js';
 import { ConcurrentEditError, writeFileAtomic } from './atomic-write.js';
-import { CLIENTS, pathFor } from './catalog.js';
+import { CLIENTS, pathFor } from './known-clients.js';
 import { encodeConfig, readConfigFile } from './config-file.js';
 import { allLocations, discoverClient, readLocation } from './discover.js';
 import { protectText, unprotectText } from './edit.js';
 import { describeServers } from './entries.js';
 import { syntaxFor } from './formats/index.js';
-import { airlockLauncher, type Launcher } from './launcher.js';
+import type { Launcher } from './launcher.js';
 import { isClientRunning, type ProcessLister } from './running.js';
 import type { ClientId, ConfigLocation, DiscoverOptions, Scope, ServerEntry } from './types.js';
 
@@ -29,8 +29,6 @@ export interface ChangeRequest extends DiscoverOptions {
   servers: string[] | 'all';
   /** Only touch this scope's files. */
   scope?: Scope;
-  /** Default: airlockLauncher(env). */
-  launcher?: Launcher;
   /** Where backups go; default the Airlock data dir. */
   dataDir?: string;
   processLister?: ProcessLister;
@@ -41,6 +39,14 @@ export interface ChangeRequest extends DiscoverOptions {
    * file. Tests use them to play that program.
    */
   hooks?: { beforeWrite?: (path: string) => Promise<void>; afterWrite?: (path: string) => Promise<void> };
+}
+
+export interface ProtectRequest extends ChangeRequest {
+  /**
+   * What the wrapped entries start: given by whoever composes the program (the CLI, the desktop app), never
+   * guessed here. Unprotecting needs none: the original command is kept in the entry itself.
+   */
+  launcher: Launcher;
 }
 
 export interface ChangeOutcome {
@@ -95,23 +101,20 @@ function writtenBy(e: ServerEntry, launcher: Launcher): boolean {
   return words.length === current.length && words.every((x, i) => x === current[i]);
 }
 
-function wants(action: Action, e: ServerEntry, launcher: Launcher, home: string | undefined): boolean {
-  if (action === 'unprotect') return e.protected;
+/** What a run writes into each entry it changes: a wrap with this launcher and --home, or the original back. */
+type Edit = { action: 'protect'; launcher: Launcher; home: string | undefined } | { action: 'unprotect' };
+
+function wants(edit: Edit, e: ServerEntry): boolean {
+  if (edit.action === 'unprotect') return e.protected;
   if (!e.protected) return true;
   // A protected entry whose launcher is gone would fail to start, and one naming another data dir would look
   // for another broker: protecting it again rewrites the launcher and --home.
-  return (e.staleLauncher !== undefined && !writtenBy(e, launcher)) || e.wrappedAs?.home !== home;
+  return (e.staleLauncher !== undefined && !writtenBy(e, edit.launcher)) || e.wrappedAs?.home !== edit.home;
 }
 
 /** Choose the entries to change; throws ClientConfigError for a name that is missing or cannot be changed. */
-function select(
-  action: Action,
-  req: ChangeRequest,
-  launcher: Launcher,
-  home: string | undefined,
-  entries: ServerEntry[],
-  broken: string[],
-): { todo: ServerEntry[]; outcomes: ChangeOutcome[] } {
+function select(edit: Edit, req: ChangeRequest, entries: ServerEntry[], broken: string[]): { todo: ServerEntry[]; outcomes: ChangeOutcome[] } {
+  const { action } = edit;
   const outcomes: ChangeOutcome[] = [];
   const todo: ServerEntry[] = [];
   const note = (e: ServerEntry, result: ChangeOutcome['result'], reason?: string) =>
@@ -119,7 +122,7 @@ function select(
   const consider = (e: ServerEntry) => {
     // an entry wrapped by hand is left alone both ways (see wrappedByHand)
     if (e.unprotectable && (action === 'protect' || e.protected)) note(e, 'skipped', e.unprotectable);
-    else if (!wants(action, e, launcher, home)) note(e, 'unchanged', action === 'protect' ? 'already protected' : 'not protected');
+    else if (!wants(edit, e)) note(e, 'unchanged', action === 'protect' ? 'already protected' : 'not protected');
     else todo.push(e);
   };
   if (req.servers === 'all') {
@@ -178,7 +181,7 @@ function describeError(err: unknown): string {
 }
 
 /** Edit one file for every target in it, retrying when another program writes it in between. */
-async function changeFile(action: Action, job: FileJob, req: ChangeRequest, launcher: Launcher, home: string | undefined, backups: string[]): Promise<void> {
+async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups: string[]): Promise<void> {
   const syntax = syntaxFor(job.format);
   for (let attempt = 1; ; attempt++) {
     const file = await readConfigFile(job.path);
@@ -188,8 +191,8 @@ async function changeFile(action: Action, job: FileJob, req: ChangeRequest, laun
       for (const target of job.targets) {
         for (const e of entriesIn(target.location, text, target.names)) {
           const t = { syntax, entryPath: e.path, shape: e.shape };
-          if (action === 'unprotect' || e.protected) text = unprotectText(text, t);
-          if (action === 'protect') text = protectText(text, { ...t, launcher, name: e.name, client: req.client, home });
+          if (edit.action === 'unprotect' || e.protected) text = unprotectText(text, t);
+          if (edit.action === 'protect') text = protectText(text, { ...t, launcher: edit.launcher, name: e.name, client: req.client, home: edit.home });
         }
       }
     } catch (err) {
@@ -236,8 +239,13 @@ async function verify(action: Action, job: FileJob, label: string): Promise<void
 }
 
 /** Protect or unprotect the chosen servers of one client. */
-export async function changeServers(action: Action, req: ChangeRequest): Promise<ChangeReport> {
-  const launcher = req.launcher ?? airlockLauncher(req.env ?? process.env);
+export function changeServers(action: 'protect', req: ProtectRequest): Promise<ChangeReport>;
+export function changeServers(action: 'unprotect', req: ChangeRequest): Promise<ChangeReport>;
+export async function changeServers(action: Action, req: ChangeRequest | ProtectRequest): Promise<ChangeReport> {
+  const launcher = 'launcher' in req && req.launcher ? req.launcher : undefined;
+  // typed away, but a JavaScript caller (or a cast) could still leave it out: refuse rather than guess one
+  if (action === 'protect' && !launcher) throw new ClientConfigError('protect needs a launcher: the command client configs should start Airlock with');
+  const edit: Edit = action === 'protect' && launcher ? { action, launcher, home: wrapperHome(req) } : { action: 'unprotect' };
   const report = await discoverClient(req.client, req);
   const locations = report.locations.filter((l) => !req.scope || l.location.scope === req.scope);
   const label = CLIENTS[req.client].label;
@@ -248,8 +256,7 @@ export async function changeServers(action: Action, req: ChangeRequest): Promise
   const broken = locations.filter((l) => l.error).map((l) => `${l.location.path} cannot be read: ${l.error}`);
   if (req.servers === 'all' && broken.length) throw new ClientConfigError(`${broken[0]} (nothing was changed)`);
   const entries = locations.flatMap((l) => l.servers);
-  const home = action === 'protect' ? wrapperHome(req) : undefined;
-  const { todo, outcomes } = select(action, req, launcher, home, entries, broken);
+  const { todo, outcomes } = select(edit, req, entries, broken);
   if (todo.length === 0) return { outcomes, backups: [] };
 
   if (SELF_WRITING.includes(req.client) && (await isClientRunning(req.client, req.platform, req.processLister))) {
@@ -257,7 +264,7 @@ export async function changeServers(action: Action, req: ChangeRequest): Promise
   }
   const backups: string[] = [];
   for (const job of groupByFile(todo)) {
-    await changeFile(action, job, req, launcher, home, backups);
+    await changeFile(edit, job, req, backups);
     await verify(action, job, label);
   }
   const done: ChangeOutcome['result'] = action === 'protect' ? 'protected' : 'unprotected';
@@ -268,8 +275,8 @@ export async function changeServers(action: Action, req: ChangeRequest): Promise
   return { outcomes, backups };
 }
 
-/** Wrap the chosen servers so the client starts them through `airlock wrap`. */
-export function protectServers(req: ChangeRequest): Promise<ChangeReport> {
+/** Wrap the chosen servers so the client starts them through `req.launcher` `wrap … -- <original command>`. */
+export function protectServers(req: ProtectRequest): Promise<ChangeReport> {
   return changeServers('protect', req);
 }
 

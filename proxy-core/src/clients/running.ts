@@ -1,6 +1,6 @@
 /** Is a client app that rewrites its own config running right now? Asked through an injectable process lister. */
 import { execFile } from 'node:child_process';
-import { CLIENTS } from './catalog.js';
+import { CLIENTS } from './known-clients.js';
 import type { ClientId } from './types.js';
 
 /** Names (or paths) of running processes. */

@@ -1,4 +1,4 @@
-/** Shapes shared by the client catalog, the config readers and the rewriter. */
+/** Shapes shared by the table of known clients, the config readers and the rewriter. */
 import type { Env } from '../ipc/paths.js';
 
 export type { Env };

@@ -5,7 +5,7 @@
  * Free of broker and storage code so the broker can embed it.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { clientLocationFolders, pathFor } from './catalog.js';
+import { clientLocationFolders, pathFor } from './known-clients.js';
 import { allLocations, readLocation } from './discover.js';
 import type { Launcher } from './launcher.js';
 import { protectServers } from './rewrite.js';
@@ -37,10 +37,18 @@ export interface WatchOptions extends DiscoverOptions {
   debounceMs?: number;
   /** How often to look for config folders that did not exist yet. */
   rescanMs?: number;
-  launcher?: Launcher;
+  /**
+   * What auto-protect writes into a config, given by whoever composes the program. Without one, a server
+   * auto-protect would wrap is reported as protect-failed instead: the library never guesses a launcher.
+   */
+  launcher: Launcher | undefined;
   dataDir?: string;
   processLister?: ProcessLister;
 }
+
+/** Why auto-protect left a server alone when the composer gave no launcher. */
+export const NO_LAUNCHER =
+  'auto-protect is on, but Airlock was started without a launcher (the command a client config should start Airlock with), so the server was left unprotected';
 
 export interface ConfigWatcher {
   /** Settles once the starting state is known; changes after that are reported. */
@@ -102,8 +110,13 @@ export function watchClientConfigs(opts: WatchOptions): ConfigWatcher {
       if (was !== undefined) continue;
       opts.onEvent({ ...where, type: 'server-added', transport: s.transport, protected: s.protected, unprotectable: s.unprotectable });
       if (s.protected || s.unprotectable || !opts.autoProtect?.()) continue;
+      const launcher = opts.launcher;
+      if (!launcher) {
+        opts.onEvent({ ...where, type: 'protect-failed', error: NO_LAUNCHER });
+        continue;
+      }
       try {
-        await protectServers({ ...opts, client: loc.client, servers: [s.name], scope: loc.scope });
+        await protectServers({ ...opts, launcher, client: loc.client, servers: [s.name], scope: loc.scope });
         now.set(s.name, true);
         opts.onEvent({ ...where, type: 'server-protected' });
       } catch (err) {

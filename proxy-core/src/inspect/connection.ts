@@ -29,7 +29,7 @@ export interface ServerEvent {
   during: string | undefined;
   /** The last activity that had finished when it arrived. */
   after: string | undefined;
-  /** Which pass was under way: `start-up`, `catalog` or `probe`. */
+  /** Which pass was under way: `start-up`, `listing`, `probe` or `final listing`. */
   phase: string;
 }
 
@@ -59,8 +59,11 @@ export class ServerConnection {
     readonly timeoutMs: number,
   ) {}
 
-  /** Start the server and initialize; throws an Error whose message is one line fit for the terminal. */
-  static async open(spec: ServerCommand, timeoutMs: number, version: string): Promise<ServerConnection> {
+  /**
+   * Start the server and initialize; throws an Error whose message is one line fit for the terminal, or the
+   * signal's reason when it aborts first (the server is then stopped at once).
+   */
+  static async open(spec: ServerCommand, timeoutMs: number, version: string, signal?: AbortSignal): Promise<ServerConnection> {
     const proc = new ServerProcess(spec);
     let initializeResult: Record<string, unknown> | undefined;
     proc.onInbound = (message) => {
@@ -88,11 +91,14 @@ export class ServerConnection {
     };
 
     try {
-      await client.connect(proc, { timeout: timeoutMs });
+      await client.connect(proc, { timeout: timeoutMs, ...(signal ? { signal } : {}) });
     } catch (err) {
-      await proc.close();
+      // Judged before the server is stopped: a server that leaves once its stdin closes did not exit by itself.
+      const failure = ServerConnection.startFailure(spec, proc, err, timeoutMs);
+      await proc.close(signal?.aborted === true);
+      if (signal?.aborted) throw signal.reason;
       // The message quotes the server (its stderr, its error text): make it one safe terminal line.
-      throw new Error(printable(ServerConnection.startFailure(spec, proc, err, timeoutMs), 600));
+      throw new Error(printable(failure, 600));
     }
     const info = initializeResult ?? {};
     const serverInfo = isObject(info.serverInfo) ? info.serverInfo : {};
@@ -166,13 +172,13 @@ export class ServerConnection {
     }
   }
 
-  /** Close the connection and end the server's process tree. */
-  async close(): Promise<void> {
+  /** Close the connection and end the server's process tree; `now` skips most of the grace periods. */
+  async close(now = false): Promise<void> {
     try {
       await this.client.close();
     } catch {
       // Closing is best effort; the process is ended below regardless.
     }
-    await this.process.close();
+    await this.process.close(now);
   }
 }

@@ -1,14 +1,14 @@
 /**
- * The execution pass: invoke the tools the Policy permits with generated (or supplied) arguments, a few
- * times each, and check what comes back. What the Policy refuses is listed with the reason, never called.
+ * The execution pass: invoke the tools the ExecutionPolicy permits with generated (or supplied) arguments, a few
+ * times each, and check what comes back. What it refuses is listed with the reason, never called.
  */
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { classifyTools, isReadOnlyClass, stricter, type Verdict } from '../classify/classify.js';
-import { fetchToolList, type ToolEntry } from './catalog.js';
+import { fetchToolList, type ToolEntry } from './listing.js';
 import type { Findings } from './findings.js';
 import { generateArguments, requiredProperties } from './generate-args.js';
-import { validateAgainstSchema, validateStructuredContent } from './output-schema.js';
-import type { Policy } from './policy.js';
+import { validateAgainstSchema, validateStructuredContent } from '../util/json-schema.js';
+import type { ExecutionPolicy } from './execution-policy.js';
 import type { ServerConnection, RpcOutcome } from './connection.js';
 import { isObject } from './json.js';
 
@@ -33,7 +33,7 @@ export interface SkippedTool {
 }
 
 export interface ProbeOptions {
-  policy: Policy;
+  policy: ExecutionPolicy;
   /** Operator-supplied arguments per tool, laid over the generated ones. */
   overrides: ReadonlyMap<string, Record<string, unknown>>;
   /** Calls per tool for the latency figure. */

@@ -1,6 +1,6 @@
 /** The inspection report: its JSON shape (`--json`) and its terminal rendering. */
 import { CLASS_ORDER, type ToolClass } from '../classify/classify.js';
-import type { PromptReport, ResourceReport } from './catalog.js';
+import type { PromptReport, ResourceReport } from './listing.js';
 import { countBySeverity, SEVERITIES, type Finding, type Severity } from './findings.js';
 import { printable } from './poisoning.js';
 import type { ExecutedTool, SkippedTool } from './probe.js';
@@ -15,7 +15,7 @@ export interface ToolReport {
 
 export interface InspectReport {
   server: { name: string; version: string; protocolVersion: string };
-  /** What the execution Policy permitted, in words. */
+  /** What the ExecutionPolicy permitted, in words. */
   policy: string;
   tools: ToolReport[];
   findings: Finding[];

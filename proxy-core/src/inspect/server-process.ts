@@ -8,7 +8,7 @@ import spawn from 'cross-spawn';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
-import { signalTree, stopUpstream } from '../wrap/upstream.js';
+import { signalTree, stopTree, TREE_SPAWN_OPTIONS, type StopTimings } from '../util/process-tree.js';
 
 export interface ServerCommand {
   command: string;
@@ -20,7 +20,8 @@ export interface ServerCommand {
 // One line of stdout may legitimately be large (a resource, an image); beyond this it is a hostile server.
 const MAX_LINE_BYTES = 32 * 1024 * 1024;
 const STDERR_TAIL_CHARS = 4096;
-const isWindows = process.platform === 'win32';
+const STOP_GENTLY: StopTimings = { stdinGraceMs: 1000, termGraceMs: 1000 };
+const STOP_NOW: StopTimings = { stdinGraceMs: 0, termGraceMs: 300 };
 
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -70,6 +71,7 @@ export class ServerProcess implements Transport {
     MAX_LINE_BYTES,
     () => this.noteGarbage(`(a line over ${MAX_LINE_BYTES} bytes, discarded)`),
   );
+  private stopping: { child: ChildProcess; now: boolean; done: Promise<void> } | undefined;
   private stderrTail = '';
   private exited = false;
   private exitInfo = '';
@@ -101,8 +103,7 @@ export class ServerProcess implements Transport {
           env: { ...process.env, ...this.spec.env },
           cwd: this.spec.cwd,
           stdio: ['pipe', 'pipe', 'pipe'],
-          detached: !isWindows,
-          windowsHide: true,
+          ...TREE_SPAWN_OPTIONS,
         });
       } catch (err) {
         reject(err instanceof Error ? err : new Error(String(err)));
@@ -179,14 +180,23 @@ export class ServerProcess implements Transport {
     });
   }
 
-  /** End the server and everything it started: stdin closed, then SIGTERM, then SIGKILL, to the whole group. */
-  async close(): Promise<void> {
-    const child = this.child;
-    if (!child) return;
+  /**
+   * End the server and everything it started: stdin closed, then SIGTERM, then SIGKILL, to the whole group.
+   * `now` (an abort) sends SIGTERM at once and SIGKILL soon after, also when a gentle stop is under way (the
+   * SDK closes the transport gently by itself when initialize fails). Settles when the tree is gone.
+   */
+  close(now = false): Promise<void> {
+    const child = this.child ?? this.stopping?.child;
+    if (!child) return Promise.resolve();
     this.child = undefined;
-    if (child.pid !== undefined) await stopUpstream(child, { stdinGraceMs: 1000, termGraceMs: 1000 });
-    live.delete(child);
-    child.stdout?.destroy();
-    child.stderr?.destroy();
+    if (this.stopping && (this.stopping.now || !now)) return this.stopping.done;
+    const done = (async () => {
+      if (child.pid !== undefined) await stopTree(child, now ? STOP_NOW : STOP_GENTLY);
+      live.delete(child);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+    })();
+    this.stopping = { child, now, done };
+    return done;
   }
 }

@@ -1,10 +1,11 @@
 /** The client side of the broker socket: connect, prove the secret, check the broker proves it too. */
 import { connect as netConnect } from 'node:net';
+import { AUTH, HELLO, type Role } from '../protocol/names.js';
 import { Channel, IpcError } from './channel.js';
 import { brokerAddress } from './paths.js';
 import { newNonce, proof, proofMatches, readSecret } from './secret.js';
 
-export type Role = 'wrapper' | 'cli' | 'ui';
+export type { Role } from '../protocol/names.js';
 
 export interface ConnectOptions {
   dir: string;
@@ -58,12 +59,12 @@ export function connectBroker(opts: ConnectOptions): Promise<Channel> {
       const channel = new Channel(socket);
       channel.setHandlers({
         notify: (method, params) => {
-          if (method !== 'hello' || settled) return;
+          if (method !== HELLO || settled) return;
           const brokerNonce = (params as { nonce?: unknown } | undefined)?.nonce;
           if (typeof brokerNonce !== 'string') return fail(new IpcError('handshake', 'broker sent a malformed hello'));
           const clientNonce = newNonce();
           channel
-            .request<{ proof?: unknown }>('auth', { nonce: clientNonce, proof: proof(secret, 'client', brokerNonce, clientNonce), role: opts.role })
+            .request<{ proof?: unknown }>(AUTH, { nonce: clientNonce, proof: proof(secret, 'client', brokerNonce, clientNonce), role: opts.role })
             .then((answer) => {
               if (!proofMatches(proof(secret, 'broker', brokerNonce, clientNonce), answer?.proof)) {
                 fail(new IpcError('handshake', 'the process on the Airlock socket does not know the secret; refusing to talk to it'));

@@ -69,3 +69,8 @@ export function databaseBackupDir(dir: string): string {
 export function databaseBackupPath(dir: string): string {
   return join(databaseBackupDir(dir), 'airlock.db.bak');
 }
+
+/** Where the original of each client config is kept before Airlock first changes it. */
+export function configBackupDir(dir: string): string {
+  return join(dir, 'backups');
+}

@@ -2,24 +2,19 @@
  * The policy stage: given a classified call and the policy the broker pushed, allow, deny or ask.
  * Pure and synchronous so the wrapper can decide an allowed call in the same tick it read it.
  */
+import type { z } from 'zod';
 import type { ToolClass } from '../classify/classify.js';
+import type { DecidedBySchema, PolicySnapshotSchema } from '../protocol/api.js';
 import { type Rule, ruleMatches } from './rules.js';
 
-/** What the broker pushes to each wrapper; versioned so the broker can wait for every wrapper to apply it. */
-export interface PolicySnapshot {
-  version: number;
-  estop: boolean;
-  /** Only the rules that can match this session's server and client. */
-  rules: Rule[];
-  /** Tools the user approved for the life of this wrapper. */
-  sessionAllows: string[];
-  /** The user's per-server setting (the --trust-read-only-hints flag is OR-ed in by the wrapper). */
-  trustReadOnlyHints: boolean;
-  /** Read-only claims withdrawn on evidence, kept across restarts: tool name -> evidence. */
-  withdrawn: Record<string, string>;
-}
+/**
+ * What the broker pushes to each wrapper (versioned, so the broker can wait for every wrapper to apply it):
+ * E-Stop, the rules that can match this session, the tools approved for this session, the user's trust in
+ * the server's read-only hints, and read-only claims withdrawn on evidence (tool -> evidence).
+ */
+export type PolicySnapshot = z.output<typeof PolicySnapshotSchema>;
 
-export type DecidedBy = 'estop' | 'rule' | 'session' | 'class' | 'user' | 'timeout' | 'broker-down' | 'cancelled' | 'error';
+export type DecidedBy = z.output<typeof DecidedBySchema>;
 
 export interface PolicyDecision {
   action: 'allow' | 'deny' | 'ask';

@@ -1,18 +1,8 @@
 /** Persisted user rules: allow, deny or ask, by server and tool glob, optionally by client. */
+import type { Rule, RuleAction } from '../protocol/api.js';
 import { globMatch } from './glob.js';
 
-export type RuleAction = 'allow' | 'deny' | 'ask';
-
-export interface Rule {
-  id: string;
-  action: RuleAction;
-  server: string;
-  tool: string;
-  /** Absent: any client. */
-  client?: string;
-  createdAt: number;
-  note?: string;
-}
+export type { Rule, RuleAction };
 
 export const RULE_ACTIONS: readonly RuleAction[] = ['allow', 'deny', 'ask'];
 

@@ -7,10 +7,12 @@
  * notice it: a heartbeat is. A broker that leaves a ping unanswered for HEARTBEAT_DEAD_MS is treated as down.
  */
 import { EventEmitter } from 'node:events';
-import type { Channel } from '../ipc/channel.js';
+import { type Channel, IpcError } from '../ipc/channel.js';
 import { connectBroker } from '../ipc/connect.js';
-import type { AskAnswer, AskRequest, JournalEntry, ObservedContradiction, SessionOpen, SessionOpened } from '../ipc/protocol.js';
+import { BrokerNote, BrokerToWrapper, PING, WrapperMethod, WrapperNote } from '../protocol/names.js';
+import type { AskAnswer, AskRequest, ObservedContradiction, SessionOpen, SessionOpened } from '../ipc/protocol.js';
 import { isObject } from '../jsonrpc/messages.js';
+import type { CallRecord } from '../protocol/api.js';
 import type { PolicySnapshot } from '../policy/decide.js';
 
 export type LinkState = 'connecting' | 'up' | 'down';
@@ -23,7 +25,8 @@ export interface BrokerLinkLike extends EventEmitter {
   ensureUp(timeoutMs: number): Promise<boolean>;
   ask(req: AskRequest): Promise<AskAnswer>;
   cancel(callId: string): void;
-  journal(entry: JournalEntry): void;
+  /** Hold a call's record (its latest state, by id) until the broker acknowledges it; sent in batches. */
+  journal(record: CallRecord): void;
   catalog(verdicts: unknown[], problems: string[]): void;
   observed(contradictions: ObservedContradiction[]): void;
   structured(tool: string, structuredContent: unknown): void;
@@ -52,7 +55,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   private retryMs = 100;
   private closed = false;
   /** Journal entries by id, latest state, with a revision so an ack only clears what it covered. */
-  private readonly held = new Map<string, { entry: JournalEntry; rev: number }>();
+  private readonly held = new Map<string, { entry: CallRecord; rev: number }>();
   private revCounter = 0;
   private sending = false;
   private flushScheduled = false;
@@ -96,9 +99,14 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
         const channel = await connectBroker({ dir: this.dir, role: 'wrapper', timeoutMs: 1500 });
         channel.setHandlers({
           notify: (method, params) => this.onNotify(method, params),
+          // what the broker may ask a wrapper (a front end's `wrapper.request`): who it is and how it is
+          request: (method) => {
+            if (method !== BrokerToWrapper.status) throw new IpcError('unknown-method', `a wrapper does not answer ${method}`);
+            return { server: this.session.server, client: this.session.client, pid: this.session.pid, policyVersion: this.policy?.version ?? null, journalHeld: this.held.size };
+          },
           close: () => this.onLost(channel),
         });
-        const opened = await channel.request<SessionOpened>('session.open', this.session, 5000);
+        const opened = await channel.request<SessionOpened>(WrapperMethod.sessionOpen, this.session, 5000);
         if (this.closed) {
           channel.destroy();
           return false;
@@ -142,7 +150,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       const now = performance.now();
       if (this.pingSentAt === null) {
         this.pingSentAt = now;
-        channel.notify('ping', { n: ++this.pingCounter });
+        channel.notify(PING, { n: ++this.pingCounter });
         return;
       }
       if (now - this.pingSentAt < HEARTBEAT_DEAD_MS) return;
@@ -173,14 +181,14 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   }
 
   private onNotify(method: string, params: unknown): void {
-    if (method === 'pong') {
+    if (method === BrokerNote.pong) {
       this.pingSentAt = null;
       return;
     }
-    if (method === 'policy' && isObject(params)) {
+    if (method === BrokerNote.policy && isObject(params)) {
       this.applyPolicy(params as unknown as PolicySnapshot);
-      this.channel?.notify('policy.ack', { version: this.policy?.version });
-    } else if (method === 'ticket' && isObject(params)) {
+      this.channel?.notify(WrapperNote.policyAck, { version: this.policy?.version });
+    } else if (method === BrokerNote.ticket && isObject(params)) {
       this.emit('ticket', params);
     }
   }
@@ -201,14 +209,14 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   ask(req: AskRequest): Promise<AskAnswer> {
     if (!this.channel || this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
     // the broker ends every ticket itself (answer, timeout, E-Stop); this bound only catches a broker that forgot
-    return this.channel.request<AskAnswer>('call.ask', req, this.ticketTimeoutSeconds * 1000 + ASK_GRACE_MS);
+    return this.channel.request<AskAnswer>(WrapperMethod.ask, req, this.ticketTimeoutSeconds * 1000 + ASK_GRACE_MS);
   }
 
   cancel(callId: string): void {
-    this.channel?.notify('call.cancel', { callId });
+    this.channel?.notify(WrapperNote.cancel, { callId });
   }
 
-  journal(entry: JournalEntry): void {
+  journal(entry: CallRecord): void {
     this.held.set(entry.id, { entry, rev: ++this.revCounter });
     if (this.held.size > MAX_HELD) {
       const oldest = this.held.keys().next().value;
@@ -229,7 +237,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   }
 
   structured(tool: string, structuredContent: unknown): void {
-    this.channel?.notify('structured', { tool, structuredContent });
+    this.channel?.notify(WrapperNote.structured, { tool, structuredContent });
   }
 
   private resend(): void {
@@ -241,7 +249,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   }
 
   private sendCatalog(channel: Channel): void {
-    channel.request('catalog.update', this.lastCatalog).catch((err: Error) => this.log(`airlock: catalog update failed: ${err.message}`));
+    channel.request(WrapperMethod.catalogUpdate, this.lastCatalog).catch((err: Error) => this.log(`airlock: catalog update failed: ${err.message}`));
   }
 
   private sendObservations(): void {
@@ -249,7 +257,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     if (!channel || this.state !== 'up' || this.unsentObservations.length === 0) return;
     const batch = this.unsentObservations;
     this.unsentObservations = [];
-    channel.request('observed', { contradictions: batch }).catch(() => {
+    channel.request(WrapperMethod.observed, { contradictions: batch }).catch(() => {
       this.unsentObservations.unshift(...batch);
     });
   }
@@ -275,7 +283,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     try {
       while (this.held.size > 0 && this.channel === channel) {
         const batch = [...this.held.values()].slice(0, MAX_BATCH);
-        await channel.request('journal', { entries: batch.map((b) => b.entry) }, 10_000);
+        await channel.request(WrapperMethod.journal, { entries: batch.map((b) => b.entry) }, 10_000);
         for (const b of batch) {
           const now = this.held.get(b.entry.id);
           if (now && now.rev === b.rev) this.held.delete(b.entry.id);

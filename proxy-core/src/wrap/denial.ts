@@ -15,11 +15,15 @@ export interface DenialInput {
   server: string;
   verdict: Verdict;
   ticketId?: string | undefined;
+  /** The call had already been sent to the server when it was ended (E-Stop on a running call). */
+  sent?: boolean;
 }
 
 function message(d: DenialInput): string {
   const where = `"${d.tool}" on ${d.server}`;
-  const nothing = 'Nothing was sent to the server.';
+  const nothing = d.sent
+    ? 'The call had already been sent to the server: it was told to stop, and how much of it ran is unknown.'
+    : 'Nothing was sent to the server.';
   switch (d.decidedBy) {
     case 'estop':
       return `Airlock refused ${where}: E-Stop is on. ${nothing} The user can resume with \`airlock estop off\` (or the E-Stop switch in the Airlock app).`;
@@ -52,4 +56,34 @@ export function denialResult(d: DenialInput): Record<string, unknown> {
     isError: true,
     _meta: { [DECISION_META_KEY]: decision },
   };
+}
+
+export interface WaitingInput {
+  tool: string;
+  server: string;
+  verdict: Verdict;
+  ticketId?: string | undefined;
+}
+
+/**
+ * The answer to a call still waiting for approval when the client would give up on it (many clients stop
+ * waiting after 60 s). Not a denial: the ticket stays open, and the same call made again picks up the decision.
+ */
+export function waitingResult(d: WaitingInput): Record<string, unknown> {
+  const ticket = d.ticketId ? ` (ticket ${d.ticketId})` : '';
+  const approve = d.ticketId ? `\`airlock approve ${d.ticketId}\`` : '`airlock pending` and `airlock approve`';
+  const text =
+    `"${d.tool}" on ${d.server} is waiting for your approval in Airlock${ticket} — call the tool again with the same arguments ` +
+    `to pick up the decision. Nothing was sent to the server yet. If the user approves (${approve}, or the Airlock app), the ` +
+    'repeated call runs; if not, it gets the refusal.';
+  const decision: Record<string, unknown> = {
+    decision: 'waiting',
+    decidedBy: 'waiting',
+    state: 'waiting',
+    reason: 'still waiting for approval; call again with the same arguments to pick up the decision',
+    class: d.verdict.class,
+    reasons: d.verdict.reasons,
+  };
+  if (d.ticketId) decision.ticketId = d.ticketId;
+  return { content: [{ type: 'text', text }], isError: true, _meta: { [DECISION_META_KEY]: decision } };
 }

@@ -3,20 +3,15 @@
  * bytes it came in (relayed), as a rewritten message (tools/list), or not at all (a denied call, answered
  * here). Transport-free: the caller wires stdio and the broker link in.
  *
- * A tools/call goes through the stages classify -> policy -> ticket -> journal. Allowed calls are decided
- * in the same tick they were read, from the policy the broker pushed; only the ticket stage waits.
+ * The relay only routes. A tools/call's life (classify ▸ policy ▸ ticket ▸ hooks ▸ forward ▸ journal) is the
+ * pipeline's (`pipeline.ts`), one `Call` record per call; the relay hands it checked calls, the server's
+ * answers to them, and the client's cancellations.
  */
-import { randomBytes } from 'node:crypto';
-import { isReadOnlyClass, type Verdict } from '../classify/classify.js';
-import { IpcError } from '../ipc/channel.js';
-import { ARGS_SHOWN_MAX, type AskAnswer, type AskRequest, type JournalEntry, type Outcome } from '../ipc/protocol.js';
-import { argumentsHash } from '../jsonrpc/canonical.js';
 import { checkClientMessage, type ClientCheckContext, invalidRequestReply, parseErrorReply, parseLine } from '../jsonrpc/inbound.js';
 import {
   errorResponse,
   frame,
   idKey,
-  INTERNAL_ERROR,
   INVALID_PARAMS,
   isObject,
   isRequest,
@@ -25,71 +20,62 @@ import {
   type JsonRpcResponse,
   type Message,
 } from '../jsonrpc/messages.js';
-import { type DecidedBy, decide, type PolicyDecision } from '../policy/decide.js';
-import { denialResult } from './denial.js';
+import type { PolicySnapshot } from '../policy/decide.js';
+import { type Clock, systemClock } from './clock.js';
+import { CallPipeline, type PipelineTimings } from './pipeline.js';
+import type { CallStage } from './stages.js';
 import { ToolVerdicts, type VerdictsContext } from './verdicts.js';
 
-/** Who this wrapper is and where its bytes go (shared with the verdicts), plus the relay's own timings. */
-export interface RelayOptions extends VerdictsContext {
-  /** How often to send progress while a ticket waits (when the call carried a progressToken). */
-  progressIntervalMs?: number;
-  /** How long a call may wait for the broker connection before failing closed. */
-  brokerWaitMs?: number;
-  /** How long a call may wait for the tool catalog before failing closed. */
-  catalogWaitMs?: number;
-}
-
-type FlowState = 'deciding' | 'asking' | 'running' | 'done';
-
-/** One tools/call on its way through the stages. */
-interface CallFlow {
-  id: JsonRpcId;
-  key: string;
-  callId: string;
-  tool: string;
-  args: Record<string, unknown>;
-  /** The parsed request: what the gate judged is what the server is sent (re-serialised, never the client's bytes). */
-  message: Message;
-  progressToken: string | number | undefined;
-  startedAt: number;
-  t0: number;
-  state: FlowState;
-  verdict?: Verdict;
-  readOnly: boolean;
-  waitedBroker: boolean;
-  cancelled: boolean;
-  ticketId?: string;
-  decidedBy?: DecidedBy;
-  detail?: string;
-  progressTimer?: NodeJS.Timeout;
-  /** The arguments as journaled and shown (cut at a size limit), computed once per call. */
-  shown?: { text: string; truncated: boolean; bytes: number };
+/** Who this wrapper is and where its bytes go (shared with the verdicts), plus the pipeline's timings. */
+export interface RelayOptions extends VerdictsContext, Partial<PipelineTimings> {
+  /** Hooks around forwarding, in order (see `stages.ts`). */
+  stages?: readonly CallStage[];
 }
 
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
 const NL = Buffer.from('\n');
 const LIST_WAIT_FOR_BROKER_MS = 1000;
+/** Many clients give up on a request after 60 s (the MCP SDK's default): a held call is answered before. */
+const HOLD_ANSWER_MS = 50_000;
+const HELD_KEEP_MS = 120_000;
 
 export class Relay {
-  private readonly calls = new Map<string, CallFlow>();
+  /** The calls in flight: what an E-Stop or a front end acts on (`inFlight`, `end`). */
+  readonly calls: CallPipeline;
   private readonly verdicts: ToolVerdicts;
   /** Client requests (other than tools/call) sent upstream and not answered yet: id key -> method. */
   private readonly forwarded = new Map<string, string>();
-  private readonly callPrefix = randomBytes(9).toString('base64url');
-  private callCounter = 0;
   private initialized = false;
-  private readonly progressIntervalMs: number;
-  private readonly brokerWaitMs: number;
-  private readonly catalogWaitMs: number;
 
   constructor(private readonly o: RelayOptions) {
-    this.progressIntervalMs = o.progressIntervalMs ?? 5000;
-    this.brokerWaitMs = o.brokerWaitMs ?? 1500;
-    this.catalogWaitMs = o.catalogWaitMs ?? 15_000;
-    this.verdicts = new ToolVerdicts(o);
-    o.link.on('policy', () => this.verdicts.changed());
+    const clock: Clock = o.clock ?? systemClock;
+    this.verdicts = new ToolVerdicts({ ...o, clock });
+    this.calls = new CallPipeline({
+      server: o.server,
+      client: o.client,
+      link: o.link,
+      verdicts: this.verdicts,
+      clock,
+      log: o.log,
+      timings: {
+        progressIntervalMs: o.progressIntervalMs ?? 5000,
+        brokerWaitMs: o.brokerWaitMs ?? 1500,
+        catalogWaitMs: o.catalogWaitMs ?? 15_000,
+        holdAnswerMs: o.holdAnswerMs ?? HOLD_ANSWER_MS,
+        heldKeepMs: o.heldKeepMs ?? HELD_KEEP_MS,
+      },
+      toClient: (m) => this.o.toClient(frame(m)),
+      relayToClient: (raw) => this.forwardClient(raw),
+      toUpstream: (m) => this.o.toUpstream(frame(m)),
+      initialized: () => this.initialized,
+    });
+    for (const stage of o.stages ?? []) this.calls.use(stage);
+    o.link.on('policy', (p: PolicySnapshot | null) => {
+      this.calls.policyChanged(p);
+      this.verdicts.changed();
+    });
     o.link.on('ticket', (t: { callId?: unknown; ticketId?: unknown }) => {
-      for (const f of this.calls.values()) if (f.callId === t.callId && typeof t.ticketId === 'string') f.ticketId = t.ticketId;
+      if (typeof t.callId === 'string' && typeof t.ticketId === 'string') this.calls.ticketAssigned(t.callId, t.ticketId);
     });
   }
 
@@ -126,7 +112,7 @@ export class Relay {
       const key = idKey(id);
       return this.calls.has(key) || this.forwarded.has(key);
     },
-    reserved: (id) => this.verdicts.catalog.reserves(id),
+    reserved: (id) => this.verdicts.listing.reserves(id),
   };
 
   /** One line from the server: relayed as its bytes, unless it is ours, a listing to annotate, or a call's end. */
@@ -157,22 +143,17 @@ export class Relay {
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(m);
       this.initialized = true;
-      if (this.verdicts.catalog.canList) void this.verdicts.catalog.refresh();
+      if (this.verdicts.listing.canList) void this.verdicts.listing.refresh();
       return;
     } else if (method === 'notifications/cancelled') {
       const requestId = isObject(m.params) ? m.params.requestId : undefined;
       const key = typeof requestId === 'string' || typeof requestId === 'number' ? idKey(requestId) : undefined;
-      const flow = key === undefined ? undefined : this.calls.get(key);
-      if (flow && flow.state !== 'running') {
-        this.cancelFlow(flow, 'the client cancelled the call');
-        return; // the upstream never saw the request
+      if (key !== undefined) {
+        // a call the server never saw: the pipeline ends it, and the server does not hear of it
+        if (this.calls.clientCancelled(key)) return;
+        // a cancelled request is not answered by the server, so its id is free again
+        if (!this.calls.has(key)) this.forwarded.delete(key);
       }
-      if (flow) {
-        flow.cancelled = true;
-        this.journal(flow, 'allow', 'cancelled');
-      }
-      // a cancelled request is not answered by the server, so its id is free again
-      if (key !== undefined && !flow) this.forwarded.delete(key);
     }
     this.forwardUpstream(m);
   }
@@ -187,155 +168,10 @@ export class Relay {
       this.reply(errorResponse(m.id, INVALID_PARAMS, 'tools/call params.arguments must be an object'));
       return;
     }
-    const key = idKey(m.id);
     const meta = params._meta;
     const token = isObject(meta) ? meta.progressToken : undefined;
-    const flow: CallFlow = {
-      id: m.id,
-      key,
-      callId: `${this.callPrefix}-${++this.callCounter}`,
-      tool: params.name,
-      args: (params.arguments as Record<string, unknown> | undefined) ?? {},
-      message: m,
-      progressToken: typeof token === 'string' || typeof token === 'number' ? token : undefined,
-      startedAt: Date.now(),
-      t0: performance.now(),
-      state: 'deciding',
-      readOnly: false,
-      waitedBroker: false,
-      cancelled: false,
-    };
-    this.calls.set(key, flow);
-    this.decideFlow(flow);
-  }
-
-  /** classify -> policy, synchronously when everything is at hand; waits only for what is missing. */
-  private decideFlow(flow: CallFlow): void {
-    if (flow.state !== 'deciding') return;
-    try {
-      if (!this.verdicts.catalog.ready) {
-        if (!this.verdicts.catalog.canList && !this.initialized) {
-          return this.denyFlow(flow, 'error', 'the server has not been initialized yet, so its tools are unknown');
-        }
-        void this.verdicts.catalog.whenReady(this.catalogWaitMs).then((ok) => {
-          if (ok) this.decideFlow(flow);
-          else this.denyFlow(flow, 'error', "the server's tool list could not be read, so the call cannot be classified");
-        });
-        return;
-      }
-      const link = this.o.link;
-      const policy = link.policy;
-      if (link.state !== 'up' || !policy) {
-        if (flow.waitedBroker) return this.denyFlow(flow, 'broker-down', 'Airlock is not running');
-        flow.waitedBroker = true;
-        void link.ensureUp(this.brokerWaitMs).then(() => this.decideFlow(flow));
-        return;
-      }
-      const verdict = this.verdicts.verdict(flow.tool);
-      flow.verdict = verdict;
-      const decision = decide({ server: this.o.server, client: this.o.client, tool: flow.tool, toolClass: verdict.class }, policy);
-      if (decision.action === 'allow') this.forwardCall(flow, decision.decidedBy, decision.reason);
-      else if (decision.action === 'deny') this.denyFlow(flow, decision.decidedBy, decision.reason);
-      else this.askFlow(flow, decision);
-    } catch (err) {
-      // a stage that throws is a denial, never a forwarded call
-      this.denyFlow(flow, 'error', `internal error: ${(err as Error).message}`);
-    }
-  }
-
-  private askFlow(flow: CallFlow, decision: PolicyDecision): void {
-    flow.state = 'asking';
-    const verdict = flow.verdict!;
-    if (flow.progressToken !== undefined) {
-      let n = 0;
-      const tick = () => {
-        n++;
-        const ticket = flow.ticketId ? ` (ticket ${flow.ticketId})` : '';
-        this.o.toClient(
-          frame({
-            jsonrpc: '2.0',
-            method: 'notifications/progress',
-            params: { progressToken: flow.progressToken, progress: n, message: `Waiting for your approval in Airlock${ticket}` },
-          }),
-        );
-      };
-      flow.progressTimer = setInterval(tick, this.progressIntervalMs);
-      flow.progressTimer.unref();
-    }
-    const shown = this.shownArgs(flow);
-    const request: AskRequest = {
-      callId: flow.callId,
-      tool: flow.tool,
-      // a held call's arguments can be huge: the broker gets what it may show, and the hash of the whole
-      arguments: shown.truncated ? shown.text : flow.args,
-      argsTruncated: shown.truncated,
-      argsBytes: shown.bytes,
-      argsSha256: argumentsHash(flow.args),
-      class: verdict.class,
-      reasons: [...verdict.reasons, decision.reason],
-    };
-    this.o.link
-      .ask(request)
-      .then(
-        (answer: AskAnswer) => {
-          if (flow.state !== 'asking') return;
-          flow.ticketId = answer.ticketId;
-          if (answer.decision !== 'allow') return this.denyFlow(flow, answer.decidedBy, answer.reason);
-          // E-Stop pressed between the approval and now still wins
-          if (this.o.link.policy?.estop !== false) return this.denyFlow(flow, 'estop', 'E-Stop is on: every tool call is refused');
-          this.forwardCall(flow, 'user', answer.reason);
-        },
-        (err: Error) => {
-          if (flow.state !== 'asking') return;
-          // a broker that refused the request (a bad field) is not a broker that went away: say which
-          const refused = err instanceof IpcError && err.code === 'bad-request';
-          if (refused) this.denyFlow(flow, 'error', `Airlock could not hold this call for approval: ${err.message}`);
-          else this.denyFlow(flow, 'broker-down', 'Airlock stopped answering while the call waited for approval');
-        },
-      );
-  }
-
-  private forwardCall(flow: CallFlow, decidedBy: DecidedBy, detail: string): void {
-    this.stopProgress(flow);
-    flow.state = 'running';
-    flow.decidedBy = decidedBy;
-    flow.detail = detail;
-    flow.readOnly = isReadOnlyClass(flow.verdict!.class);
-    this.forwardUpstream(flow.message);
-    this.journal(flow, 'allow', 'pending');
-  }
-
-  private denyFlow(flow: CallFlow, decidedBy: DecidedBy, reason: string): void {
-    if (flow.state === 'done') return;
-    this.stopProgress(flow);
-    flow.state = 'done';
-    flow.decidedBy = decidedBy;
-    flow.detail = reason;
-    this.calls.delete(flow.key);
-    const verdict = flow.verdict ?? this.verdicts.verdict(flow.tool);
-    flow.verdict = verdict;
-    this.reply({
-      jsonrpc: '2.0',
-      id: flow.id,
-      result: denialResult({ decidedBy, reason, tool: flow.tool, server: this.o.server, verdict, ticketId: flow.ticketId }),
-    });
-    this.journal(flow, 'deny', 'not-run');
-  }
-
-  private cancelFlow(flow: CallFlow, reason: string): void {
-    if (flow.state === 'asking') this.o.link.cancel(flow.callId);
-    this.stopProgress(flow);
-    flow.state = 'done';
-    flow.decidedBy = 'cancelled';
-    flow.detail = reason;
-    this.calls.delete(flow.key);
-    flow.verdict ??= this.verdicts.verdict(flow.tool);
-    this.journal(flow, 'deny', 'cancelled');
-  }
-
-  private stopProgress(flow: CallFlow): void {
-    if (flow.progressTimer) clearInterval(flow.progressTimer);
-    flow.progressTimer = undefined;
+    const progressToken = typeof token === 'string' || typeof token === 'number' ? token : undefined;
+    this.calls.start(m, idKey(m.id), params.name, (params.arguments as Record<string, unknown> | undefined) ?? {}, progressToken);
   }
 
   // ---- upstream -> client ------------------------------------------------------------------------------
@@ -347,11 +183,11 @@ export class Relay {
   private upstreamMessage(m: Message, raw: Buffer): void {
     if (isResponse(m)) {
       const id = m.id as JsonRpcId | null;
-      if (this.verdicts.catalog.reserves(id)) return this.verdicts.catalog.takeResponse(m as unknown as JsonRpcResponse);
+      const listing = this.verdicts.listing;
+      if (listing.reserves(id)) return listing.takeResponse(m as unknown as JsonRpcResponse);
       if (id !== null && id !== undefined) {
         const key = idKey(id);
-        const flow = this.calls.get(key);
-        if (flow && flow.state === 'running') return this.finishCall(flow, m, raw);
+        if (this.calls.serverAnswered(key, m, raw)) return;
         const method = this.forwarded.get(key);
         if (method === undefined) {
           // A server must not answer what it was never asked: above all a call still waiting for approval,
@@ -371,7 +207,7 @@ export class Relay {
         }
         if (method === 'initialize') {
           const caps = isObject(m.result) ? m.result.capabilities : undefined;
-          this.verdicts.catalog.canList = true;
+          listing.allowListing();
           if (!isObject(caps) || caps.tools === undefined) this.o.log('airlock: the server does not declare the tools capability');
         }
       }
@@ -379,27 +215,13 @@ export class Relay {
     }
     const method = m.method;
     if (method === 'notifications/tools/list_changed') {
-      this.verdicts.catalog.markStale();
+      this.verdicts.listing.markStale();
     } else if (typeof method === 'string' && RESOURCE_CHANGES.has(method)) {
       this.forwardClient(raw);
       this.observeResourceChange(method, m.params);
       return;
     }
     this.forwardClient(raw);
-  }
-
-  private finishCall(flow: CallFlow, m: Message, raw: Buffer): void {
-    this.calls.delete(flow.key);
-    flow.state = 'done';
-    const result = m.result;
-    let outcome: Outcome = 'ok';
-    if (m.error !== undefined) outcome = 'rpc-error';
-    else if (isObject(result) && result.isError === true) outcome = 'tool-error';
-    this.forwardClient(raw);
-    this.journal(flow, 'allow', flow.cancelled ? 'cancelled' : outcome);
-    if (outcome === 'ok' && isObject(result) && result.structuredContent !== undefined && raw.length < 1024 * 1024) {
-      if (this.verdicts.catalog.outputSchema(flow.tool) !== undefined) this.o.link.structured(flow.tool, result.structuredContent);
-    }
   }
 
   /**
@@ -409,9 +231,9 @@ export class Relay {
   private observeResourceChange(method: string, params: unknown): void {
     const uri = isObject(params) && typeof params.uri === 'string' ? ` (${params.uri.slice(0, 300)})` : '';
     const suspects = new Map<string, string>();
-    for (const f of this.calls.values()) {
-      if (f.state === 'running' && f.readOnly && !suspects.has(f.tool)) {
-        suspects.set(f.tool, `the server sent ${method}${uri} while "${f.tool}" was running (call ${f.callId}, ${new Date().toISOString()})`);
+    for (const c of this.calls.runningReadOnly()) {
+      if (!suspects.has(c.tool)) {
+        suspects.set(c.tool, `the server sent ${method}${uri} while "${c.tool}" was running (call ${c.callId}, ${new Date().toISOString()})`);
       }
     }
     if (suspects.size > 0) this.verdicts.withdraw(suspects);
@@ -421,58 +243,16 @@ export class Relay {
 
   /** The client went away: pending tickets are withdrawn. */
   clientClosed(): void {
-    for (const f of [...this.calls.values()]) if (f.state === 'deciding' || f.state === 'asking') this.cancelFlow(f, 'the client disconnected');
+    this.calls.clientClosed();
   }
 
   /** The upstream is gone: calls it never answered end as unknown, and the client hears why. */
   upstreamExited(description: string): void {
-    this.verdicts.catalog.abandon();
-    for (const f of [...this.calls.values()]) {
-      if (f.state === 'running') {
-        this.calls.delete(f.key);
-        f.state = 'done';
-        f.detail = `${f.detail ?? ''}; ${description} before answering`;
-        this.journal(f, 'allow', 'unknown');
-        this.reply(errorResponse(f.id, INTERNAL_ERROR, `the MCP server ${description} before answering this call; whether it ran is unknown`));
-      } else if (f.state !== 'done') {
-        this.denyFlow(f, 'error', `the MCP server ${description}`);
-      }
-    }
+    this.verdicts.listing.abandon();
+    this.calls.upstreamExited(description);
   }
-
 
   // ---- plumbing ----------------------------------------------------------------------------------------
-
-  private shownArgs(flow: CallFlow): { text: string; truncated: boolean; bytes: number } {
-    if (!flow.shown) {
-      const text = JSON.stringify(flow.args);
-      flow.shown = { text: text.length > ARGS_SHOWN_MAX ? text.slice(0, ARGS_SHOWN_MAX) : text, truncated: text.length > ARGS_SHOWN_MAX, bytes: text.length };
-    }
-    return flow.shown;
-  }
-
-  private journal(flow: CallFlow, decision: 'allow' | 'deny', outcome: Outcome): void {
-    const verdict = flow.verdict;
-    const shown = this.shownArgs(flow);
-    const entry: JournalEntry = {
-      id: flow.callId,
-      client: this.o.client,
-      server: this.o.server,
-      tool: flow.tool,
-      arguments: shown.text,
-      argsTruncated: shown.truncated,
-      class: verdict?.class ?? 'unclassifiable',
-      reasons: verdict?.reasons ?? [],
-      decision,
-      decidedBy: flow.decidedBy ?? 'error',
-      detail: flow.detail ?? '',
-      outcome,
-      startedAt: flow.startedAt,
-    };
-    if (flow.ticketId) entry.ticketId = flow.ticketId;
-    if (outcome !== 'pending') entry.durationMs = Math.round((performance.now() - flow.t0) * 1000) / 1000;
-    this.o.link.journal(entry);
-  }
 
   private reply(message: JsonRpcResponse): void {
     this.o.toClient(frame(message));

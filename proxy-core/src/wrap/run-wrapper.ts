@@ -25,7 +25,11 @@ export interface WrapOptions {
   command: string[];
 }
 
-/** Wire stdio, the relay and the broker link around an upstream already on its way; resolves with the exit code. */
+/**
+ * Wire stdio, the relay and the broker link around an upstream already on its way. Resolves with the exit code
+ * once the upstream is gone and what it said has been passed on. The caller must then end the process: stdin
+ * may still be open (the server left first), and nothing more can be relayed.
+ */
 export function runWrapper(o: WrapOptions, upstream: Upstream): Promise<number> {
   const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
   const link = new BrokerLink(o.home ?? dataDir(), { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag }, log);
@@ -40,8 +44,11 @@ export function runWrapper(o: WrapOptions, upstream: Upstream): Promise<number> 
   const toUpstream = (data: Buffer | string) => {
     if (upstream.input.writable) writeUpstream(data);
   };
-  // how often a waiting call reports progress (default 5 s); settable so tests need not wait that long
+  // how often a waiting call reports progress (default 5 s), and when a call held without a progressToken is
+  // answered "waiting, call again" (default 50 s, 0: never); settable so tests need not wait that long
   const progressMs = Number(process.env.AIRLOCK_PROGRESS_MS);
+  const holdText = process.env.AIRLOCK_HOLD_ANSWER_MS;
+  const holdMs = holdText === undefined || holdText.trim() === '' ? NaN : Number(holdText);
   const relay = new Relay({
     server: o.server,
     client: o.client,
@@ -51,6 +58,7 @@ export function runWrapper(o: WrapOptions, upstream: Upstream): Promise<number> 
     toUpstream,
     log,
     ...(Number.isFinite(progressMs) && progressMs > 0 ? { progressIntervalMs: progressMs } : {}),
+    ...(Number.isFinite(holdMs) && holdMs >= 0 ? { holdAnswerMs: holdMs } : {}),
   });
 
   const tooLong = (who: string) => (bytes: number) =>
@@ -85,16 +93,25 @@ export function runWrapper(o: WrapOptions, upstream: Upstream): Promise<number> 
     link.close();
     if (process.stdout.writableNeedDrain) await new Promise((r) => process.stdout.once('drain', r));
     return exitCode;
-  }).then((code) => {
-    // stdin may still be open (the server left first); nothing more can be relayed, so leave now
-    process.exit(code);
   });
 }
 
 /** A writer that pauses `source` while `target` is full, so a slow reader cannot make us buffer without end. */
 function writerWithBackpressure(target: Writable, source: Readable): (data: Buffer | string) => void {
   let blocked = false;
+  let corked = false;
+  // Everything written in one tick leaves in one write: a client that pipelines calls, or a server that
+  // answers several at once, costs one system call per chunk read rather than one per message.
+  const uncork = () => {
+    corked = false;
+    target.uncork();
+  };
   return (data) => {
+    if (!corked) {
+      corked = true;
+      target.cork();
+      process.nextTick(uncork);
+    }
     if (target.write(data) || blocked) return;
     blocked = true;
     source.pause();

@@ -8,7 +8,8 @@ import { frame } from '../jsonrpc/messages.js';
 import { decide } from '../policy/decide.js';
 import { annotateToolsResult } from './annotate.js';
 import type { BrokerLinkLike } from './broker-link.js';
-import { UpstreamCatalog } from './catalog.js';
+import type { Clock } from './clock.js';
+import { ToolListing } from './tool-listing.js';
 
 export interface VerdictsContext {
   server: string;
@@ -18,10 +19,13 @@ export interface VerdictsContext {
   toClient(data: Buffer | string): void;
   toUpstream(data: Buffer | string): void;
   log(msg: string): void;
+  /** Time and timers (the system clock unless a test supplies its own). */
+  clock?: Clock;
 }
 
 export class ToolVerdicts {
-  readonly catalog: UpstreamCatalog;
+  /** The wrapper's own listing of the upstream's tools. */
+  readonly listing: ToolListing;
   /** Claims withdrawn in this process (the broker's copy arrives with the next policy push). */
   private readonly localWithdrawn = new Map<string, string>();
   /** What the client was told in tools/list: tool -> readOnlyHint. */
@@ -29,9 +33,10 @@ export class ToolVerdicts {
   private lastReported = '';
 
   constructor(private readonly o: VerdictsContext) {
-    this.catalog = new UpstreamCatalog(
+    this.listing = new ToolListing(
       (m) => o.toUpstream(frame(m)),
       () => this.changed(),
+      o.clock,
     );
   }
 
@@ -45,7 +50,7 @@ export class ToolVerdicts {
   /** The current listing, classified. */
   current(): Catalog {
     const { trust, withdrawn } = this.trustInputs();
-    return this.catalog.classify(trust, withdrawn);
+    return this.listing.classify(trust, withdrawn);
   }
 
   /** The verdict for a call (a tool the listing never showed is unclassifiable). */
@@ -66,9 +71,9 @@ export class ToolVerdicts {
    * the client is shown the stricter of the page's own verdict and the wrapper's.
    */
   annotate(result: Record<string, unknown>): Record<string, unknown> {
-    this.catalog.observe(result.tools);
+    this.listing.observe(result.tools);
     // the wrapper's listing even when stale: with every declaration seen, it can only be stricter
-    const full = this.catalog.raw !== null ? this.current() : null;
+    const full = this.listing.listed ? this.current() : null;
     const { trust, withdrawn } = this.trustInputs();
     const page = classifyTools(result.tools, { trustReadOnlyHints: trust, withdrawn });
     const annotated = annotateToolsResult(
@@ -97,9 +102,9 @@ export class ToolVerdicts {
 
   /** Report the catalog to the broker and tell the client to re-list when what it was told is now wrong. */
   changed(forceNotify = false): void {
-    if (this.catalog.raw === null) return;
+    if (!this.listing.listed) return;
     const catalog = this.current();
-    const verdicts = [...catalog.verdicts.values()].map((v) => ({ ...v, outputSchema: this.catalog.outputSchema(v.name) }));
+    const verdicts = [...catalog.verdicts.values()].map((v) => ({ ...v, outputSchema: this.listing.outputSchema(v.name) }));
     const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons]), catalog.problems]);
     if (fingerprint !== this.lastReported) {
       this.lastReported = fingerprint;

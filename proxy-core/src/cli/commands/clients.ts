@@ -7,19 +7,22 @@ import {
   CLIENT_IDS,
   ClientConfigError,
   CLIENTS,
-  changeServers,
   discoverClients,
   isClientId,
   LauncherError,
+  protectServers,
   redactArgs,
   redactCommand,
   type Action,
+  type ChangeRequest,
   type ClientId,
   type ClientReport,
   type Scope,
   type ServerEntry,
+  unprotectServers,
 } from '../../clients/index.js';
 import { CliError, UsageError } from '../errors.js';
+import { cliLauncher } from '../launcher.js';
 
 const out = (s: string) => process.stdout.write(s + '\n');
 const err = (s: string) => process.stderr.write(s + '\n');
@@ -117,13 +120,14 @@ async function change(action: Action, args: string[]): Promise<number> {
   if (scope !== undefined && !SCOPES.includes(scope as Scope)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
   const id: ClientId = client;
   try {
-    const report = await changeServers(action, {
+    const req: ChangeRequest = {
       client: id,
       servers: values.all ? 'all' : servers,
       scope: scope as Scope | undefined,
       projectDir: values.project,
       warn: (m) => err(`airlock: warning: ${m}`),
-    });
+    };
+    const report = action === 'protect' ? await protectServers({ ...req, launcher: cliLauncher() }) : await unprotectServers(req);
     if (values.json) {
       out(JSON.stringify(report, null, 2));
       return 0;

@@ -3,9 +3,22 @@ import { DatabaseRefused } from '../../broker/database.js';
 import { DatabaseFileError } from '../../broker/db-files.js';
 import { AlreadyRunning } from '../../broker/server.js';
 import { startBroker } from '../../broker/start.js';
+import { LauncherError, type Launcher } from '../../clients/launcher.js';
 import { dataDir } from '../../ipc/paths.js';
 import { parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
+import { cliLauncher } from '../launcher.js';
+
+/** What auto-protect writes into client configs. A bad AIRLOCK_LAUNCHER only costs auto-protect, never the broker. */
+function launcherForAutoProtect(): Launcher | undefined {
+  try {
+    return cliLauncher();
+  } catch (err) {
+    if (!(err instanceof LauncherError)) throw err;
+    process.stderr.write(`airlock: warning: ${err.message}; auto-protect will not wrap servers\n`);
+    return undefined;
+  }
+}
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(
@@ -20,7 +33,7 @@ export async function run(argv: string[]): Promise<number> {
   const dir = dataDir();
   let running;
   try {
-    running = await startBroker({ dir, ticketTimeoutSeconds: timeout, database });
+    running = await startBroker({ dir, ticketTimeoutSeconds: timeout, database, launcher: launcherForAutoProtect() });
   } catch (err) {
     if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError) throw new CliError(err.message);
     throw err;

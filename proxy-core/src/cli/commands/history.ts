@@ -1,24 +1,48 @@
-/** `airlock history`: the journal, newest first. */
-import type { EventItem, HistoryItem } from '../../ipc/protocol.js';
+/** `airlock history`: the journal, newest first, with filters and cursor paging; `--events` for the events. */
+import type { HistoryQuery } from '../../protocol/api.js';
 import { parse } from '../args.js';
 import { call, oneLine, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
 
+const DECISIONS = ['allow', 'deny'] as const;
+const OUTCOMES = ['pending', 'ok', 'tool-error', 'rpc-error', 'cancelled', 'unknown', 'not-run'] as const;
+
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parse(argv.slice(1), { json: { type: 'boolean' }, limit: { type: 'string' }, server: { type: 'string' }, events: { type: 'boolean' } }, false);
-  const limit = values.limit === undefined ? 50 : Number(values.limit);
-  if (!Number.isInteger(limit) || limit <= 0 || limit > 10_000) throw new UsageError('--limit takes a whole number from 1 to 10000');
-  const out = await call<{ calls: HistoryItem[]; events: EventItem[] }>('history', { limit, server: values.server });
-  if (values.json) {
-    printJson(values.events ? out.events : out.calls);
+  const { values } = parse(
+    argv.slice(1),
+    {
+      json: { type: 'boolean' },
+      limit: { type: 'string' },
+      server: { type: 'string' },
+      client: { type: 'string' },
+      tool: { type: 'string' },
+      decision: { type: 'string' },
+      outcome: { type: 'string' },
+      search: { type: 'string' },
+      before: { type: 'string' },
+      events: { type: 'boolean' },
+    },
+    false,
+  );
+  const limit = whole(values.limit ?? '50', '--limit', 10_000);
+  const before = values.before === undefined ? undefined : whole(values.before, '--before', Number.MAX_SAFE_INTEGER);
+  if (values.events) {
+    const out = await call('events', { limit, server: values.server, before });
+    if (values.json) printJson(out.events);
+    else print(table(['SEQ', 'TIME', 'EVENT', 'SERVER', 'TOOL', 'DETAIL'], out.events.map((e) => [String(e.seq), new Date(e.at).toISOString(), e.type, e.server ?? '', e.tool ?? '', oneLine(JSON.stringify(e.detail), 70)])));
+    more(out.nextCursor, values.json);
     return 0;
   }
-  if (values.events) {
-    print(table(['TIME', 'EVENT', 'SERVER', 'TOOL', 'DETAIL'], out.events.map((e) => [new Date(e.at).toISOString(), e.event, e.server ?? '', e.tool ?? '', oneLine(JSON.stringify(e.detail), 70)])));
+  const query: HistoryQuery = { limit, server: values.server, client: values.client, tool: values.tool, text: values.search, before };
+  if (values.decision !== undefined) query.decision = oneOf(values.decision, DECISIONS, '--decision');
+  if (values.outcome !== undefined) query.outcome = oneOf(values.outcome, OUTCOMES, '--outcome');
+  const out = await call('history', query);
+  if (values.json) {
+    printJson(out.calls);
     return 0;
   }
   if (out.calls.length === 0) {
-    print('The journal is empty.');
+    print(before === undefined ? 'The journal is empty.' : 'No older entries.');
     return 0;
   }
   print(
@@ -36,5 +60,21 @@ export async function run(argv: string[]): Promise<number> {
       ]),
     ),
   );
+  more(out.nextCursor, false);
   return 0;
+}
+
+function more(cursor: number | null, json: boolean | undefined): void {
+  if (cursor !== null && !json) print(`\nOlder entries: add --before ${cursor}`);
+}
+
+function whole(text: string, flag: string, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n <= 0 || n > max) throw new UsageError(`${flag} takes a whole number from 1 to ${max}`);
+  return n;
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${flag} takes ${allowed.join(', ')}`);
+  return value as T;
 }

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { parseArgOverride, type ArgOverride } from '../../inspect/arg-overrides.js';
 import { inspectServer } from '../../inspect/inspect.js';
-import { Policy } from '../../inspect/policy.js';
+import { ExecutionPolicy } from '../../inspect/execution-policy.js';
 import { renderText } from '../../inspect/report.js';
 import type { ServerCommand } from '../../inspect/server-process.js';
 import { CliError, UsageError } from '../errors.js';
@@ -90,24 +90,25 @@ export async function run(argv: string[]): Promise<number> {
     command = { command: program, args };
   }
 
-  const policy = new Policy({
+  const policy = new ExecutionPolicy({
     allowMutations: values['allow-mutations'] === true,
     allowDestructive: values['allow-destructive'] === true,
     only: list(values.only),
     deny: list(values.deny),
   });
 
-  // The server runs in its own process group, so Ctrl-C does not reach it; exiting runs the kill hook.
-  const onSignal = (): void => {
-    process.exit(130);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // The server runs in its own process group, so Ctrl-C does not reach it: stop the inspection, which stops the
+  // server's tree. Kept installed until the end, so a second Ctrl-C cannot kill us with the server still up.
+  const interrupt = new AbortController();
+  const onSignal = (): void => interrupt.abort();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
-    const report = await inspectServer(command, { policy, argOverrides, timeoutMs, clientVersion: '0.1.0' });
+    const report = await inspectServer(command, { policy, argOverrides, timeoutMs, clientVersion: '0.1.0', signal: interrupt.signal });
     process.stdout.write(values.json === true ? JSON.stringify(report, null, 2) + '\n' : renderText(report));
     return 0;
   } catch (err) {
+    if (interrupt.signal.aborted) throw new CliError('inspect interrupted; the server was stopped', 130);
     throw new CliError(err instanceof Error ? err.message : String(err));
   } finally {
     process.off('SIGINT', onSignal);

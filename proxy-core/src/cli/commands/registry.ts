@@ -53,9 +53,20 @@ export const commands: Record<string, Command> = {
     usage: 'airlock estop on|off|status [--json]',
     load: () => import('./estop.js'),
   },
+  events: {
+    summary: "the broker's event stream (--follow: live, from --since SEQ)",
+    usage:
+      'airlock events [--json] [--since SEQ] [--follow] [--limit N]\n' +
+      '  Oldest first. --follow prints every event after SEQ, then live ones, one per line, until interrupted;\n' +
+      '  reconnecting with --since the last seq printed misses nothing and repeats nothing.',
+    load: () => import('./events.js'),
+  },
   history: {
     summary: 'show the journal, newest first',
-    usage: 'airlock history [--json] [--limit N] [--server NAME]',
+    usage:
+      'airlock history [--json] [--limit N] [--server NAME] [--client NAME] [--tool NAME] [--decision allow|deny]\n' +
+      '                [--outcome OUTCOME] [--search TEXT] [--before CURSOR] [--events]\n' +
+      '  Newest first. A page that has older entries ends with the --before CURSOR that shows them.',
     load: () => import('./history.js'),
   },
   rules: {
@@ -85,8 +96,10 @@ export const commands: Record<string, Command> = {
     load: () => import('./clients.js'),
   },
   settings: {
-    summary: 'show or change broker settings (auto-protect)',
-    usage: 'airlock settings [KEY [VALUE]] [--json]\n  airlock settings auto-protect on|off',
+    summary: 'show or change broker settings (auto-protect, journal retention)',
+    usage:
+      'airlock settings [KEY [VALUE]] [--json]\n  airlock settings auto-protect on|off\n' +
+      '  airlock settings journal-days 1..3650    (default 90)\n  airlock settings journal-mb 10..100000    (default 500)',
     load: () => import('./settings.js'),
   },
   trust: {

@@ -1,5 +1,4 @@
 /** `airlock rules [list|add|remove]`. */
-import type { Rule } from '../../policy/rules.js';
 import { parse } from '../args.js';
 import { call, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
@@ -13,7 +12,7 @@ export async function run(argv: string[]): Promise<number> {
   });
   const verb = positionals[0] ?? 'list';
   if (verb === 'list') {
-    const rules = await call<Rule[]>('rules.list');
+    const rules = await call('rules.list', {});
     if (values.json) printJson(rules);
     else if (rules.length === 0) print('No rules: every call that is not trusted read-only asks.');
     else print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'NOTE'], rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', r.note ?? ''])));
@@ -21,11 +20,11 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (verb === 'add') {
     const action = positionals[1];
-    if (!action || !['allow', 'deny', 'ask'].includes(action) || positionals.length > 2) {
+    if ((action !== 'allow' && action !== 'deny' && action !== 'ask') || positionals.length > 2) {
       throw new UsageError('usage: airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB]');
     }
     if (!values.server || !values.tool) throw new UsageError('rules add needs --server GLOB and --tool GLOB (use "*" for any)');
-    const rule = await call<Rule>('rules.add', { action, server: values.server, tool: values.tool, client: values.client });
+    const rule = await call('rules.add', { action, server: values.server, tool: values.tool, client: values.client });
     if (values.json) printJson(rule);
     else print(`Added rule ${rule.id}: ${rule.action} server=${rule.server} tool=${rule.tool}${rule.client ? ` client=${rule.client}` : ''}`);
     return 0;

@@ -6,7 +6,7 @@ import { ago, call, print, printJson, table } from '../control.js';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv.slice(1), { json: { type: 'boolean' } }, false);
-  const raw = await call<BrokerStatus>('status');
+  const raw = await call('status', {});
   // the broker keeps each session's full command line; what is shown hides the secrets in it
   const status: BrokerStatus = { ...raw, sessions: raw.sessions.map((s) => ({ ...s, command: redactCommand(s.command) })) };
   if (values.json) {

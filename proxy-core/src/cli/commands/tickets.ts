@@ -8,7 +8,7 @@ export async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === 'pending') {
     const { values } = parse(rest, { json: { type: 'boolean' } }, false);
-    const tickets = await call<Ticket[]>('pending');
+    const tickets = await call('pending', {});
     if (values.json) printJson(tickets);
     else if (tickets.length === 0) print('No pending tickets.');
     else {
@@ -26,15 +26,15 @@ export async function run(argv: string[]): Promise<number> {
     const { values, positionals } = parse(rest, { remember: { type: 'string' }, json: { type: 'boolean' } });
     const id = single(positionals, 'approve');
     const remember = values.remember ?? 'once';
-    if (!['once', 'session', 'always'].includes(remember)) throw new UsageError('--remember takes once, session or always');
-    const out = await call<{ ticket: Ticket; remember: Remember }>('approve', { id, remember });
+    if (remember !== 'once' && remember !== 'session' && remember !== 'always') throw new UsageError('--remember takes once, session or always');
+    const out = await call('approve', { id, remember });
     if (values.json) printJson(out);
     else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}).`);
     return 0;
   }
   const { values, positionals } = parse(rest, { reason: { type: 'string' }, json: { type: 'boolean' } });
   const id = single(positionals, 'deny');
-  const out = await call<{ ticket: Ticket }>('deny', { id, reason: values.reason });
+  const out = await call('deny', { id, reason: values.reason });
   if (values.json) printJson(out);
   else print(`Denied ${out.ticket.server}/${out.ticket.tool} (${id}).`);
   return 0;

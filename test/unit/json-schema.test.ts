@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { schemaValidator, validateAgainstSchema, validateStructuredContent } from '../../proxy-core/src/inspect/output-schema.js';
+import { schemaValidator, validateAgainstSchema, validateStructuredContent } from '../../proxy-core/src/util/json-schema.js';
 
 const counted = { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] };
 

@@ -7,10 +7,14 @@
  * A server may describe a tool one way to the wrapper and another way to the client, or change it without
  * saying so. Every distinct declaration seen in this wrapper's life is kept, and a tool is judged by the
  * strictest of them: a change can tighten a verdict at once, and never loosens it.
+ *
+ * All of its state is private: the relay tells it what happened (`allowListing`, `markStale`, `observe`,
+ * `takeResponse`, `abandon`) and asks it what is known (`ready`, `classify`, `outputSchema`).
  */
 import { randomBytes } from 'node:crypto';
 import { type Catalog, classifyTool, classifyTools, stricter } from '../classify/classify.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { type Clock, systemClock, type Timer } from './clock.js';
 
 const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;
@@ -21,10 +25,17 @@ const MAX_DECLARATIONS_PER_TOOL = 8;
 /** Names remembered across listings (bounds memory against a server that invents names on every listing). */
 const MAX_NAMES_SEEN = 50_000;
 
-export class UpstreamCatalog {
+interface Waiter {
+  resolve(ready: boolean): void;
+  timer: Timer;
+}
+
+export class ToolListing {
   /** All tools from the last complete listing, or null before the first one. */
-  raw: unknown[] | null = null;
-  listProblems: string[] = [];
+  private raw: unknown[] | null = null;
+  private listProblems: string[] = [];
+  /** Set once the upstream has answered initialize: from then on the wrapper may list. */
+  private listingAllowed = false;
   /** Declared output schemas by tool name, indexed once per listing. */
   private outputSchemas = new Map<string, unknown>();
   private listing: Promise<void> | null = null;
@@ -37,14 +48,14 @@ export class UpstreamCatalog {
   /** The JSON text of each entry in `raw`, to tell whether a listing the client fetched differs. */
   private rawText = new Map<string, string>();
   private nextId = 1;
-  private readonly waiting = new Map<string, (msg: JsonRpcResponse) => void>();
+  private readonly pendingRequests = new Map<string, (msg: JsonRpcResponse) => void>();
+  private readonly waiters = new Set<Waiter>();
   private cache: { key: string; catalog: Catalog } | null = null;
-  /** Set once the upstream has answered initialize and the client said initialized. */
-  canList = false;
 
   constructor(
     private readonly sendUpstream: (message: unknown) => void,
     private readonly onListed: () => void,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   /** True when `id` is in the wrapper's own namespace (whether or not this wrapper sent it). */
@@ -55,21 +66,38 @@ export class UpstreamCatalog {
   /** Take the response to one of our own requests (never forwarded to the client). */
   takeResponse(msg: JsonRpcResponse): void {
     const id = msg.id as string;
-    const done = this.waiting.get(id);
+    const done = this.pendingRequests.get(id);
     if (done) {
-      this.waiting.delete(id);
+      this.pendingRequests.delete(id);
       done(msg);
     }
   }
 
+  /** A complete listing is at hand and nothing has made it stale since. */
   get ready(): boolean {
     return this.raw !== null && !this.stale;
+  }
+
+  /** Some complete listing has been read (it may be stale). */
+  get listed(): boolean {
+    return this.raw !== null;
+  }
+
+  /** May the wrapper list now (the upstream answered initialize)? */
+  get canList(): boolean {
+    return this.listingAllowed;
+  }
+
+  /** The upstream answered initialize: listing is possible from now on (and whoever waits for it starts it). */
+  allowListing(): void {
+    this.listingAllowed = true;
+    if (this.waiters.size > 0 && !this.ready) void this.refresh();
   }
 
   markStale(): void {
     this.stale = true;
     this.generation++;
-    if (this.canList) void this.refresh();
+    if (this.listingAllowed) void this.refresh();
   }
 
   /** Start (or join) a listing; resolves when `ready` or the listing failed (then the catalog is empty). */
@@ -104,32 +132,45 @@ export class UpstreamCatalog {
         if (generation === this.generation) this.stale = false;
         else void this.refresh();
         this.onListed();
+        if (this.ready) this.wake(true);
       });
     return this.listing;
   }
 
-  /** Wait for a fresh catalog, at most `timeoutMs`; false if it is still not ready. */
-  async whenReady(timeoutMs: number): Promise<boolean> {
-    if (this.ready) return true;
-    const until = Date.now() + timeoutMs;
-    while (!this.ready && Date.now() < until) {
-      // the initialize answer may still be on its way (a client that pipelines its first messages)
-      if (!this.canList) await new Promise((r) => setTimeout(r, 10));
-      else await Promise.race([this.refresh(), new Promise((r) => setTimeout(r, Math.max(1, until - Date.now())).unref())]);
+  /** Wait for a fresh catalog, at most `timeoutMs`; false if it is still not ready by then. */
+  whenReady(timeoutMs: number): Promise<boolean> {
+    if (this.ready) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        resolve,
+        timer: this.clock.setTimeout(() => {
+          this.waiters.delete(waiter);
+          resolve(this.ready);
+        }, timeoutMs),
+      };
+      this.waiters.add(waiter);
+      // before the initialize answer, listing starts in allowListing (a client that pipelines its first messages)
+      if (this.listingAllowed) void this.refresh();
+    });
+  }
+
+  private wake(ready: boolean): void {
+    for (const w of this.waiters) {
+      this.clock.clearTimeout(w.timer);
+      w.resolve(ready);
     }
-    return this.ready;
+    this.waiters.clear();
   }
 
   private request(method: string, params: unknown): Promise<unknown> {
     const id = `${this.prefix}${this.nextId++}`;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiting.delete(id);
+      const timer = this.clock.setTimeout(() => {
+        this.pendingRequests.delete(id);
         reject(new Error(`no answer to ${method} within ${PAGE_TIMEOUT_MS} ms`));
       }, PAGE_TIMEOUT_MS);
-      timer.unref();
-      this.waiting.set(id, (msg) => {
-        clearTimeout(timer);
+      this.pendingRequests.set(id, (msg) => {
+        this.clock.clearTimeout(timer);
         if (msg.error) reject(new Error(`${msg.error.code}: ${String(msg.error.message)}`));
         else resolve(msg.result);
       });
@@ -226,9 +267,10 @@ export class UpstreamCatalog {
     return this.outputSchemas.get(name);
   }
 
-  /** Stop waiting on our own requests (the upstream is gone). */
+  /** Stop waiting on our own requests (the upstream is gone); whoever waits for a listing hears "not ready". */
   abandon(): void {
-    for (const [id, done] of this.waiting) done({ jsonrpc: '2.0', id, error: { code: -32603, message: 'server exited' } });
-    this.waiting.clear();
+    for (const [id, done] of this.pendingRequests) done({ jsonrpc: '2.0', id, error: { code: -32603, message: 'server exited' } });
+    this.pendingRequests.clear();
+    this.listingAllowed = false;
   }
 }

@@ -1,4 +1,4 @@
-// End to end: the execution Policy as the server experienced it. The fixtures record every tools/call they
+// End to end: the ExecutionPolicy as the server experienced it. The fixtures record every tools/call they
 // receive, so these tests check what actually ran, not what the report claims.
 import { beforeAll, describe, expect, test } from 'vitest';
 import { calledTools, ensureBuilt, fixture, parseReport, recordFile, recordedCalls, runInspect } from './run-cli.js';

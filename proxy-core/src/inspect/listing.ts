@@ -1,12 +1,12 @@
 /**
- * The catalog pass: what the server says it offers (tools, resources, prompts, every page), what Airlock
+ * The listing pass: what the server says it offers (tools, resources, prompts, every page), what Airlock
  * makes of each tool, and what is wrong with the listing. Resources are read and prompts rendered without a
  * policy check: the spec defines both as non-mutating.
  */
 import { classifyTools, HINT_NAMES, type Verdict } from '../classify/classify.js';
 import { Findings } from './findings.js';
 import { generateValue } from './generate-args.js';
-import { schemaValidator } from './output-schema.js';
+import { schemaValidator } from '../util/json-schema.js';
 import { scanJson, type PoisonHit } from './poisoning.js';
 import type { ServerConnection } from './connection.js';
 import { isObject } from './json.js';
@@ -35,30 +35,21 @@ export interface PromptReport {
   error?: string;
 }
 
-export interface CatalogResult {
-  tools: ToolEntry[];
-  /** Count of entries in tools/list, named or not. */
-  listedTools: number;
-  resources: ResourceReport[];
-  resourceTemplates: number;
-  prompts: PromptReport[];
-}
-
-export interface CatalogLimits {
+export interface ListingLimits {
   maxPages: number;
   maxResources: number;
   maxPrompts: number;
   maxResourceBytes: number;
 }
 
-export const DEFAULT_LIMITS: CatalogLimits = { maxPages: 50, maxResources: 20, maxPrompts: 20, maxResourceBytes: 1_000_000 };
+export const DEFAULT_LIMITS: ListingLimits = { maxPages: 50, maxResources: 20, maxPrompts: 20, maxResourceBytes: 1_000_000 };
 
 // The spec's tool-name rule (2025-11-25): 1–128 characters from this set.
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 
 
 /** Fetch every page of a list method; problems with the listing become findings. */
-async function listAll(connection: ServerConnection, method: string, key: string, findings: Findings, limits: CatalogLimits): Promise<unknown[] | undefined> {
+async function listAll(connection: ServerConnection, method: string, key: string, findings: Findings, limits: ListingLimits): Promise<unknown[] | undefined> {
   const items: unknown[] = [];
   const seen = new Set<string>();
   let cursor: string | undefined;
@@ -142,7 +133,7 @@ function toolFindings(entry: ToolEntry, findings: Findings): void {
 }
 
 /** List and judge the tools. */
-export async function inspectTools(connection: ServerConnection, findings: Findings, limits: CatalogLimits = DEFAULT_LIMITS): Promise<{ tools: ToolEntry[]; listed: number }> {
+export async function inspectTools(connection: ServerConnection, findings: Findings, limits: ListingLimits = DEFAULT_LIMITS): Promise<{ tools: ToolEntry[]; listed: number }> {
   const declaredTools = isObject(connection.server.capabilities.tools);
   const listed = await listAll(connection, 'tools/list', 'tools', findings, limits);
   if (listed === undefined) return { tools: [], listed: 0 };
@@ -194,7 +185,7 @@ function contentBytes(result: unknown): number | undefined {
 export async function inspectResources(
   connection: ServerConnection,
   findings: Findings,
-  limits: CatalogLimits = DEFAULT_LIMITS,
+  limits: ListingLimits = DEFAULT_LIMITS,
 ): Promise<{ resources: ResourceReport[]; templates: number }> {
   if (!isObject(connection.server.capabilities.resources)) return { resources: [], templates: 0 };
   const listed = (await listAll(connection, 'resources/list', 'resources', findings, limits)) ?? [];
@@ -252,7 +243,7 @@ async function completeArgument(connection: ServerConnection, prompt: string, ar
 }
 
 /** List prompts and render each with generated arguments (completions first, when the server offers them). */
-export async function inspectPrompts(connection: ServerConnection, findings: Findings, limits: CatalogLimits = DEFAULT_LIMITS): Promise<PromptReport[]> {
+export async function inspectPrompts(connection: ServerConnection, findings: Findings, limits: ListingLimits = DEFAULT_LIMITS): Promise<PromptReport[]> {
   if (!isObject(connection.server.capabilities.prompts)) return [];
   const listed = (await listAll(connection, 'prompts/list', 'prompts', findings, limits)) ?? [];
   const canComplete = isObject(connection.server.capabilities.completions);
@@ -293,12 +284,12 @@ export async function inspectPrompts(connection: ServerConnection, findings: Fin
 }
 
 /** Fetch tools/list again, all pages; listing problems were reported the first time, so they are dropped. */
-export async function fetchToolList(connection: ServerConnection, limits: CatalogLimits = DEFAULT_LIMITS): Promise<unknown[] | undefined> {
+export async function fetchToolList(connection: ServerConnection, limits: ListingLimits = DEFAULT_LIMITS): Promise<unknown[] | undefined> {
   return listAll(connection, 'tools/list', 'tools', new Findings(), limits);
 }
 
 /** Fetch tools/list again (after a list_changed) and say how it differs from what was inspected. */
-export async function toolListChanges(connection: ServerConnection, before: readonly ToolEntry[], limits: CatalogLimits = DEFAULT_LIMITS): Promise<string[] | undefined> {
+export async function toolListChanges(connection: ServerConnection, before: readonly ToolEntry[], limits: ListingLimits = DEFAULT_LIMITS): Promise<string[] | undefined> {
   const after = await fetchToolList(connection, limits);
   if (after === undefined) return undefined;
   const now = new Map<string, Record<string, unknown>>();

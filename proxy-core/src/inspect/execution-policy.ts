@@ -1,5 +1,6 @@
 /**
- * The execution Policy: which tools `airlock inspect` (and the desktop app's "test this tool") may invoke.
+ * The ExecutionPolicy: which tools `airlock inspect` (and the desktop app's "test this tool") may invoke. Not
+ * the broker's policy (policy/decide.ts), which decides live calls; this one decides what a check-up runs.
  * Pure: a tool's verdict from the shared classifier goes in, run-or-skip with a reason comes out.
  *
  * Default is read-only only, because a probe with generated arguments is still a real call, and a server is
@@ -8,7 +9,7 @@
  */
 import type { Verdict } from '../classify/classify.js';
 
-export interface PolicyOptions {
+export interface ExecutionPolicyOptions {
   /** Also run tools that declare destructiveHint: false (they change things, but only additively). */
   allowMutations?: boolean;
   /** Run everything, destructive tools included: meant for the operator's own test tenant. */
@@ -19,17 +20,17 @@ export interface PolicyOptions {
   deny?: readonly string[];
 }
 
-export type Decision = { run: true; basis: string } | { run: false; reason: string };
+export type ExecutionDecision = { run: true; basis: string } | { run: false; reason: string };
 
 export const NO_ANNOTATIONS_REASON = 'no annotations: destructive by spec default';
 
-export class Policy {
+export class ExecutionPolicy {
   readonly allowMutations: boolean;
   readonly allowDestructive: boolean;
   readonly only: ReadonlySet<string> | undefined;
   readonly deny: ReadonlySet<string>;
 
-  constructor(options: PolicyOptions = {}) {
+  constructor(options: ExecutionPolicyOptions = {}) {
     this.allowDestructive = options.allowDestructive === true;
     // Everything includes the mutations.
     this.allowMutations = options.allowMutations === true || this.allowDestructive;
@@ -38,7 +39,7 @@ export class Policy {
   }
 
   /** Whether a tool may be invoked, and why (or why not). */
-  decide(verdict: Verdict): Decision {
+  decide(verdict: Verdict): ExecutionDecision {
     const name = verdict.name;
     if (name === '') return { run: false, reason: 'tool has no usable name, so it cannot be called' };
     if (this.deny.has(name)) return { run: false, reason: 'excluded by --deny' };

@@ -1,6 +1,6 @@
 /**
- * JSON Schema validation for tool output (and, through `schemaValidator`, tool input). Used by `airlock
- * inspect` and by the broker on live traffic, so it never throws and compiles each distinct schema once.
+ * JSON Schema validation of tools' input and output (Ajv). Used by `airlock inspect` and by the broker on live
+ * traffic, so it never throws and compiles each distinct schema once.
  */
 import { Ajv, type ValidateFunction, type ErrorObject } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';

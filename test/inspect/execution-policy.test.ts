@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { classifyTool, type Verdict } from '../../proxy-core/src/classify/classify.js';
-import { NO_ANNOTATIONS_REASON, Policy, type PolicyOptions } from '../../proxy-core/src/inspect/policy.js';
+import { ExecutionPolicy, NO_ANNOTATIONS_REASON, type ExecutionPolicyOptions } from '../../proxy-core/src/inspect/execution-policy.js';
 
 const tool = (name: string, annotations?: unknown): Verdict =>
   classifyTool(annotations === undefined ? { name, inputSchema: { type: 'object' } } : { name, inputSchema: { type: 'object' }, annotations }, { trustReadOnlyHints: false });
@@ -18,12 +18,12 @@ const malformed = tool('odd', { readOnlyHint: 'yes' });
 const withdrawn = classifyTool({ name: 'read', annotations: { readOnlyHint: true } }, { trustReadOnlyHints: false, withdrawn: new Map([['read', 'it wrote a file']]) });
 const nameless: Verdict = { name: '', class: 'unclassifiable', reasons: ['tool name is empty'], declared: undefined };
 
-const DEFAULT: PolicyOptions = {};
-const MUT: PolicyOptions = { allowMutations: true };
-const ALL: PolicyOptions = { allowDestructive: true };
+const DEFAULT: ExecutionPolicyOptions = {};
+const MUT: ExecutionPolicyOptions = { allowMutations: true };
+const ALL: ExecutionPolicyOptions = { allowDestructive: true };
 
-describe('Policy.decide', () => {
-  test.each<[string, Verdict, PolicyOptions, boolean]>([
+describe('ExecutionPolicy.decide', () => {
+  test.each<[string, Verdict, ExecutionPolicyOptions, boolean]>([
     ['read-only, default', readOnly, DEFAULT, true],
     ['read-only trusted, default', readOnlyTrusted, DEFAULT, true],
     ['mutating, default', mutating, DEFAULT, false],
@@ -56,10 +56,10 @@ describe('Policy.decide', () => {
     ['read-only, --only read --deny read', readOnly, { only: ['read'], deny: ['read'] }, false],
     ['read-only, empty --only list', readOnly, { only: [] }, true],
   ])('%s → run %s', (_label, verdict, options, run) => {
-    expect(new Policy(options).decide(verdict).run).toBe(run);
+    expect(new ExecutionPolicy(options).decide(verdict).run).toBe(run);
   });
 
-  test.each<[string, Verdict, PolicyOptions, RegExp | string]>([
+  test.each<[string, Verdict, ExecutionPolicyOptions, RegExp | string]>([
     ['unannotated', unannotated, DEFAULT, NO_ANNOTATIONS_REASON],
     ['mutating', mutating, DEFAULT, /opt in with --allow-mutations/],
     ['destructive', destructive, MUT, /opt in with --allow-destructive/],
@@ -69,27 +69,27 @@ describe('Policy.decide', () => {
     ['not in --only', readOnly, { only: ['x'] }, 'not listed in --only'],
     ['nameless', nameless, ALL, /no usable name/],
   ])('skip reason: %s', (_label, verdict, options, reason) => {
-    const decision = new Policy(options).decide(verdict);
+    const decision = new ExecutionPolicy(options).decide(verdict);
     expect(decision.run).toBe(false);
     if (!decision.run) expect(decision.reason).toMatch(reason);
   });
 
   test('the unannotated reason is exactly the spec-default wording', () => {
-    expect(new Policy().decide(unannotated)).toEqual({ run: false, reason: 'no annotations: destructive by spec default' });
+    expect(new ExecutionPolicy().decide(unannotated)).toEqual({ run: false, reason: 'no annotations: destructive by spec default' });
   });
 });
 
-describe('Policy helpers', () => {
+describe('ExecutionPolicy helpers', () => {
   test('unknownNames reports --only/--deny names missing from the catalog', () => {
-    expect(new Policy({ only: ['a', 'typo'], deny: ['b', 'zz'] }).unknownNames(['a', 'b'])).toEqual(['typo', 'zz']);
+    expect(new ExecutionPolicy({ only: ['a', 'typo'], deny: ['b', 'zz'] }).unknownNames(['a', 'b'])).toEqual(['typo', 'zz']);
   });
 
-  test.each<[PolicyOptions, RegExp]>([
+  test.each<[ExecutionPolicyOptions, RegExp]>([
     [DEFAULT, /^read-only tools only/],
     [MUT, /destructiveHint: false/],
     [ALL, /test tenant/],
     [{ only: ['a', 'b'], deny: ['c'] }, /only a, b; never c$/],
   ])('describe(%j)', (options, text) => {
-    expect(new Policy(options).describe()).toMatch(text);
+    expect(new ExecutionPolicy(options).describe()).toMatch(text);
   });
 });

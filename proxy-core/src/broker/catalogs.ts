@@ -1,0 +1,82 @@
+/**
+ * What wrappers report about their servers' tools: the classified catalog (stored, and journaled when it
+ * changes), read-only claims withdrawn on evidence, and live structuredContent checked against output schemas.
+ */
+import type { Verdict } from '../classify/classify.js';
+import { isObject } from '../jsonrpc/messages.js';
+import type { WrapperParamsOf } from '../protocol/api.js';
+import type { EventDetails } from '../protocol/events.js';
+import type { Session } from './sessions.js';
+import type { Store } from './store.js';
+import { strings, toolClass } from './validate.js';
+
+export type OutputSchemaCheck = (schema: unknown, value: unknown) => { ok: true } | { ok: false; errors: string[] };
+
+export interface CatalogsOptions {
+  store: Store;
+  record<K extends 'classified' | 'read-only-claim-withdrawn' | 'output-schema-mismatch'>(
+    type: K,
+    server: string | null,
+    tool: string | null,
+    detail: EventDetails[K],
+  ): void;
+}
+
+export class ServerCatalogs {
+  /** Last catalog seen per server, so reconnecting wrappers do not journal the same classification again. */
+  private readonly fingerprints = new Map<string, string>();
+  private outputSchemaCheck: OutputSchemaCheck | null = null;
+
+  constructor(private readonly o: CatalogsOptions) {}
+
+  /** Plug in a validator for tool output schemas (kept optional so the broker core needs no schema library). */
+  setOutputSchemaCheck(check: OutputSchemaCheck): void {
+    this.outputSchemaCheck = check;
+  }
+
+  /** A wrapper's classified catalog; true when it differs from what was stored for the server. */
+  update(session: Session, p: WrapperParamsOf<'catalog.update'>): boolean {
+    const verdicts: Verdict[] = [];
+    const schemas = new Map<string, unknown>();
+    for (const v of p.verdicts) {
+      if (!isObject(v) || typeof v.name !== 'string') continue;
+      verdicts.push({ name: v.name.slice(0, 1024), class: toolClass(v.class), reasons: strings(v.reasons), declared: v.declared });
+      if (v.outputSchema !== undefined) schemas.set(v.name, v.outputSchema);
+    }
+    session.outputSchemas = schemas;
+    const fingerprint = JSON.stringify(verdicts);
+    const server = session.info.server;
+    if (!this.fingerprints.has(server)) this.fingerprints.set(server, JSON.stringify(this.o.store.catalog(server)));
+    if (fingerprint === this.fingerprints.get(server)) return false;
+    this.fingerprints.set(server, fingerprint);
+    this.o.store.replaceCatalog(server, verdicts);
+    const byClass: Record<string, number> = {};
+    for (const v of verdicts) byClass[v.class] = (byClass[v.class] ?? 0) + 1;
+    this.o.record('classified', server, null, { tools: verdicts.length, byClass, problems: strings(p.problems) });
+    return true;
+  }
+
+  /** Read-only claims a wrapper saw contradicted; true when any was new (the server's other wrappers then need a push). */
+  observed(session: Session, p: WrapperParamsOf<'observed'>): boolean {
+    let changed = false;
+    for (const c of p.contradictions) {
+      const evidence = c.evidence.slice(0, 2000);
+      if (this.o.store.withdrawClaim(session.info.server, c.tool, evidence)) {
+        changed = true;
+        this.o.record('read-only-claim-withdrawn', session.info.server, c.tool, { evidence, client: session.info.client });
+      }
+    }
+    return changed;
+  }
+
+  /** structuredContent from a live call: a mismatch with the declared output schema is journaled, never blocked. */
+  structured(session: Session, params: unknown): void {
+    if (!this.outputSchemaCheck || !isObject(params) || typeof params.tool !== 'string') return;
+    const schema = session.outputSchemas.get(params.tool);
+    if (schema === undefined) return;
+    const result = this.outputSchemaCheck(schema, params.structuredContent);
+    if (!result.ok) {
+      this.o.record('output-schema-mismatch', session.info.server, params.tool, { errors: result.errors.slice(0, 20), client: session.info.client });
+    }
+  }
+}

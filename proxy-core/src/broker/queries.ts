@@ -1,0 +1,182 @@
+/**
+ * The journal's and event stream's read side: history and event queries built from a filter, and the mapping
+ * from rows to the protocol's shapes. Pure SQL text and row mapping; the Store prepares and caches statements.
+ */
+import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery } from '../protocol/api.js';
+import { CLASS_ORDER } from '../classify/classify.js';
+
+export type Row = Record<string, unknown>;
+
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 10_000;
+
+export function parseJson(text: unknown, fallback: unknown = null): unknown {
+  if (typeof text !== 'string') return fallback;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return fallback;
+  }
+}
+
+/** `50%_off\` -> `%50\%\_off\\%`: a LIKE pattern matching the text as a substring, with `ESCAPE '\'`. */
+export function likeSubstring(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** A page size the database can take: an integer in 1..MAX_PAGE, DEFAULT_PAGE when absent or nonsense. */
+export function pageSize(limit: unknown): number {
+  if (typeof limit !== 'number' || !Number.isFinite(limit) || limit < 1) return DEFAULT_PAGE;
+  return Math.min(Math.floor(limit), MAX_PAGE);
+}
+
+/**
+ * History's equality filters, in the order their index is preferred. Only the first one present may use its
+ * index (the others are written `+col`, which SQLite cannot look up in an index): without statistics the
+ * planner takes whichever of several equally plausible indexes it meets first, and scanning the
+ * `decision = 'allow'` index for a rare server walks the whole journal. Tool and server are the most selective in practice; decision has two
+ * values.
+ */
+const EQUALITY: readonly (readonly [keyof HistoryQuery, string])[] = [
+  ['tool', 'tool'],
+  ['server', 'server'],
+  ['client', 'client'],
+  ['decidedBy', 'decided_by'],
+  ['outcome', 'outcome'],
+  ['decision', 'decision'],
+];
+
+export interface BuiltQuery {
+  /** The same for every query with the same filters present: the key of a prepared statement. */
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+/** Whether the query has an equality filter, which then picks the index (see EQUALITY). */
+export function hasEqualityFilter(q: HistoryQuery): boolean {
+  return EQUALITY.some(([key]) => q[key] !== undefined && q[key] !== null);
+}
+
+export function hasTimeRange(q: HistoryQuery): boolean {
+  return (q.from !== undefined && q.from !== null) || (q.to !== undefined && q.to !== null);
+}
+
+/**
+ * Newest first, one more row than the page so the caller knows whether there is a next page.
+ *
+ * A time range without an equality filter is served one of two ways, which the caller picks (`timeIndex`):
+ * walking seq down and checking the time (best when the newest rows are in the range and fill a page: it
+ * stops after about a page) or looking the range up in the started_at index and sorting just the seqs found
+ * there (best for a range that is narrow or old: its cost is the number of calls in the range, read from the
+ * index alone). With an equality filter the time is only checked, on the rows that index gives.
+ */
+export function historyQuery(q: HistoryQuery, timeIndex = false): BuiltQuery {
+  const where: string[] = [];
+  const params: Record<string, unknown> = { limit: pageSize(q.limit) + 1 };
+  let indexed = false;
+  for (const [key, column] of EQUALITY) {
+    const value = q[key];
+    if (value === undefined || value === null) continue;
+    where.push(`${indexed ? '+' : ''}${column} = @${key}`);
+    params[key] = value;
+    indexed = true;
+  }
+  const byTime = timeIndex && !indexed && hasTimeRange(q);
+  if (q.before !== undefined && q.before !== null) {
+    where.push('seq < @before');
+    params.before = q.before;
+  }
+  if (q.from !== undefined && q.from !== null) {
+    where.push(`${byTime ? '' : '+'}started_at >= @from`);
+    params.from = q.from;
+  }
+  if (q.to !== undefined && q.to !== null) {
+    where.push(`${byTime ? '' : '+'}started_at <= @to`);
+    params.to = q.to;
+  }
+  if (q.text !== undefined && q.text !== null && q.text !== '') {
+    where.push("(tool LIKE @text ESCAPE '\\' OR arguments LIKE @text ESCAPE '\\' OR detail LIKE @text ESCAPE '\\')");
+    params.text = likeSubstring(q.text);
+  }
+  const filter = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+  const sql = byTime
+    ? `SELECT * FROM journal WHERE seq IN (SELECT seq FROM journal INDEXED BY journal_started${filter} ORDER BY seq DESC LIMIT @limit) ORDER BY seq DESC`
+    : `SELECT * FROM journal${filter} ORDER BY seq DESC LIMIT @limit`;
+  return { sql, params };
+}
+
+export function eventsQuery(q: { limit?: number | undefined; before?: number | undefined; server?: string | undefined }): BuiltQuery {
+  const where: string[] = [];
+  const params: Record<string, unknown> = { limit: pageSize(q.limit) + 1 };
+  if (q.server !== undefined && q.server !== null) {
+    where.push('server = @server');
+    params.server = q.server;
+  }
+  if (q.before !== undefined && q.before !== null) {
+    where.push('seq < @before');
+    params.before = q.before;
+  }
+  return { sql: `SELECT * FROM events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT @limit`, params };
+}
+
+const CLASSES: readonly string[] = CLASS_ORDER;
+
+function num(v: unknown): number | undefined {
+  return typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : undefined;
+}
+
+/** A journal row as the protocol's HistoryItem. Columns a row predates (NULL) are left out, never made up. */
+export function historyItem(r: Row): HistoryItem {
+  const cls = typeof r.class === 'string' && CLASSES.includes(r.class) ? (r.class as CallRecord['class']) : 'unclassifiable';
+  const item: HistoryItem = {
+    kind: 'call',
+    seq: Number(r.seq),
+    id: String(r.id),
+    client: String(r.client),
+    server: String(r.server),
+    tool: String(r.tool),
+    arguments: typeof r.arguments === 'string' ? r.arguments : '',
+    argsTruncated: r.args_truncated === 1,
+    class: cls,
+    reasons: parseJson(r.reasons, []) as string[],
+    decision: r.decision === 'allow' ? 'allow' : 'deny',
+    decidedBy: r.decided_by as CallRecord['decidedBy'],
+    detail: typeof r.detail === 'string' ? r.detail : '',
+    outcome: r.outcome as CallRecord['outcome'],
+    startedAt: Number(r.started_at),
+  };
+  if (typeof r.session_id === 'string' && r.session_id) item.sessionId = r.session_id;
+  if (typeof r.ticket_id === 'string' && r.ticket_id) item.ticketId = r.ticket_id;
+  const argsBytes = num(r.args_bytes);
+  if (argsBytes !== undefined) item.argsBytes = argsBytes;
+  if (typeof r.args_sha256 === 'string') item.argsSha256 = r.args_sha256;
+  if (typeof r.result === 'string') {
+    item.result = r.result;
+    item.resultTruncated = r.result_truncated === 1;
+  }
+  const resultBytes = num(r.result_bytes);
+  if (resultBytes !== undefined) item.resultBytes = resultBytes;
+  const times = [
+    ['askedAt', r.asked_at],
+    ['decidedAt', r.decided_at],
+    ['forwardedAt', r.forwarded_at],
+    ['finishedAt', r.finished_at],
+    ['durationMs', r.duration_ms],
+  ] as const;
+  for (const [key, v] of times) {
+    const n = num(v);
+    if (n !== undefined) item[key] = n;
+  }
+  return item;
+}
+
+export function brokerEvent(r: Row): BrokerEvent {
+  return {
+    seq: Number(r.seq),
+    at: Number(r.at),
+    type: String(r.kind),
+    server: typeof r.server === 'string' ? r.server : null,
+    tool: typeof r.tool === 'string' ? r.tool : null,
+    detail: parseJson(r.detail),
+  };
+}

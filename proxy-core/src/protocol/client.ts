@@ -1,0 +1,63 @@
+/**
+ * A front end's typed line to the broker (the CLI's today, a UI's or the app's tomorrow): each call is checked
+ * against the protocol's schema before it is sent and its answer after it arrives, so both ends agree on
+ * shapes by construction, not by convention.
+ */
+import { type Channel, IpcError } from '../ipc/channel.js';
+import { connectBroker } from '../ipc/connect.js';
+import { isObject } from '../jsonrpc/messages.js';
+import { type BrokerEvent, BrokerEventSchema, type ParamsOf, type ResultOf, userApi, type UserMethodKey } from './api.js';
+import { BrokerNote } from './names.js';
+
+export interface FollowHandlers {
+  event(event: BrokerEvent): void;
+  /** The broker ended the subscription (too slow, stopping) or the connection closed. */
+  end(reason: string): void;
+}
+
+export class BrokerClient {
+  private followers: FollowHandlers[] = [];
+
+  private constructor(private readonly channel: Channel) {
+    channel.setHandlers({
+      notify: (method, params) => {
+        if (method !== BrokerNote.event) return;
+        if (isObject(params) && typeof params.ended === 'string') {
+          for (const f of this.followers) f.end(params.ended);
+          return;
+        }
+        const parsed = BrokerEventSchema.safeParse(params);
+        if (parsed.success) for (const f of this.followers) f.event(parsed.data);
+      },
+      close: (err) => {
+        for (const f of this.followers) f.end(err ? `connection lost: ${err.message}` : 'connection closed');
+      },
+    });
+  }
+
+  static async connect(opts: { dir: string; role?: 'cli' | 'ui'; timeoutMs?: number }): Promise<BrokerClient> {
+    const channel = await connectBroker({ dir: opts.dir, role: opts.role ?? 'cli', ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
+    return new BrokerClient(channel);
+  }
+
+  /** Call a method; params are checked before sending, the answer after receiving. */
+  async call<M extends UserMethodKey>(method: M, params: ParamsOf<M>, timeoutMs = 10_000): Promise<ResultOf<M>> {
+    const spec = userApi[method];
+    const checked = spec.params.safeParse(params);
+    if (!checked.success) throw new IpcError('bad-request', `${method}: ${checked.error.issues[0]?.message ?? 'invalid parameters'}`);
+    const answer = await this.channel.request(method, checked.data, timeoutMs);
+    const result = spec.result.safeParse(answer);
+    if (!result.success) throw new IpcError('bad-answer', `the broker's answer to ${method} does not match the protocol (${result.error.issues[0]?.message ?? ''})`);
+    return result.data as ResultOf<M>;
+  }
+
+  /** Every event after `since`, then live ones, until `close()` or the end is reported. */
+  async follow(since: number, handlers: FollowHandlers): Promise<ResultOf<'events.subscribe'>> {
+    this.followers.push(handlers);
+    return this.call('events.subscribe', { since });
+  }
+
+  close(): void {
+    this.channel.end();
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * Every method and notification name spoken between wrappers, front ends (CLI, UI, app) and the broker, and
+ * who may send it. Plain constants with no schema library behind them, so the wrapper can use them without
+ * paying for zod at start-up; the schemas for each name live in `api.ts`, keyed by these same constants.
+ */
+
+export type Role = 'wrapper' | 'cli' | 'ui';
+
+/** The roles of a person's front end: only these may loosen anything, answer tickets or read the journal. */
+export const USER_ROLES: readonly Role[] = ['cli', 'ui'];
+export const WRAPPER_ROLES: readonly Role[] = ['wrapper'];
+
+/** Requests a front end sends the broker. */
+export const UserMethod = {
+  status: 'status',
+  pending: 'pending',
+  approve: 'approve',
+  deny: 'deny',
+  estop: 'estop',
+  history: 'history',
+  events: 'events',
+  subscribe: 'events.subscribe',
+  unsubscribe: 'events.unsubscribe',
+  rulesList: 'rules.list',
+  rulesAdd: 'rules.add',
+  rulesRemove: 'rules.remove',
+  trustSet: 'trust.set',
+  trustList: 'trust.list',
+  catalog: 'catalog',
+  settingsGet: 'settings.get',
+  settingsSet: 'settings.set',
+  wrapperRequest: 'wrapper.request',
+} as const;
+export type UserMethodName = (typeof UserMethod)[keyof typeof UserMethod];
+
+/** Requests a wrapper sends the broker. */
+export const WrapperMethod = {
+  sessionOpen: 'session.open',
+  ask: 'call.ask',
+  journal: 'journal',
+  catalogUpdate: 'catalog.update',
+  observed: 'observed',
+} as const;
+export type WrapperMethodName = (typeof WrapperMethod)[keyof typeof WrapperMethod];
+
+/** Notifications a wrapper sends the broker (no answer). */
+export const WrapperNote = {
+  policyAck: 'policy.ack',
+  cancel: 'call.cancel',
+  structured: 'structured',
+} as const;
+
+/** Requests the broker sends a wrapper (answered by the wrapper). */
+export const BrokerToWrapper = {
+  /** Liveness and identity of a wrapper, as the broker sees it (also what a front end's `wrapper.request` may ask). */
+  status: 'wrapper.status',
+} as const;
+export type BrokerToWrapperName = (typeof BrokerToWrapper)[keyof typeof BrokerToWrapper];
+
+/** Notifications the broker sends. */
+export const BrokerNote = {
+  policy: 'policy',
+  ticket: 'ticket',
+  event: 'event',
+  pong: 'pong',
+} as const;
+
+/** Either side may send this; the broker answers with `pong` (the heartbeat). */
+export const PING = 'ping';
+
+/** The handshake: the only request accepted before authentication, and the broker's opening note. */
+export const AUTH = 'auth';
+export const HELLO = 'hello';

@@ -1,0 +1,124 @@
+/**
+ * Hooks on a call's way through the pipeline, registered as an ordered list of small stages (like
+ * mitmproxy's addons): one runs before an allowed call is sent to the server (to snapshot what it may
+ * change, or to veto it), one after the server's answer reached the client (to capture what it did).
+ *
+ * Fail closed: a pre-forward hook that throws or rejects denies the call, exactly like a veto; it is never a
+ * forwarded call by accident. A post-result hook cannot take anything back: its failure is logged and
+ * written into the call's journal entry. Hooks that return synchronously cost no extra tick, so an allowed
+ * call is still forwarded in the tick it was read when no hook waits.
+ */
+import type { Message } from '../jsonrpc/messages.js';
+import type { DecidedBy } from '../policy/decide.js';
+import type { Outcome } from '../protocol/api.js';
+import type { CallView } from './call.js';
+
+/** A pre-forward hook's refusal: the call is denied with this reason (decided by `error` unless said). */
+export interface Veto {
+  veto: string;
+  decidedBy?: DecidedBy;
+}
+
+/** The server's answer, as a post-result hook sees it. */
+export interface ResponseView {
+  /** The parsed response (result or error). */
+  readonly message: Readonly<Message>;
+  /** The bytes the server sent (what the client got). */
+  readonly raw: Buffer;
+  readonly outcome: Outcome;
+}
+
+export interface CallStage {
+  /** Shown in logs and in the journal when the stage fails. */
+  readonly name: string;
+  /** Before an allowed call is sent: may be async; a Veto, a throw or a rejection denies the call. */
+  beforeForward?(call: CallView): void | Veto | Promise<void | Veto>;
+  /** After the server's answer reached the client: may be async; a failure is logged and journaled. */
+  afterResult?(call: CallView, response: ResponseView): void | Promise<void>;
+}
+
+export type PreForwardResult = { ok: true; waited: boolean } | { ok: false; decidedBy: DecidedBy; reason: string };
+
+/**
+ * Run the pre-forward hooks in order and call `settle` once with the result, in the same tick when every hook
+ * returned synchronously. Stops (without settling) as soon as the call is no longer `preparing`.
+ */
+export function runBeforeForward(stages: readonly CallStage[], call: CallView, settle: (r: PreForwardResult) => void, from = 0, waited = false): void {
+  for (let i = from; i < stages.length; i++) {
+    if (call.state !== 'preparing') return;
+    const stage = stages[i]!;
+    if (!stage.beforeForward) continue;
+    let out: ReturnType<NonNullable<CallStage['beforeForward']>>;
+    try {
+      out = stage.beforeForward(call);
+    } catch (err) {
+      return settle(failed(stage, err));
+    }
+    if (isPromise(out)) {
+      out.then(
+        (value) => {
+          if (call.state !== 'preparing') return;
+          const veto = vetoOf(stage, value);
+          if (veto) settle(veto);
+          else runBeforeForward(stages, call, settle, i + 1, true);
+        },
+        (err: unknown) => {
+          if (call.state === 'preparing') settle(failed(stage, err));
+        },
+      );
+      return;
+    }
+    const veto = vetoOf(stage, out);
+    if (veto) return settle(veto);
+  }
+  if (call.state === 'preparing') settle({ ok: true, waited });
+}
+
+/** Run the post-result hooks in order; `done` gets what failed (empty when nothing did), synchronously when it can. */
+export function runAfterResult(stages: readonly CallStage[], call: CallView, response: ResponseView, done: (problems: string[]) => void): void {
+  const problems: string[] = [];
+  const step = (from: number): void => {
+    for (let i = from; i < stages.length; i++) {
+      const stage = stages[i]!;
+      if (!stage.afterResult) continue;
+      let out: void | Promise<void>;
+      try {
+        out = stage.afterResult(call, response);
+      } catch (err) {
+        problems.push(`the ${stage.name} stage failed after the result: ${messageOf(err)}`);
+        continue;
+      }
+      if (isPromise(out)) {
+        out.then(
+          () => step(i + 1),
+          (err: unknown) => {
+            problems.push(`the ${stage.name} stage failed after the result: ${messageOf(err)}`);
+            step(i + 1);
+          },
+        );
+        return;
+      }
+    }
+    done(problems);
+  };
+  step(0);
+}
+
+function vetoOf(stage: CallStage, value: unknown): PreForwardResult | null {
+  if (typeof value !== 'object' || value === null || !('veto' in value)) return null;
+  const v = value as Veto;
+  const reason = typeof v.veto === 'string' && v.veto !== '' ? v.veto : `refused by the ${stage.name} stage`;
+  return { ok: false, decidedBy: v.decidedBy ?? 'error', reason };
+}
+
+function failed(stage: CallStage, err: unknown): PreForwardResult {
+  return { ok: false, decidedBy: 'error', reason: `the ${stage.name} stage failed before the call was sent: ${messageOf(err)}` };
+}
+
+function isPromise<T>(v: unknown): v is Promise<T> {
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,78 @@
+/** util/process-tree: a child and everything it started stop together, in steps, whatever they ignore. */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { signalTree, stopTree, treeAlive, TREE_SPAWN_OPTIONS } from '../../proxy-core/src/util/process-tree.js';
+import { processAlive, waitFor } from '../helpers/airlock.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+/** A process that starts a grandchild; both ignore SIGTERM (and, unless `polite`, stdin closing). */
+function tree(polite: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), 'al-tree-'));
+  dirs.push(dir);
+  const pidFile = join(dir, 'grandchild.pid');
+  const grandchild = `process.on('SIGTERM', () => {}); require('fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000);`;
+  const parent = [
+    `process.on('SIGTERM', () => {});`,
+    `require('child_process').spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { stdio: 'ignore' });`,
+    polite ? `process.stdin.on('end', () => process.exit(0)); process.stdin.resume();` : `setInterval(() => {}, 1000);`,
+  ].join('\n');
+  const child = spawn(process.execPath, ['-e', parent], { stdio: ['pipe', 'ignore', 'ignore'], ...TREE_SPAWN_OPTIONS });
+  const grandchildPid = async () => {
+    let pid = 0;
+    await waitFor(() => {
+      try {
+        pid = Number(readFileSync(pidFile, 'utf8'));
+      } catch {
+        return false;
+      }
+      return pid > 0;
+    }, 5000, 'the grandchild to start');
+    return pid;
+  };
+  return { child, grandchildPid };
+}
+
+describe.skipIf(process.platform === 'win32')('process tree', () => {
+  test('stopTree ends a tree that ignores stdin and SIGTERM, grandchildren included, with SIGKILL to the group', async () => {
+    const { child, grandchildPid } = tree(false);
+    const grandchild = await grandchildPid();
+    expect(treeAlive(child.pid!)).toBe(true);
+    const started = Date.now();
+    await stopTree(child, { stdinGraceMs: 100, termGraceMs: 100 });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(child.signalCode).toBe('SIGKILL');
+    await waitFor(() => !processAlive(grandchild), 5000, 'the grandchild to go');
+  });
+
+  test('a leader that leaves when its stdin ends is not signalled, but what it left behind is', async () => {
+    const { child, grandchildPid } = tree(true);
+    const grandchild = await grandchildPid();
+    await stopTree(child, { stdinGraceMs: 300, termGraceMs: 100 });
+    expect(child.exitCode).toBe(0);
+    await waitFor(() => !processAlive(grandchild), 5000, 'the grandchild to go');
+  });
+
+  test('stopTree is safe to call again, at once or later', async () => {
+    const { child, grandchildPid } = tree(true);
+    const grandchild = await grandchildPid();
+    const timings = { stdinGraceMs: 300, termGraceMs: 100 };
+    await Promise.all([stopTree(child, timings), stopTree(child, timings)]);
+    await stopTree(child, timings);
+    expect(child.exitCode).toBe(0);
+    await waitFor(() => !processAlive(grandchild), 5000, 'the grandchild to go');
+  });
+
+  test('signalTree and treeAlive report a group that is gone', async () => {
+    const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore', ...TREE_SPAWN_OPTIONS });
+    await new Promise((r) => child.once('exit', r));
+    expect(treeAlive(child.pid!)).toBe(false);
+    expect(signalTree(child.pid!, 'SIGTERM')).toBe(false);
+  });
+});
