@@ -9,6 +9,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { BrokerEvent } from '../../proxy-core/src/protocol/api.js';
+import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -107,7 +109,49 @@ export interface WrapOptions {
 
 /** Wait until the broker has this many sessions (wrappers connected and registered). */
 export async function waitForSessions(home: string, count: number, timeoutMs = 8000): Promise<void> {
-  await waitFor(async () => (await cliJson<{ sessions: unknown[] }>(home, ['status'])).sessions.length >= count, timeoutMs, `${count} session(s)`);
+  await untilBroker(home, (e) => e.type === 'session-up', async (c) => ((await c.call('status', {})).sessions.length >= count ? true : undefined), timeoutMs, `${count} session(s)`);
+}
+
+/**
+ * Wait on the broker's own readiness signal rather than by polling the CLI: subscribe to its event stream,
+ * look once, and look again only when an event that can change the answer arrives.
+ */
+export async function untilBroker<T>(
+  home: string,
+  relevant: (e: BrokerEvent) => boolean,
+  check: (client: BrokerClient) => Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const client = await BrokerClient.connect({ dir: home, role: 'cli' });
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      let done = false;
+      let checking = Promise.resolve();
+      const timer = setTimeout(() => finish(new Error(`timed out waiting for ${what}`)), timeoutMs);
+      const finish = (err: Error | null, value?: T) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        if (err) reject(err);
+        else resolve(value as T);
+      };
+      const look = () => {
+        checking = checking.then(async () => {
+          if (done) return;
+          const value = await check(client);
+          if (value !== undefined) finish(null, value);
+        }).catch((err: Error) => finish(err));
+      };
+      void client
+        .call('events', { limit: 1 })
+        .then(({ events }) => client.follow(events[0]?.seq ?? 0, { event: (e) => relevant(e) && look(), end: (reason) => finish(new Error(`the broker's event stream ended (${reason}) while waiting for ${what}`)) }))
+        // from the newest event on: what happened before it is what the first look sees
+        .then(() => look(), (err: Error) => finish(err));
+    });
+  } finally {
+    client.close();
+  }
 }
 
 export function wrapArgs(o: WrapOptions): string[] {
@@ -180,17 +224,13 @@ export interface Ticket {
 }
 
 export async function waitForTicket(home: string, tool?: string, timeoutMs = 8000): Promise<Ticket> {
-  let found: Ticket | undefined;
-  await waitFor(
-    async () => {
-      const list = await cliJson<Ticket[]>(home, ['pending']);
-      found = list.find((t) => tool === undefined || t.tool === tool);
-      return found !== undefined;
-    },
+  return untilBroker(
+    home,
+    (e) => e.type === 'ticket-created',
+    async (c) => (await c.call('pending', {})).find((t) => tool === undefined || t.tool === tool) as Ticket | undefined,
     timeoutMs,
     `a pending ticket for ${tool ?? 'any tool'}`,
   );
-  return found!;
 }
 
 export function textOf(result: unknown): string {

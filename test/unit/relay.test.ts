@@ -84,7 +84,6 @@ describe('the CallRecord journaled for a call', () => {
       arguments: '{"b":2,"a":1}',
       argsTruncated: false,
       argsBytes: 13,
-      argsSha256: argumentsHash({ a: 1, b: 2 }),
       class: 'read-only-unchecked',
       outcome: 'ok',
       result: '{"content":[{"type":"text","text":"hi"}]}',
@@ -92,6 +91,8 @@ describe('the CallRecord journaled for a call', () => {
       finishedAt: t0 + 250,
       durationMs: 250,
     });
+    // a call that never asked is not hashed just for the journal
+    expect(done.argsSha256).toBeUndefined();
   });
 
   test("a human's wait is not in the duration; askedAt and decidedAt say when it was asked and answered", async () => {
@@ -107,6 +108,8 @@ describe('the CallRecord journaled for a call', () => {
     const r = h.link.records()[0]!;
     expect(r).toMatchObject({ decidedBy: 'user', ticketId: 't1', startedAt: t0, askedAt: t0, decidedAt: t0 + 30_000, forwardedAt: t0 + 30_000 });
     expect(r.durationMs).toBe(40);
+    // a call that asked carries the hash its ticket matched on
+    expect(r.argsSha256).toBe(argumentsHash(JSON.parse(r.arguments)));
   });
 
   test('a JSON-RPC error is journaled as the error object, as an rpc-error', async () => {

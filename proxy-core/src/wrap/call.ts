@@ -165,9 +165,10 @@ export class Call implements CallView {
       arguments: shown.text,
       argsTruncated: shown.truncated,
       argsBytes: shown.bytes,
-      argsSha256: this.argsSha256(),
+      // the hash is what a held ticket matches on; a call that never asked is not hashed just for the journal
+      ...(this.sha !== undefined ? { argsSha256: this.sha } : {}),
       class: this.verdict?.class ?? 'unclassifiable',
-      reasons: (this.verdict?.reasons ?? []).slice(0, 50).map((r) => r.slice(0, LIMITS.reason)),
+      reasons: this.verdict?.reasons ?? [],
       decision: this.decision ?? 'deny',
       decidedBy: this.decidedBy ?? 'error',
       detail: this.detail.slice(0, LIMITS.detail),
