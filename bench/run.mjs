@@ -117,9 +117,9 @@ async function startup() {
 }
 
 // ---- a 10 MB result, with a client whose framing is linear (the SDK's stdio buffer is quadratic) -------------
-function rawSession(mode) {
+function rawSession(mode, extraEnv = {}) {
   const { command, args } = commandFor(mode, [FIXTURE]);
-  const proc = spawn(command, args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  const proc = spawn(command, args, { env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'ignore'] });
   const waiters = new Map();
   const splitter = new LineSplitter((line) => {
     const m = JSON.parse(line.toString('utf8'));
@@ -140,6 +140,11 @@ function rawSession(mode) {
   return {
     proc,
     request,
+    /** The process was killed: settle whatever still waits on it. */
+    abandon() {
+      for (const w of waiters.values()) w({});
+      waiters.clear();
+    },
     async init() {
       await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
       proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
@@ -215,30 +220,11 @@ async function killLoss(runs = QUICK ? 3 : 8) {
   const results = [];
   for (let i = 0; i < runs; i++) {
     const log = join(home, `kill-${i}.log`);
-    const { command, args } = commandFor('airlock', [FIXTURE]);
-    const proc = spawn(command, args, { env: { ...env, FIXTURE_LOG: log }, stdio: ['pipe', 'pipe', 'ignore'] });
+    const session = rawSession('airlock', { FIXTURE_LOG: log });
+    const { proc, request } = session;
     let answered = 0;
-    let next = 1;
-    const pending = new Map();
-    const splitter = new LineSplitter((line) => {
-      const m = JSON.parse(line.toString('utf8'));
-      const w = pending.get(m.id);
-      if (w) {
-        pending.delete(m.id);
-        w(m);
-      }
-    });
-    proc.stdout.on('data', (d) => splitter.push(d));
-    const request = (method, params) =>
-      new Promise((resolve) => {
-        const id = next++;
-        pending.set(id, resolve);
-        proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-      });
     proc.stdin.on('error', () => {});
-    await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
-    proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-    await request('tools/list', {});
+    await session.init();
     let running = true;
     const lane = async () => {
       while (running) {
@@ -252,7 +238,7 @@ async function killLoss(runs = QUICK ? 3 : 8) {
     proc.kill('SIGKILL');
     const seconds = (performance.now() - t0) / 1000;
     running = false;
-    for (const w of pending.values()) w({});
+    session.abandon();
     await new Promise((r) => proc.on('exit', r));
     await new Promise((r) => setTimeout(r, 300)); // let the broker commit whatever reached it
     const ran = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(`"k${i}"`)).length;

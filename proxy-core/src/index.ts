@@ -26,6 +26,14 @@ export { Channel, IpcError } from './ipc/channel.js';
 export { BrokerUnavailable, connectBroker, type Role } from './ipc/connect.js';
 export { brokerAddress, dataDir, databasePath } from './ipc/paths.js';
 export type * from './ipc/protocol.js';
+/** The broker's protocol: schemas and types for every method, the event union, names, settings and limits. */
+export * from './protocol/api.js';
+export type { CallSummary, EventDetails, EventType, TypedBrokerEvent } from './protocol/events.js';
+export * from './protocol/names.js';
+export { SETTINGS, settingProblem, type SettingKey } from './protocol/settings.js';
+export { LIMITS } from './protocol/limits.js';
+export { BrokerClient, type FollowHandlers } from './protocol/client.js';
+export { type Clock, systemClock } from './util/clock.js';
 export * as clients from './clients/index.js';
 export { inspectServer, type InspectOptions } from './inspect/inspect.js';
 export { ExecutionPolicy, NO_ANNOTATIONS_REASON, type ExecutionPolicyOptions } from './inspect/execution-policy.js';

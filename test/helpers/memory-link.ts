@@ -61,7 +61,6 @@ export class MemoryLink extends EventEmitter implements BrokerLinkLike {
     this.state = 'down';
     this.policy = null;
     for (const a of this.asks.splice(0)) a.fail(new Error('connection to Airlock lost'));
-    this.emit('down', new Error('connection to Airlock lost'));
   }
 
   ensureUp(): Promise<boolean> {

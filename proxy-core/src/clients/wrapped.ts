@@ -121,19 +121,25 @@ function wrapCall(entry: StdioCommand): { w: number; launcher: string[] } | null
   return { w, launcher };
 }
 
+/** The entry's `airlock wrap` call and its parsed arguments, when it has one that parses. */
+function parsedWrap(entry: StdioCommand): { call: { w: number; launcher: string[] }; parsed: WrapArgv } | null {
+  const call = wrapCall(entry);
+  if (!call) return null;
+  try {
+    return { call, parsed: parseWrapArgv(entry.args.slice(call.w + 1), true) };
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Recognise an entry written by protect, with any launcher (a moved checkout or a packaged app must still be
  * recognised, or protect would wrap twice). Returns null for anything else.
  */
 export function unwrap(entry: StdioCommand): Unwrapped | null {
-  const call = wrapCall(entry);
-  if (!call) return null;
-  let parsed: WrapArgv;
-  try {
-    parsed = parseWrapArgv(entry.args.slice(call.w + 1), true);
-  } catch {
-    return null;
-  }
+  const found = parsedWrap(entry);
+  if (!found) return null;
+  const { call, parsed } = found;
   const [command, ...args] = parsed.command;
   if (!parsed.dashDash || command === undefined || parsed.name === undefined || parsed.url !== undefined) return null;
   return {
@@ -152,14 +158,9 @@ export function unwrap(entry: StdioCommand): Unwrapped | null {
  * restore it from the entry alone.
  */
 export function wrappedByHand(entry: StdioCommand): { name: string | undefined; client: string | undefined; home: string | undefined; original?: StdioCommand } | null {
-  const call = wrapCall(entry);
-  if (!call || unwrap(entry)) return null;
-  let parsed: WrapArgv;
-  try {
-    parsed = parseWrapArgv(entry.args.slice(call.w + 1), true);
-  } catch {
-    return null;
-  }
+  const found = unwrap(entry) ? null : parsedWrap(entry);
+  if (!found) return null;
+  const { parsed } = found;
   const [command, ...args] = parsed.command;
   if (command === undefined && parsed.url === undefined) return null;
   return { name: parsed.name, client: parsed.client, home: parsed.home, ...(command !== undefined ? { original: { command, args } } : {}) };

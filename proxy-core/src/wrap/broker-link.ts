@@ -117,13 +117,11 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
         this.startHeartbeat(channel);
         this.state = 'up';
         this.retryMs = 100;
-        this.emit('up');
         this.resend();
         return true;
-      } catch (err) {
+      } catch {
         this.state = 'down';
         if (!this.closed) this.scheduleRetry();
-        this.emit('down', err);
         return false;
       } finally {
         this.connecting = null;
@@ -176,7 +174,6 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.channel = null;
     this.policy = null;
     this.state = 'down';
-    this.emit('down', new Error('connection to Airlock lost'));
     this.scheduleRetry();
   }
 
@@ -293,7 +290,6 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       // kept in `held`; sent again after the next connect
     } finally {
       this.sending = false;
-      this.emit('journal-idle');
     }
   }
 

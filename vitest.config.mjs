@@ -1,0 +1,35 @@
+// Plain JS, loaded natively (`--configLoader native` in the test script): a TypeScript config would be bundled
+// into node_modules/.vite-temp first, and anything written into node_modules after `npm ci` makes npm think its
+// tree changed, so `npx airlock` stops finding the local bin.
+import { defineConfig } from 'vitest/config';
+import { BaseSequencer } from 'vitest/node';
+
+/**
+ * Files that mostly wait (a client's real 60 s request timeout) start first, so their waiting overlaps the rest
+ * of the suite instead of adding to its end; everything else keeps vitest's own order.
+ */
+class WaitersFirst extends BaseSequencer {
+  /** @param {import('vitest/node').TestSpecification[]} files */
+  async sort(files) {
+    const sorted = await super.sort(files);
+    const waits = (f) => /client-timeout\.test\.ts$/.test(f.moduleId);
+    return [...sorted.filter(waits), ...sorted.filter((f) => !waits(f))];
+  }
+}
+
+export default defineConfig({
+  // vitest's cache (test durations) lives outside node_modules, for the same reason as above
+  cacheDir: '.cache/vitest',
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/setup/fresh-build.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // Integration tests spawn real servers and wrappers: two cores do not like 8 forks of that. Three lanes on
+    // two cores: one of them is mostly taken by a file that only waits out a client's real 60 s request timeout
+    // (test/e2e/client-timeout.test.ts, started first), so two stay busy.
+    maxWorkers: 3,
+    reporters: ['default'],
+    sequence: { sequencer: WaitersFirst },
+  },
+});
