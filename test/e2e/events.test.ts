@@ -68,6 +68,10 @@ test('follow prints tickets, decisions and E-Stop live; a restart with --since m
   const stored = (await cliJson<Event[]>(home, ['history', '--events', '--limit', '1000'])).map((e) => e.seq).reverse();
   expect(seqs).toEqual(stored.slice(0, seqs.length));
   expect(second.events.map((e) => e.type)).toEqual(expect.arrayContaining(['estop-on', 'estop-off', 'rule-added']));
+  // without --follow, --since pages back to SEQ and prints what came after it, oldest first
+  const once = await cli(home, ['events', '--since', String(last), '--limit', '2', '--json']);
+  expect(once.code).toBe(0);
+  expect(once.stdout.trim().split('\n').map((l) => (JSON.parse(l) as Event).seq)).toEqual([last + 1, last + 2]);
 });
 
 test('the stream ends with a clear line on stderr when the broker stops', async () => {

@@ -18,10 +18,20 @@ export async function run(argv: string[]): Promise<number> {
   if (!values.follow) {
     const limit = values.limit === undefined ? 50 : Number(values.limit);
     if (!Number.isInteger(limit) || limit <= 0 || limit > 10_000) throw new UsageError('--limit takes a whole number from 1 to 10000');
-    // oldest first, like --follow: the newest `limit`, or the `limit` after --since
-    const out = await call('events', { limit });
-    const events = out.events.filter((e) => since === undefined || e.seq > since).reverse();
-    for (const e of events) show(e);
+    // oldest first, like --follow: the newest `limit`, or (with --since) the first `limit` after SEQ
+    if (since === undefined) {
+      for (const e of (await call('events', { limit })).events.reverse()) show(e);
+      return 0;
+    }
+    const after: BrokerEvent[] = [];
+    let before: number | undefined;
+    for (;;) {
+      const page = await call('events', { limit: 1000, before });
+      after.push(...page.events.filter((e) => e.seq > since));
+      if (page.nextCursor === null || page.events.some((e) => e.seq <= since)) break;
+      before = page.nextCursor;
+    }
+    for (const e of after.reverse().slice(0, limit)) show(e);
     return 0;
   }
 
