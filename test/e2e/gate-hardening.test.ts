@@ -122,6 +122,18 @@ describe('what the wrapper judges is exactly what the server runs', () => {
   });
 });
 
+test('a tool name with a NUL (which a C-string server reads as "del") is refused, never run', async () => {
+  const home = tempDir();
+  await startDaemon(home);
+  await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', 'del*']);
+  const { raw, log } = lenient(home, [], ['--trust-read-only-hints']);
+  await raw.handshake();
+  raw.send('{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"del\\u0000ete","arguments":{}}}');
+  const answer = await raw.next((m) => m.id === 21);
+  expect(answer).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/control characters/) } });
+  expect(executedCalls(log)).toEqual([]);
+});
+
 describe('smaller protocol faults', () => {
   test('a line that is not JSON gets -32700 with id null; a leading BOM is accepted', async () => {
     const home = tempDir();

@@ -15,6 +15,8 @@ describe('classifyTool', () => {
     ['additive tool', { name: 't', annotations: { readOnlyHint: false, destructiveHint: false } }, untrusted, 'mutating', /destructiveHint: false/],
     ['destructive declared', { name: 't', annotations: { destructiveHint: true } }, trusted, 'destructive', /destructiveHint: true/],
     ['annotations a string', { name: 't', annotations: 'readonly' }, trusted, 'unclassifiable', /annotations is string/],
+    ['a NUL in the name', { name: 'del\u0000read', annotations: { readOnlyHint: true } }, trusted, 'unclassifiable', /control characters/],
+    ['an escape in the name', { name: 'read\u001b[2J', annotations: { readOnlyHint: true } }, trusted, 'unclassifiable', /control characters/],
     ['annotations null', { name: 't', annotations: null }, trusted, 'unclassifiable', /annotations is null/],
     ['annotations an array', { name: 't', annotations: [true] }, trusted, 'unclassifiable', /annotations is array/],
     ['readOnlyHint a string', { name: 't', annotations: { readOnlyHint: 'true' } }, trusted, 'unclassifiable', /readOnlyHint is string/],

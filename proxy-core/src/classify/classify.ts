@@ -23,6 +23,9 @@ export const CLASS_ORDER: readonly ToolClass[] = [
   'unclassifiable',
 ];
 
+/** C0 and C1 controls, DEL, and the line/paragraph separators: no tool or method name has a reason to hold one. */
+export const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
 export const HINT_NAMES = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
 export interface Verdict {
@@ -76,6 +79,8 @@ export function classifyTool(entry: unknown, opts: ClassifyOptions): Verdict {
 
   if (typeof entry.name !== 'string') return unclassifiable(`tool name is ${typeName(entry.name)}, not a string`);
   if (name.length === 0) return unclassifiable('tool name is empty');
+  // a server that stops reading a string at NUL (or a terminal that acts on an escape) would see another name
+  if (CONTROL_CHARACTERS.test(name)) return unclassifiable(`tool name ${JSON.stringify(name)} contains control characters`);
   if (declared === undefined) {
     return { name, class: 'destructive', reasons: ['no annotations: destructive by spec default'], declared };
   }

@@ -4,6 +4,7 @@
  * whose JSON parser differs from Node's (first value wins on a duplicate key, a string cut at NUL, a lenient
  * number) cannot be made to run something other than what was judged. Pure: a line in, a verdict out.
  */
+import { CONTROL_CHARACTERS } from '../classify/classify.js';
 import { errorResponse, isId, isObject, type JsonRpcId, type JsonRpcResponse, type Message } from './messages.js';
 
 export const PARSE_ERROR = -32700;
@@ -23,8 +24,6 @@ export function parseLine(line: Buffer): unknown {
   }
 }
 
-/** C0 and C1 controls, DEL, and the line/paragraph separators: no method name has a reason to contain one. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 /**
  * A method that a lenient server could take for `tools/call` without being it: other case, surrounding
@@ -64,7 +63,7 @@ export function checkClientMessage(m: unknown, ctx: ClientCheckContext): ClientV
   if (Object.hasOwn(m, 'method')) {
     const method = m.method;
     if (typeof method !== 'string') return refuse(replyId(usableId, ctx), 'method must be a string');
-    if (CONTROL.test(method)) return refuse(null, `method ${JSON.stringify(method)} contains control characters`);
+    if (CONTROL_CHARACTERS.test(method)) return refuse(null, `method ${JSON.stringify(method)} contains control characters`);
     if (looksLikeToolsCall(method)) return refuse(null, `method ${JSON.stringify(method)} is not "tools/call"; refused rather than guessed`);
     if (hasId) {
       if (!isId(id)) return refuse(null, `request id must be a string or a finite number, not ${describe(id)}`);

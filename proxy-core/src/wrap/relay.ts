@@ -1,3 +1,4 @@
+import { CONTROL_CHARACTERS } from '../classify/classify.js';
 /**
  * The wrapper's routing core: every line from the client or the upstream comes in here, and leaves as the
  * bytes it came in (relayed), as a rewritten message (tools/list), or not at all (a denied call, answered
@@ -162,6 +163,10 @@ export class Relay {
     const params = m.params;
     if (!isObject(params) || typeof params.name !== 'string') {
       this.reply(errorResponse(m.id, INVALID_PARAMS, 'tools/call needs params.name, a string'));
+      return;
+    }
+    if (CONTROL_CHARACTERS.test(params.name)) {
+      this.reply(errorResponse(m.id, INVALID_PARAMS, 'tools/call params.name contains control characters; no tool has such a name'));
       return;
     }
     if (params.arguments !== undefined && !isObject(params.arguments)) {
