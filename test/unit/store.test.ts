@@ -135,3 +135,16 @@ describe('Store', () => {
     store.close();
   });
 });
+
+describe('rules with argument conditions', () => {
+  test('round-trip; conditions that cannot be read drop an allow and widen a deny, never the reverse', () => {
+    const store = new Store(dbPath());
+    const args = [{ arg: 'path', kind: 'path' as const, glob: '/home/me/notes/**' }];
+    store.addRule({ id: 'r1', action: 'allow', server: 'fs', tool: 'write_file', args, createdAt: 1 });
+    store.addRule({ id: 'r2', action: 'deny', server: 'fs', tool: 'write_file', args, createdAt: 2 });
+    expect(store.rules().map((r) => [r.id, r.args])).toEqual([['r1', args], ['r2', args]]);
+    store.db.prepare("UPDATE rules SET args = '[{\"arg\":\"path\",\"kind\":\"regex\"}]'").run();
+    expect(store.rules()).toEqual([{ id: 'r2', action: 'deny', server: 'fs', tool: 'write_file', createdAt: 2 }]);
+    store.close();
+  });
+});

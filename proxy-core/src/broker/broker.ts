@@ -168,7 +168,13 @@ export class Broker {
   }
 
   async addRule(p: CheckedParamsOf<'rules.add'>): Promise<Rule> {
-    const rule = this.insertRule({ action: p.action, server: p.server, tool: p.tool, ...(p.client !== undefined ? { client: p.client } : {}) });
+    const rule = this.insertRule({
+      action: p.action,
+      server: p.server,
+      tool: p.tool,
+      ...(p.client !== undefined ? { client: p.client } : {}),
+      ...(p.args?.length ? { args: p.args } : {}),
+    });
     await this.sessions.push();
     return rule;
   }

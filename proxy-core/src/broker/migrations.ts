@@ -81,4 +81,8 @@ export const MIGRATIONS: readonly string[] = [
       - COALESCE(octet_length(OLD.detail), 0) - COALESCE(octet_length(OLD.reasons), 0) WHERE id = 1;
   END;
   `,
+  // rules may carry conditions on a call's named arguments (JSON: see protocol/api.ts ArgConditionSchema)
+  `
+  ALTER TABLE rules ADD COLUMN args TEXT;
+  `,
 ];

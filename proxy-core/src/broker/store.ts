@@ -7,9 +7,9 @@
  * `eventsSince` from the last seq it saw.
  */
 import Database from 'better-sqlite3';
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Verdict } from '../classify/classify.js';
-import type { BrokerEvent, CallRecord, EventsQuerySchema, HistoryItem, HistoryQuery, Remember, SessionInfo, Ticket } from '../protocol/api.js';
+import { ArgConditionSchema, type BrokerEvent, type CallRecord, type EventsQuerySchema, type HistoryItem, type HistoryQuery, type Remember, type SessionInfo, type Ticket } from '../protocol/api.js';
 import type { Rule, RuleAction } from '../policy/rules.js';
 import { MIGRATIONS } from './migrations.js';
 import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './db-files.js';
@@ -126,7 +126,7 @@ export class Store {
       endTicket: db.prepare('UPDATE tickets SET ended_at = ?, resolution = ?, remember = ?, reason = ? WHERE id = ? AND ended_at IS NULL'),
       closeOrphanTickets: db.prepare("UPDATE tickets SET ended_at = ?, resolution = 'broker-restart' WHERE ended_at IS NULL"),
       listRules: db.prepare('SELECT * FROM rules ORDER BY created_at, id'),
-      insertRule: db.prepare('INSERT INTO rules (id, action, server, tool, client, created_at, note) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      insertRule: db.prepare('INSERT INTO rules (id, action, server, tool, client, created_at, note, args) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       deleteRule: db.prepare('DELETE FROM rules WHERE id = ?'),
       getTrust: db.prepare('SELECT trust_read_only_hints AS t FROM server_settings WHERE server = ?'),
       setTrust: db.prepare(`INSERT INTO server_settings (server, trust_read_only_hints) VALUES (?, ?)
@@ -443,12 +443,19 @@ export class Store {
       };
       if (r.client !== null && r.client !== undefined) rule.client = String(r.client);
       if (r.note !== null && r.note !== undefined) rule.note = String(r.note);
+      if (r.args !== null && r.args !== undefined) {
+        const args = z.array(ArgConditionSchema).safeParse(parseJson(r.args));
+        // conditions that cannot be read: an allow is dropped (nothing proves it applies); a deny or an ask
+        // is kept without them, which only makes it apply more widely
+        if (args.success) rule.args = args.data;
+        else if (rule.action === 'allow') return null;
+      }
       return rule;
-    });
+    }).filter((r): r is Rule => r !== null);
   }
 
   addRule(rule: Rule): void {
-    this.stmts.insertRule.run(rule.id, rule.action, rule.server, rule.tool, rule.client ?? null, rule.createdAt, rule.note ?? null);
+    this.stmts.insertRule.run(rule.id, rule.action, rule.server, rule.tool, rule.client ?? null, rule.createdAt, rule.note ?? null, rule.args?.length ? JSON.stringify(rule.args) : null);
   }
 
   removeRule(id: string): boolean {

@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import type { ToolClass } from '../classify/classify.js';
 import type { DecidedBySchema, PolicySnapshotSchema } from '../protocol/api.js';
+import { describeCondition, type MatchEnv } from './arg-conditions.js';
 import { type Rule, ruleMatches } from './rules.js';
 
 /**
@@ -28,15 +29,17 @@ export interface CallContext {
   client: string;
   tool: string;
   toolClass: ToolClass;
+  /** The call's arguments, for rules with argument conditions; absent when judging a tool, not a call. */
+  args?: Record<string, unknown>;
 }
 
 const STRICTNESS: Record<Rule['action'], number> = { deny: 3, ask: 2, allow: 1 };
 
-export function decide(call: CallContext, policy: PolicySnapshot): PolicyDecision {
+export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv): PolicyDecision {
   if (policy.estop) return { action: 'deny', decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused' };
   let rule: Rule | undefined;
   for (const r of policy.rules) {
-    if (ruleMatches(r, call) && (!rule || STRICTNESS[r.action] > STRICTNESS[rule.action])) rule = r;
+    if (ruleMatches(r, call, env) && (!rule || STRICTNESS[r.action] > STRICTNESS[rule.action])) rule = r;
   }
   if (rule?.action === 'deny') {
     return { action: 'deny', decidedBy: 'rule', ruleId: rule.id, reason: `denied by rule ${rule.id} (${describeRule(rule)})` };
@@ -58,5 +61,6 @@ export function decide(call: CallContext, policy: PolicySnapshot): PolicyDecisio
 
 export function describeRule(rule: Rule): string {
   const who = rule.client === undefined ? '' : ` client=${rule.client}`;
-  return `${rule.action} server=${rule.server} tool=${rule.tool}${who}`;
+  const when = rule.args?.length ? ` when ${rule.args.map(describeCondition).join(' and ')}` : '';
+  return `${rule.action} server=${rule.server} tool=${rule.tool}${who}${when}`;
 }

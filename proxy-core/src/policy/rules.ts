@@ -1,16 +1,22 @@
 /** Persisted user rules: allow, deny or ask, by server and tool glob, optionally by client. */
 import type { Rule, RuleAction } from '../protocol/api.js';
+import { conditionsMatch, type MatchEnv } from './arg-conditions.js';
 import { globMatch } from './glob.js';
 
 export type { Rule, RuleAction };
 
 export const RULE_ACTIONS: readonly RuleAction[] = ['allow', 'deny', 'ask'];
 
-export function ruleMatches(rule: Rule, call: { server: string; tool: string; client: string }): boolean {
+/**
+ * Does a rule apply to a call? `args` undefined judges the tool rather than one call: a rule with argument
+ * conditions then applies only if it denies or asks (see arg-conditions.ts).
+ */
+export function ruleMatches(rule: Rule, call: { server: string; tool: string; client: string; args?: Record<string, unknown> }, env?: MatchEnv): boolean {
   return (
     globMatch(rule.server, call.server) &&
     globMatch(rule.tool, call.tool) &&
-    (rule.client === undefined || globMatch(rule.client, call.client))
+    (rule.client === undefined || globMatch(rule.client, call.client)) &&
+    (rule.args === undefined || conditionsMatch(rule.args, call.args, rule.action, env))
   );
 }
 

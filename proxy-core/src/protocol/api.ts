@@ -21,12 +21,22 @@ export const OutcomeSchema = z.enum(['pending', 'ok', 'tool-error', 'rpc-error',
 export const RememberSchema = z.enum(['once', 'session', 'always']);
 export const RuleActionSchema = z.enum(['allow', 'deny', 'ask']);
 
+/** A condition on one named argument of a call (see policy/arg-conditions.ts for how each kind matches). */
+export const ArgConditionSchema = z.discriminatedUnion('kind', [
+  z.object({ arg: text(256), kind: z.literal('path'), glob: text(4096) }).strict(),
+  z.object({ arg: text(256), kind: z.literal('glob'), glob: text(4096) }).strict(),
+  z.object({ arg: text(256), kind: z.literal('exact'), value: z.union([z.string().max(4096), z.number().finite(), z.boolean(), z.null()]) }).strict(),
+  z.object({ arg: text(256), kind: z.literal('range'), min: z.number().finite().optional(), max: z.number().finite().optional() }).strict(),
+]);
+
 export const RuleSchema = z.object({
   id: text(64),
   action: RuleActionSchema,
   server: text(LIMITS.name),
   tool: text(LIMITS.toolName),
   client: text(LIMITS.name).optional(),
+  /** All must hold for the rule to apply to a call. */
+  args: z.array(ArgConditionSchema).max(16).optional(),
   createdAt: ms,
   note: z.string().max(LIMITS.reason).optional(),
 });
@@ -183,7 +193,13 @@ export const userApi = {
   [UserMethod.rulesList]: { params: Empty, result: z.array(RuleSchema) },
   [UserMethod.rulesAdd]: {
     params: z
-      .object({ action: RuleActionSchema, server: text(LIMITS.name), tool: text(LIMITS.toolName), client: text(LIMITS.name).optional() })
+      .object({
+        action: RuleActionSchema,
+        server: text(LIMITS.name),
+        tool: text(LIMITS.toolName),
+        client: text(LIMITS.name).optional(),
+        args: z.array(ArgConditionSchema).max(16).optional(),
+      })
       .strict(),
     result: RuleSchema,
   },
@@ -268,6 +284,7 @@ export type CallRecord = z.output<typeof CallRecordSchema>;
 export type Ticket = z.output<typeof TicketSchema>;
 export type Rule = z.output<typeof RuleSchema>;
 export type RuleAction = z.output<typeof RuleActionSchema>;
+export type ArgCondition = z.output<typeof ArgConditionSchema>;
 export type PolicySnapshotShape = z.output<typeof PolicySnapshotSchema>;
 export type SessionInfo = z.output<typeof SessionInfoSchema>;
 export type BrokerStatus = z.output<typeof BrokerStatusSchema>;

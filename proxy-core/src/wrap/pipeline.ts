@@ -161,7 +161,7 @@ export class CallPipeline {
       }
       const verdict = this.o.verdicts.verdict(call.tool);
       call.verdict = verdict;
-      const decision = decide({ server: this.o.server, client: this.o.client, tool: call.tool, toolClass: verdict.class }, policy);
+      const decision = decide({ server: this.o.server, client: this.o.client, tool: call.tool, toolClass: verdict.class, args: call.args }, policy);
       if (decision.action === 'allow') this.allow(call, decision.decidedBy, decision.reason);
       else if (decision.action === 'deny') this.deny(call, decision.decidedBy, decision.reason);
       else this.ask(call, decision.reason);

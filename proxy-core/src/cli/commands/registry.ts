@@ -73,8 +73,11 @@ export const commands: Record<string, Command> = {
     summary: 'list, add or remove allow/deny/ask rules',
     usage:
       'airlock rules [list] [--json]\n' +
-      '  airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB]\n' +
-      '  airlock rules remove ID',
+      '  airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB] [--arg NAME=VALUE]...\n' +
+      '  airlock rules remove ID\n' +
+      '  --arg conditions must all hold: path=~/notes/** (a path under a folder, judged as the real absolute path),\n' +
+      '  n=1..10 (a number range), mode="fast" or n=3 (an exact value), name=report-* (a string glob).\n' +
+      '  An allow needs the argument present and of that kind; a deny or an ask also applies when it cannot be checked.',
     load: () => import('./rules.js'),
   },
   clients: {

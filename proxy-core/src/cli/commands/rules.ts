@@ -1,4 +1,6 @@
 /** `airlock rules [list|add|remove]`. */
+import { type ArgCondition, describeCondition, parseArgCondition } from '../../policy/arg-conditions.js';
+import { describeRule } from '../../policy/decide.js';
 import { parse } from '../args.js';
 import { call, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
@@ -9,24 +11,34 @@ export async function run(argv: string[]): Promise<number> {
     server: { type: 'string' },
     tool: { type: 'string' },
     client: { type: 'string' },
+    arg: { type: 'string', multiple: true },
   });
   const verb = positionals[0] ?? 'list';
   if (verb === 'list') {
     const rules = await call('rules.list', {});
     if (values.json) printJson(rules);
     else if (rules.length === 0) print('No rules: every call that is not trusted read-only asks.');
-    else print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'NOTE'], rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', r.note ?? ''])));
+    else {
+      const rows = rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', (r.args ?? []).map(describeCondition).join(' and '), r.note ?? '']);
+      print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'WHEN', 'NOTE'], rows));
+    }
     return 0;
   }
   if (verb === 'add') {
     const action = positionals[1];
     if ((action !== 'allow' && action !== 'deny' && action !== 'ask') || positionals.length > 2) {
-      throw new UsageError('usage: airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB]');
+      throw new UsageError('usage: airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB] [--arg NAME=VALUE]...');
     }
     if (!values.server || !values.tool) throw new UsageError('rules add needs --server GLOB and --tool GLOB (use "*" for any)');
-    const rule = await call('rules.add', { action, server: values.server, tool: values.tool, client: values.client });
+    let args: ArgCondition[] | undefined;
+    try {
+      args = values.arg?.map((spec) => parseArgCondition(spec));
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const rule = await call('rules.add', { action, server: values.server, tool: values.tool, client: values.client, args });
     if (values.json) printJson(rule);
-    else print(`Added rule ${rule.id}: ${rule.action} server=${rule.server} tool=${rule.tool}${rule.client ? ` client=${rule.client}` : ''}`);
+    else print(`Added rule ${rule.id}: ${describeRule(rule)}`);
     return 0;
   }
   if (verb === 'remove' || verb === 'rm') {
