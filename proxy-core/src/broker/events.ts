@@ -4,6 +4,7 @@
  * pages, and then the live ones; the switch to live happens in the same tick as the last page is read, and a
  * database commit and its publish happen in one tick too, so there is no gap and no duplicate.
  */
+import { randomBytes } from 'node:crypto';
 import type { BrokerEvent } from '../protocol/api.js';
 
 export interface EventSource {
@@ -28,13 +29,13 @@ interface Subscription {
 
 export class EventBus {
   private readonly subs = new Map<string, Subscription>();
-  private counter = 0;
 
   constructor(private readonly source: EventSource) {}
 
   /** Start a subscription; catching up runs in later ticks, so a long history never blocks the broker. */
   subscribe(since: number, subscriber: Subscriber): string {
-    const id = `s${++this.counter}`;
+    // random, so one front end cannot end another's stream by guessing its id
+    const id = `s-${randomBytes(12).toString('base64url')}`;
     const sub: Subscription = { id, last: since, live: false, subscriber };
     this.subs.set(id, sub);
     setImmediate(() => this.catchUp(sub));

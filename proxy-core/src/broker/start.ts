@@ -1,5 +1,6 @@
 /** Start the broker for a data dir: the one entry point shared by `airlock daemon` and the desktop app. */
 import type { Launcher } from '../clients/launcher.js';
+import type { UiHost, UiHostOptions } from '../http/ui-host.js';
 import { ensurePrivateDir, loadOrCreateSecret } from '../ipc/secret.js';
 import { Broker } from './broker.js';
 import { databaseFailure, DatabaseBackups, type DatabaseRecovery, type OpenedDatabase, openBrokerDatabase } from './database.js';
@@ -27,6 +28,8 @@ export interface StartOptions {
   database?: DatabaseRecovery;
   /** How often to back the database up while running (default hourly; also at start and at a clean stop). */
   backupIntervalMs?: number;
+  /** Also serve the browser UI and its HTTP API on 127.0.0.1 (http/ui-host.ts); started last, stopped first. */
+  ui?: Omit<UiHostOptions, 'broker'>;
 }
 
 /** The setting that makes the broker wrap servers that appear in a client config by themselves. */
@@ -38,6 +41,8 @@ export interface RunningBroker {
   socketPath: string;
   /** Set when this start restored the backup or began a fresh database. */
   recovered?: OpenedDatabase['recovered'];
+  /** The UI host, when `ui` was asked for: its `url` (with the sign-in token) is for the person only. */
+  ui?: UiHost;
   /** Back the database up now (also done at start, every backupIntervalMs and at a clean stop). */
   backupNow(): Promise<void>;
   stop(): Promise<void>;
@@ -115,7 +120,8 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     }
   }
   let stopped = false;
-  return {
+  let ui: UiHost | undefined;
+  const running: RunningBroker = {
     broker,
     store,
     socketPath: listening.path,
@@ -124,6 +130,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      await ui?.close();
       watcher?.close();
       retention.stop();
       broker.shutdown();
@@ -135,4 +142,14 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       lock.release();
     },
   };
+  if (opts.ui) {
+    try {
+      const { startUiHost } = await import('../http/ui-host.js');
+      ui = running.ui = await startUiHost({ ...opts.ui, broker });
+    } catch (err) {
+      await running.stop();
+      throw err;
+    }
+  }
+  return running;
 }

@@ -1,9 +1,11 @@
-/** `airlock daemon`: the broker in the foreground, until SIGINT/SIGTERM. */
+/** `airlock daemon`: the broker in the foreground, until SIGINT/SIGTERM; with --ui, also the browser UI's host. */
+import { fileURLToPath } from 'node:url';
 import { DatabaseRefused } from '../../broker/database.js';
 import { DatabaseFileError } from '../../broker/db-files.js';
 import { AlreadyRunning } from '../../broker/server.js';
 import { startBroker } from '../../broker/start.js';
 import { LauncherError, type Launcher } from '../../clients/launcher.js';
+import { DEFAULT_UI_PORT, UiHostError } from '../../http/ui-host.js';
 import { dataDir } from '../../ipc/paths.js';
 import { parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
@@ -23,19 +25,30 @@ function launcherForAutoProtect(): Launcher | undefined {
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(
     argv.slice(1),
-    { 'ticket-timeout': { type: 'string' }, 'restore-backup': { type: 'boolean' }, 'fresh-database': { type: 'boolean' } },
+    {
+      'ticket-timeout': { type: 'string' },
+      'restore-backup': { type: 'boolean' },
+      'fresh-database': { type: 'boolean' },
+      ui: { type: 'boolean' },
+      port: { type: 'string' },
+    },
     false,
   );
   const timeout = values['ticket-timeout'] === undefined ? 120 : Number(values['ticket-timeout']);
   if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 86_400) throw new UsageError('--ticket-timeout takes seconds between 1 and 86400');
   if (values['restore-backup'] && values['fresh-database']) throw new UsageError('--restore-backup and --fresh-database exclude each other');
   const database = values['restore-backup'] ? 'restore-backup' : values['fresh-database'] ? 'fresh' : 'check';
+  if (values.port !== undefined && !values.ui) throw new UsageError('--port goes with --ui');
+  const port = values.port === undefined ? DEFAULT_UI_PORT : Number(values.port);
+  if (!/^\d{1,5}$/.test(values.port ?? '0') || port > 65_535) throw new UsageError('--port takes a port number from 0 (any free port) to 65535');
+  // the built renderer, at the repo root (the same relative spot from src/ and dist/): the library is told, never guesses
+  const ui = values.ui ? { port, staticDir: fileURLToPath(new URL('../../../../renderer/dist', import.meta.url)) } : undefined;
   const dir = dataDir();
   let running;
   try {
-    running = await startBroker({ dir, ticketTimeoutSeconds: timeout, database, launcher: launcherForAutoProtect() });
+    running = await startBroker({ dir, ticketTimeoutSeconds: timeout, database, launcher: launcherForAutoProtect(), ...(ui ? { ui } : {}) });
   } catch (err) {
-    if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError) throw new CliError(err.message);
+    if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError || err instanceof UiHostError) throw new CliError(err.message);
     throw err;
   }
   const r = running.recovered;
@@ -46,6 +59,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`airlock: started with an empty database${kept.length ? `; ${kept.join(', ')}` : ''}\n`);
   }
   process.stderr.write(`airlock: broker running (pid ${process.pid}), data in ${dir}, socket ${running.socketPath}\n`);
+  // the URL carries the sign-in token: it goes to this terminal only
+  if (running.ui) process.stderr.write(`airlock: UI at ${running.ui.url}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once('SIGINT', stop);

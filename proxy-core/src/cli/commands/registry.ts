@@ -25,7 +25,7 @@ export const commands: Record<string, Command> = {
   daemon: {
     summary: 'run the broker (one per user) in the foreground',
     usage:
-      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database]\n  Default ticket timeout: 120 s. AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).',
+      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]]\n  Default ticket timeout: 120 s. AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a URL with a sign-in token (good while this daemon runs) (airlock: UI at http://127.0.0.1:PORT/?token=...): open that URL.',
     load: () => import('./daemon.js'),
   },
   status: {

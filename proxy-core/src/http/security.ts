@@ -1,0 +1,97 @@
+/**
+ * The UI host's gate: who may talk to it (a token printed once, traded for a session cookie), from where (Host
+ * and Origin of the loopback address and this port only: no DNS rebinding, no cross-site requests) and the
+ * headers every answer carries. Pure functions, so they can be tested without a server.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** The cookie that carries a browser's session with the host. */
+export const SESSION_COOKIE = 'airlock_ui';
+
+/** A fresh secret: 32 random bytes, base64url (used for the URL token and for each session). */
+export function newSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
+/**
+ * Whether `candidate` is `secret`, in constant time: both are hashed first, so timingSafeEqual always compares
+ * two 32-byte buffers and neither the content nor the length of the secret shows in the time taken.
+ */
+export function secretMatches(candidate: string | null | undefined, secret: string): boolean {
+  if (typeof candidate !== 'string' || secret.length === 0) return false;
+  return timingSafeEqual(digest(candidate), digest(secret));
+}
+
+/**
+ * The sessions a token has opened. Only hashes of the session values are kept, and a lookup is by the hash of
+ * what the browser sent, so a lookup's time says nothing about a valid value. The oldest go past `max`.
+ */
+export class Sessions {
+  private readonly hashes = new Set<string>();
+
+  constructor(private readonly max = 64) {}
+
+  create(): string {
+    const value = newSecret();
+    this.hashes.add(digest(value).toString('hex'));
+    while (this.hashes.size > this.max) this.hashes.delete(this.hashes.values().next().value as string);
+    return value;
+  }
+
+  has(value: string | undefined): boolean {
+    return typeof value === 'string' && value.length > 0 && this.hashes.has(digest(value).toString('hex'));
+  }
+
+  clear(): void {
+    this.hashes.clear();
+  }
+}
+
+/** Every value of one cookie in a Cookie header (a browser may send several of the same name). */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  if (!header) return [];
+  const out: string[] = [];
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    if (part.slice(0, eq).trim() === name) out.push(part.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+export function sessionCookie(value: string): string {
+  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/`;
+}
+
+/** The Host values this host answers to: the loopback address or localhost, with its own port. */
+export function hostAllowed(host: string | undefined, port: number): boolean {
+  if (!host) return false;
+  const h = host.toLowerCase();
+  return h === `127.0.0.1:${port}` || h === `localhost:${port}`;
+}
+
+/** The origins a page of this host has (an Origin header, when present, must be one of them). */
+export function originAllowed(origin: string, port: number): boolean {
+  const o = origin.toLowerCase();
+  return o === `http://127.0.0.1:${port}` || o === `http://localhost:${port}`;
+}
+
+/** `application/json`, with or without parameters (charset). */
+export function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  return value.split(';')[0]!.trim().toLowerCase() === 'application/json';
+}
+
+export const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/** On every answer, whatever it is. */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
