@@ -107,7 +107,7 @@ describe('static files', () => {
     const { h, cookie } = await host({ staticDir: join(tmpdir(), 'al-no-such-dir') });
     const res = await raw(h, '/', { Host: `localhost:${h.port}`, Cookie: cookie });
     expect(res.status).toBe(200);
-    expect(res.body).toContain('npm run build:ui');
+    expect(res.body).toContain('no built browser UI');
     expect(res.body).toContain('/api/events');
   });
 });

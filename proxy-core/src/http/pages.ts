@@ -20,7 +20,7 @@ export function notBuiltPage(): string {
     'Airlock: UI not built',
     [
       '<h1>Airlock</h1>',
-      '<p>The broker is running, but the browser UI is not built yet. Build it with <code>npm run build:ui</code> and reload.</p>',
+      '<p>The broker is running, but this checkout has no built browser UI (<code>renderer/dist</code>); its API below works already.</p>',
       '<h2>API</h2>',
       '<ul>',
       '<li><code>POST /api/call/&lt;method&gt;</code> with a JSON body of params (<code>Content-Type: application/json</code>): answers <code>{ "result": &hellip; }</code> or <code>{ "error": { "code", "message" } }</code>. The methods are the front end&rsquo;s methods of the broker&rsquo;s protocol (<code>status</code>, <code>pending</code>, <code>approve</code>, <code>deny</code>, <code>estop</code>, <code>history</code>, <code>events</code>, <code>rules.*</code>, <code>trust.*</code>, <code>catalog</code>, <code>settings.*</code>, <code>wrapper.request</code>).</li>',
