@@ -25,7 +25,6 @@ export type { Rule, RuleAction } from './policy/rules.js';
 export { Channel, IpcError } from './ipc/channel.js';
 export { BrokerUnavailable, connectBroker, type Role } from './ipc/connect.js';
 export { brokerAddress, dataDir, databasePath } from './ipc/paths.js';
-export type * from './ipc/protocol.js';
 /** The broker's protocol: schemas and types for every method, the event union, names, settings and limits. */
 export * from './protocol/api.js';
 export type { CallSummary, EventDetails, EventType, TypedBrokerEvent } from './protocol/events.js';

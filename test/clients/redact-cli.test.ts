@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { connectBroker } from '../../proxy-core/src/ipc/connect.js';
-import type { BrokerStatus } from '../../proxy-core/src/ipc/protocol.js';
+import type { BrokerStatus } from '../../proxy-core/src/protocol/api.js';
 import { cleanup, cliJson, connectWrapped, fixture, startDaemon, tempDir, waitForSessions } from '../helpers/airlock.js';
 import { makeHome, type TestHome } from './home.js';
 

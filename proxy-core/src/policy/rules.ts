@@ -5,8 +5,6 @@ import { globMatch } from './glob.js';
 
 export type { Rule, RuleAction };
 
-export const RULE_ACTIONS: readonly RuleAction[] = ['allow', 'deny', 'ask'];
-
 /**
  * Does a rule apply to a call? `args` undefined judges the tool rather than one call: a rule with argument
  * conditions then applies only if it denies or asks (see arg-conditions.ts).

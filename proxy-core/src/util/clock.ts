@@ -11,6 +11,8 @@ export interface Clock {
   now(): number;
   setTimeout(fn: () => void, ms: number): Timer;
   clearTimeout(timer: Timer | undefined): void;
+  /** A monotonic ms counter for durations (wall time when a clock has none). */
+  monotonic?(): number;
 }
 
 export const systemClock: Clock = {
@@ -24,4 +26,27 @@ export const systemClock: Clock = {
   clearTimeout: (t) => {
     if (t) clearTimeout(t as NodeJS.Timeout);
   },
+  monotonic: () => performance.now(),
 };
+
+export function monotonic(clock: Clock): number {
+  return clock.monotonic ? clock.monotonic() : clock.now();
+}
+
+/** Run `fn` every `ms` until the returned function is called (re-armed timeouts: a Clock has no intervals). */
+export function every(clock: Clock, ms: number, fn: () => void): () => void {
+  let timer: Timer | undefined;
+  let stopped = false;
+  const arm = () => {
+    timer = clock.setTimeout(() => {
+      if (stopped) return;
+      arm();
+      fn();
+    }, ms);
+  };
+  arm();
+  return () => {
+    stopped = true;
+    clock.clearTimeout(timer);
+  };
+}

@@ -10,7 +10,11 @@ import { EventEmitter } from 'node:events';
 import { type Channel, IpcError } from '../ipc/channel.js';
 import { connectBroker } from '../ipc/connect.js';
 import { BrokerNote, BrokerToWrapper, PING, WrapperMethod, WrapperNote } from '../protocol/names.js';
-import type { AskAnswer, AskRequest, ObservedContradiction, SessionOpen, SessionOpened } from '../ipc/protocol.js';
+import type { AskAnswer, AskRequest, SessionOpen, WrapperParamsOf, WrapperResultOf } from '../protocol/api.js';
+
+type SessionOpened = WrapperResultOf<'session.open'>;
+/** A read-only claim the wrapper saw contradicted, with the evidence. */
+export type ObservedContradiction = WrapperParamsOf<'observed'>['contradictions'][number];
 import { isObject } from '../jsonrpc/messages.js';
 import type { CallRecord } from '../protocol/api.js';
 import type { PolicySnapshot } from '../policy/decide.js';

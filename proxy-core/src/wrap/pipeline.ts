@@ -21,7 +21,7 @@ import type { AskAnswer, AskRequest, Outcome } from '../protocol/api.js';
 import type { BrokerLinkLike } from './broker-link.js';
 import { Call, type CallState, type CallView } from './call.js';
 import { capturedResult } from './capture.js';
-import { type Clock, every, monotonic, type Timer } from './clock.js';
+import { type Clock, every, monotonic, type Timer } from '../util/clock.js';
 import { denialResult, waitingResult } from './denial.js';
 import { type CallStage, runAfterResult, runBeforeForward } from './stages.js';
 import { TicketBook, type TicketOutcome, type WrapperTicket } from './tickets.js';

@@ -22,7 +22,7 @@ import {
   type Message,
 } from '../jsonrpc/messages.js';
 import type { PolicySnapshot } from '../policy/decide.js';
-import { type Clock, systemClock } from './clock.js';
+import { type Clock, systemClock } from '../util/clock.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
 import type { CallStage } from './stages.js';
 import { ToolVerdicts, type VerdictsContext } from './verdicts.js';

@@ -5,7 +5,7 @@
  */
 import type { AskAnswer } from '../protocol/api.js';
 import type { Call } from './call.js';
-import type { Clock, Timer } from './clock.js';
+import type { Clock, Timer } from '../util/clock.js';
 
 export type TicketOutcome = { ok: true; answer: AskAnswer } | { ok: false; error: Error };
 

@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import { type Catalog, classifyTool, classifyTools, stricter } from '../classify/classify.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
-import { type Clock, systemClock, type Timer } from './clock.js';
+import { type Clock, systemClock, type Timer } from '../util/clock.js';
 
 const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;

@@ -8,7 +8,7 @@ import { frame } from '../jsonrpc/messages.js';
 import { decide } from '../policy/decide.js';
 import { annotateToolsResult } from './annotate.js';
 import type { BrokerLinkLike } from './broker-link.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../util/clock.js';
 import { ToolListing } from './tool-listing.js';
 
 export interface VerdictsContext {

@@ -1,6 +1,6 @@
 /** `airlock status`: E-Stop, sessions, pending count. */
 import { redactCommand } from '../../clients/redact.js';
-import type { BrokerStatus } from '../../ipc/protocol.js';
+import type { BrokerStatus } from '../../protocol/api.js';
 import { parse } from '../args.js';
 import { ago, call, print, printJson, table } from '../control.js';
 

@@ -1,5 +1,5 @@
 /** `airlock pending`, `airlock approve`, `airlock deny`. */
-import type { Remember, Ticket } from '../../ipc/protocol.js';
+import type { Remember, Ticket } from '../../protocol/api.js';
 import { parse } from '../args.js';
 import { ago, call, oneLine, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
