@@ -13,6 +13,9 @@ import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LineSplitter } from '../proxy-core/dist/jsonrpc/lines.js';
+import { uiRows, uiTable } from './ui.mjs';
+import { estopRows } from './estop.mjs';
+import { snapshotRows } from './snapshot.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -286,6 +289,10 @@ try {
   process.stderr.write('wrapper killed outright…\n');
   const kills = await killLoss();
   const worst = kills.reduce((a, b) => (b.ms > a.ms ? b : a));
+  process.stderr.write('E-Stop on busy sessions…\n');
+  const estop = await estopRows({ home, env, quick: QUICK });
+  process.stderr.write('undo snapshot cost…\n');
+  const snapshot = await snapshotRows({ home, env, quick: QUICK });
 
   const f = (x, d = 3) => x.toFixed(d);
   const p50 = (m) => quantile(lat.samples[m], 0.5);
@@ -300,17 +307,26 @@ try {
     [`journaled decisions/s, allowed calls end to end (${WRAPPERS} wrappers)`, '–', '–', f(tp.rate, 0), `${tp.total} calls in ${f(tp.elapsed, 2)} s, ${tp.complete} in the journal`, '≥ 5,000/s'],
     [`journaled decisions/s, denied calls (${WRAPPERS} wrappers)`, '–', '–', f(tpDeny.rate, 0), `${tpDeny.total} calls in ${f(tpDeny.elapsed, 2)} s, ${tpDeny.complete} in the journal`, '≥ 5,000/s'],
     [`journal lost when a wrapper is SIGKILLed (worst of ${kills.length}, ms of calls)`, '–', '–', f(worst.ms, 1), `${worst.lost} of ${worst.ran} calls at ${f(worst.rate, 0)} calls/s`, '(README figure)'],
+    ...estop,
+    ...snapshot,
   ];
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,
     ...rows.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n');
-  const meta = `Node ${process.version}, ${lat.samples.direct.length} calls per mode (server-everything \`echo\`), ${STARTUPS} start-ups per mode, ${BIG_RUNS} × 10 MB per mode, ${new Date().toISOString().slice(0, 10)}.`;
-  writeFileSync(join(ROOT, 'bench', 'results.md'), `${table}\n\n${meta}\n`);
-  process.stdout.write(`${table}\n\n${meta}\n`);
-} finally {
+  // the UI's rows run last, with the proxy's broker stopped, so the two never share the machine
   broker.kill('SIGTERM');
   await new Promise((r) => broker.on('exit', r));
+  process.stderr.write('UI: card latency, Activity at 100,000 entries, bundle size…\n');
+  const ui = uiTable(await uiRows(QUICK));
+  const meta = `Node ${process.version}, ${lat.samples.direct.length} calls per mode (server-everything \`echo\`), ${STARTUPS} start-ups per mode, ${BIG_RUNS} × 10 MB per mode, ${new Date().toISOString().slice(0, 10)}.`;
+  writeFileSync(join(ROOT, 'bench', 'results.md'), `${table}\n\n${ui}\n\n${meta}\n`);
+  process.stdout.write(`${table}\n\n${ui}\n\n${meta}\n`);
+} finally {
+  if (broker.exitCode === null && broker.signalCode === null) {
+    broker.kill('SIGTERM');
+    await new Promise((r) => broker.on('exit', r));
+  }
   rmSync(home, { recursive: true, force: true });
 }

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../proxy-core/dist/broker/store.js';
+import { journalRecord, seedJournal } from './journal-records.mjs';
 
 const out = (line) => process.stdout.write(line + '\n');
 const root = mkdtempSync(join(tmpdir(), 'al-store-bench-'));
@@ -17,26 +18,7 @@ const open = (path = dbPath()) => {
   return s;
 };
 
-  const call = (i, final) => ({
-    id: `call-${i.toString(36)}-abcdef`,
-    sessionId: 's1',
-    client: 'cursor',
-    server: `srv${i % 7}`,
-    tool: `tool_${i % 31}`,
-    arguments: JSON.stringify({ path: `/home/me/notes/file-${i}.md`, content: 'x'.repeat(120), n: i }),
-    argsTruncated: false,
-    argsBytes: 180,
-    argsSha256: 'ab'.repeat(32),
-    class: 'mutating',
-    reasons: ['declares destructiveHint: false'],
-    decision: i % 13 === 0 ? 'deny' : 'allow',
-    decidedBy: i % 13 === 0 ? 'user' : 'rule',
-    detail: 'allowed by rule r1',
-    outcome: final ? (i % 17 === 0 ? 'tool-error' : 'ok') : 'pending',
-    startedAt: 1_700_000_000_000 + i * 10,
-    decidedAt: 1_700_000_000_000 + i * 10 + 1,
-    ...(final ? { result: JSON.stringify({ content: [{ type: 'text', text: `wrote file-${i}.md `.repeat(12) }] }), resultBytes: 300, forwardedAt: 1_700_000_000_000 + i * 10 + 1, finishedAt: 1_700_000_000_000 + i * 10 + 4, durationMs: 3.5 } : {}),
-  });
+  const call = journalRecord;
 
   /** The record the pre-change benchmark wrote (no result, no hashes, no step times). */
   const lean = (i, final) => ({
@@ -70,10 +52,7 @@ const open = (path = dbPath()) => {
     const store = open(path);
     const N = 100_000;
     let t0 = performance.now();
-    for (let b = 0; b < N / 1000; b++) {
-      const ids = Array.from({ length: 1000 }, (_, k) => b * 1000 + k);
-      store.writeJournal(ids.map((i) => call(i, true)));
-    }
+    seedJournal(store, N);
     const writeMs = performance.now() - t0;
     store.db.pragma('wal_checkpoint(TRUNCATE)');
     out(`seeded ${N} in ${writeMs.toFixed(0)} ms; file ${(statSync(path).size / 1e6).toFixed(1)} MB, tracked ${(store.journalBytes() / 1e6).toFixed(1)} MB`);

@@ -2,6 +2,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
+import { SETTINGS } from '../../proxy-core/src/protocol/settings.js';
 import { cleanup, cli, cliJson, startDaemon, tempDir, waitFor } from '../helpers/airlock.js';
 
 afterEach(cleanup);
@@ -25,7 +26,9 @@ test('a server added to a client config later is reported, and wrapped when auto
   expect(readFileSync(config, 'utf8')).not.toContain('wrap');
 
   expect((await cli(data, ['settings', 'auto-protect', 'on'])).code).toBe(0);
-  expect(await cliJson<Record<string, string>>(data, ['settings'])).toEqual({ 'auto-protect': 'on', 'journal-days': '90', 'journal-mb': '500' });
+  // every setting at its default, but the one just changed
+  const defaults = Object.fromEntries(Object.entries(SETTINGS).map(([key, spec]) => [key, spec.fallback]));
+  expect(await cliJson<Record<string, string>>(data, ['settings'])).toEqual({ ...defaults, 'auto-protect': 'on' });
   writeFileSync(config, '{\n  "mcpServers": {\n    "notes": { "command": "node", "args": ["notes.js"] },\n    "mail": { "command": "node", "args": ["mail.js"] }\n  }\n}\n');
   await waitFor(async () => (await cliJson<Ev[]>(data, ['history', '--events'])).some((e) => e.type === 'server-protected' && e.server === 'mail'), 8000, 'server-protected');
   const text = readFileSync(config, 'utf8');

@@ -111,9 +111,9 @@ describe('airlock daemon --ui', () => {
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('/?view=tickets');
     const set = res.headers.get('set-cookie')!;
-    expect(set).toMatch(/^airlock_ui=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/$/);
+    expect(set).toMatch(new RegExp(`^airlock_ui_${ui.port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/$`));
     expect(set).not.toContain(ui.token);
-    expect(cookie).toMatch(/^airlock_ui=/);
+    expect(cookie).toMatch(new RegExp(`^airlock_ui_${ui.port}=`));
     // with the cookie, / is served (the not-built page when renderer/dist has no index.html)
     const page = await fetch(`${ui.origin}/`, { headers: { Cookie: cookie } });
     expect(page.status).toBe(200);
@@ -138,7 +138,7 @@ describe('airlock daemon --ui', () => {
     }
     const forged = await fetch(`${ui.origin}/api/call/status`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Origin: ui.origin, Cookie: `airlock_ui=${ui.token}` },
+      headers: { 'Content-Type': 'application/json', Origin: ui.origin, Cookie: `airlock_ui_${ui.port}=${ui.token}` },
       body: '{}',
     });
     expect(forged.status).toBe(401); // the token is not a session

@@ -1,35 +1,68 @@
 /**
- * End-to-end tests run the compiled CLI (bin/airlock.js → proxy-core/dist). Before any test runs, every source
- * file must have a compiled file at least as new as itself; if one does not, the build runs here, so a test
- * never judges yesterday's code.
+ * The tests run what `npm run build` makes: the CLI (bin/airlock.js → proxy-core/dist), the renderer the UI
+ * host serves (renderer/dist) and the desktop app's main process (electron/dist). Before any test runs, each
+ * must be at least as new as every file it is built from; if one is not, its build runs here, so a test never
+ * judges yesterday's code.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SRC = join(ROOT, 'proxy-core', 'src');
-const DIST = join(ROOT, 'proxy-core', 'dist');
+const bin = (...path: string[]) => join(ROOT, 'node_modules', ...path);
 
-function sources(dir: string): string[] {
+function sources(dir: string, ext: RegExp): string[] {
+  if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = join(dir, e.name);
-    return e.isDirectory() ? sources(p) : e.name.endsWith('.ts') ? [p] : [];
+    return e.isDirectory() ? sources(p, ext) : ext.test(e.name) ? [p] : [];
   });
 }
 
-function stale(): string[] {
-  return sources(SRC).filter((src) => {
-    const out = join(DIST, relative(SRC, src)).replace(/\.ts$/, '.js');
-    return !existsSync(out) || statSync(out).mtimeMs < statSync(src).mtimeMs;
+/** Each source whose compiled file (same relative path in `dist`, `.ts`→`.js`, `.cts`→`.cjs`) is missing or older. */
+function staleCompiled(src: string, dist: string): string[] {
+  return sources(src, /\.c?ts$/).filter((file) => {
+    const out = join(dist, relative(src, file)).replace(/\.ts$/, '.js').replace(/\.cts$/, '.cjs');
+    return !existsSync(out) || statSync(out).mtimeMs < statSync(file).mtimeMs;
   });
 }
+
+/** The renderer's inputs newer than its built page (all of them when it was never built). */
+function staleRenderer(): string[] {
+  const dir = join(ROOT, 'renderer');
+  const inputs = [...sources(join(dir, 'src'), /\.(ts|svelte|css|html)$/), ...sources(join(dir, 'public'), /./), join(dir, 'index.html'), join(dir, 'vite.config.mjs')].filter((f) => existsSync(f));
+  const page = join(dir, 'dist', 'index.html');
+  if (!existsSync(page)) return inputs;
+  const built = statSync(page).mtimeMs;
+  return inputs.filter((f) => statSync(f).mtimeMs > built);
+}
+
+const TARGETS: { name: string; stale: () => string[]; build: string[] }[] = [
+  {
+    name: 'proxy-core/dist',
+    stale: () => staleCompiled(join(ROOT, 'proxy-core', 'src'), join(ROOT, 'proxy-core', 'dist')),
+    build: [bin('typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')],
+  },
+  {
+    name: 'renderer/dist',
+    stale: staleRenderer,
+    build: [bin('vite', 'bin', 'vite.js'), 'build', '--configLoader', 'native', join(ROOT, 'renderer')],
+  },
+  {
+    name: 'electron/dist',
+    stale: () => staleCompiled(join(ROOT, 'electron', 'src'), join(ROOT, 'electron', 'dist')),
+    build: [bin('typescript', 'bin', 'tsc'), '-p', join(ROOT, 'electron', 'tsconfig.json')],
+  },
+];
 
 export default function setup(): void {
-  const before = stale();
-  if (before.length === 0) return;
-  process.stderr.write(`proxy-core/dist is older than ${before.length} source file(s) (${relative(ROOT, before[0]!)}…): building\n`);
-  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], { stdio: 'inherit' });
-  const after = stale();
-  if (after.length > 0) throw new Error(`the build left ${after.length} compiled file(s) older than their source: ${after.slice(0, 3).map((f) => relative(ROOT, f)).join(', ')}`);
+  // in order: the app's build reads proxy-core's declarations
+  for (const target of TARGETS) {
+    const before = target.stale();
+    if (before.length === 0) continue;
+    process.stderr.write(`${target.name} is older than ${before.length} source file(s) (${relative(ROOT, before[0]!)}…): building\n`);
+    execFileSync(process.execPath, target.build, { stdio: 'inherit', cwd: ROOT });
+    const after = target.stale();
+    if (after.length > 0) throw new Error(`the build left ${target.name} older than ${after.length} source file(s): ${after.slice(0, 3).map((f) => relative(ROOT, f)).join(', ')}`);
+  }
 }

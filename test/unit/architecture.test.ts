@@ -75,6 +75,8 @@ describe('architecture', () => {
     // JSON Schema validation
     const ajv = files(SRC).filter((f) => imports(f).some((spec) => spec === 'ajv' || spec.startsWith('ajv/')));
     expect(ajv.map((f) => relative(SRC, f).split(sep).join('/'))).toEqual(['util/json-schema.ts']);
+    // the tool-poisoning detectors (hidden Unicode, bidi, ANSI, injection text): the classifier's, which inspect reuses
+    expect(matching(/\\u\{E0000\}|\\u202A-\\u202E/)).toEqual(['classify/hidden-text.ts']);
     // Airlock's data dir and the broker's socket are derived in one place
     expect(matching(/['"]airlock['"]|['"]broker\.sock['"]|env\.XDG_DATA_HOME/i)).toEqual(['ipc/paths.ts']);
     // util/ is the bottom layer, and nothing below the CLI reaches up into it
@@ -84,6 +86,29 @@ describe('architecture', () => {
     for (const f of files(SRC).filter((x) => !x.startsWith(join(SRC, 'cli') + sep))) {
       for (const spec of imports(f).filter((x) => x.startsWith('.'))) {
         expect(resolve(dirname(f), spec).startsWith(join(SRC, 'cli') + sep), `${f} imports ${spec}`).toBe(false);
+      }
+    }
+  });
+
+  test('the renderer imports no Node module and no runtime code of proxy-core (types only, through the package)', () => {
+    const dir = join(ROOT, 'renderer', 'src');
+    const walk = (d: string): string[] =>
+      readdirSync(d).flatMap((name) => {
+        const p = join(d, name);
+        return statSync(p).isDirectory() ? walk(p) : /\.(ts|svelte)$/.test(p) ? [p] : [];
+      });
+    const sources = walk(dir);
+    expect(sources.length).toBeGreaterThan(0);
+    for (const f of sources) {
+      const text = readFileSync(f, 'utf8');
+      // every import, type-only ones included
+      const specs = [...text.matchAll(/\bimport\s+(type\s+)?(?:[^'"]*?from\s+)?['"]([^'"]+)['"]/g)].map((m) => ({ typeOnly: Boolean(m[1]), spec: m[2]! }));
+      specs.push(...[...text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => ({ typeOnly: false, spec: m[1]! })));
+      for (const { typeOnly, spec } of specs) {
+        expect(spec, f).not.toMatch(/^node:|^(fs|path|os|child_process|net|crypto)$|^electron$|better-sqlite3/);
+        // proxy-core/src is never reached into by path, and its package only for types
+        expect(spec, f).not.toMatch(/proxy-core\/src|^\.\.\/\.\.\/proxy-core/);
+        if (spec.startsWith('@airlock/proxy-core')) expect(typeOnly, `${f} imports ${spec} at run time`).toBe(true);
       }
     }
   });

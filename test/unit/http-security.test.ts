@@ -41,7 +41,7 @@ describe('the token compare', () => {
     s.create();
     expect(s.has(a)).toBe(false);
     expect(s.has(b)).toBe(true);
-    expect(sessionCookie(b)).toBe(`airlock_ui=${b}; HttpOnly; SameSite=Strict; Path=/`);
+    expect(sessionCookie(7331, b)).toBe(`airlock_ui_7331=${b}; HttpOnly; SameSite=Strict; Path=/`);
   });
 });
 

@@ -1,25 +1,34 @@
 /**
  * The broker: one per user. A facade over its parts — sessions and policy pushes (sessions.ts), tickets
- * (tickets.ts), server catalogs and observations (catalogs.ts), the journal writer (journal-writer.ts) and the
- * event stream (events.ts) — with one typed API that the CLI and UIs reach over the socket through the
+ * (tickets.ts) with their scopes (ticket-scopes.ts) and timeout (ticket-timeout.ts), server catalogs and
+ * observations (catalogs.ts, catalog-view.ts), file tools and previews (file-tools.ts, preview.ts), the
+ * clients' configs (client-configs.ts), check-ups (inspections.ts), the journal writer (journal-writer.ts) and
+ * the event stream (events.ts) — with one typed API that the CLI and UIs reach over the socket through the
  * protocol's schemas (protocol/api.ts), and that an in-process host can call directly.
  *
  * A change that tightens (E-Stop, a deny rule) is not reported done until every connected wrapper has applied
  * it, so "the very next call" sees it.
  */
 import { randomBytes } from 'node:crypto';
+import type { Launcher } from '../clients/launcher.js';
 import { type Channel, IpcError } from '../ipc/channel.js';
+import type { Env } from '../ipc/paths.js';
 import { isObject } from '../jsonrpc/messages.js';
+import { type MatchEnv, systemMatchEnv } from '../policy/arg-conditions.js';
 import type { PolicySnapshot } from '../policy/decide.js';
 import { literalGlob } from '../policy/glob.js';
 import { type Rule, rulesForSession } from '../policy/rules.js';
 import {
+  type ArgCondition,
   type AskAnswer,
   type BrokerEvent,
   type BrokerStatus,
   type CheckedParamsOf,
+  type FileTool,
+  type Preview,
   type Remember,
   type ResultOf,
+  type SettingInfo,
   type Ticket,
   userApi,
   type UserMethodKey,
@@ -30,22 +39,40 @@ import {
 } from '../protocol/api.js';
 import type { EventDetails, EventType } from '../protocol/events.js';
 import { BrokerNote, BrokerToWrapper, PING, type Role, WrapperNote } from '../protocol/names.js';
+import { settingInfos, type SettingKey, settingOrFallback } from '../protocol/settings.js';
 import { type Clock, systemClock } from '../util/clock.js';
+import { catalogView } from './catalog-view.js';
 import { ServerCatalogs, type OutputSchemaCheck } from './catalogs.js';
+import { ClientConfigsApi } from './client-configs.js';
 import { EventBus, type Subscriber } from './events.js';
+import { type FileToolDeclaration, FileTools } from './file-tools.js';
+import { Inspections } from './inspections.js';
 import { JournalWriter } from './journal-writer.js';
+import { Pins } from './pins.js';
+import { previewCall } from './preview.js';
 import { type Session, Sessions } from './sessions.js';
 import type { Store } from './store.js';
+import { proposeScopes } from './ticket-scopes.js';
+import { TICKET_TIMEOUT_KEY, TicketTimeout } from './ticket-timeout.js';
 import { newTicketId, Tickets } from './tickets.js';
-import { bad, checkSetting, schemaMessage } from './validate.js';
+import { Tripwire, tripwireLimits, type TripwireLimits } from './tripwire.js';
+import { Undo } from './undo.js';
+import { bad, checkArgConditions, checkSetting, schemaMessage } from './validate.js';
 
 export interface BrokerOptions {
   store: Store;
   dataDir: string;
-  ticketTimeoutSeconds: number;
+  /** The ticket timeout given at start (the daemon's --ticket-timeout); without one, the ticket-timeout setting. */
+  ticketTimeoutSeconds?: number;
   /** How long a wrapper may take to apply a policy push before it is cut off (and so fails closed). */
   ackTimeoutMs?: number;
   clock?: Clock;
+  /** The environment whose HOME, APPDATA, ... locate the MCP clients' configs (default process.env). */
+  env?: Env;
+  /** What protect writes into client configs to start Airlock (given by the composer); without one, protect is refused. */
+  launcher?: Launcher;
+  /** How path arguments are judged (home, platform, real paths): the system's unless a test says otherwise. */
+  matchEnv?: MatchEnv;
 }
 
 /** A subscriber that has fallen this far behind (bytes not yet written to its socket) is dropped. */
@@ -64,9 +91,19 @@ export class Broker {
   private readonly tickets: Tickets;
   private readonly catalogs: ServerCatalogs;
   private readonly journalWriter: JournalWriter;
+  private readonly ticketTimeout: TicketTimeout;
+  private readonly fileTools: FileTools;
+  private readonly pins: Pins;
+  private readonly clientConfigs: ClientConfigsApi;
+  private readonly inspections: Inspections;
+  private readonly matchEnv: MatchEnv;
   private readonly channels = new Set<Channel>();
   private rulesCache: Rule[];
   private estop: boolean;
+  private readonly tripwire: Tripwire;
+  private tripwireLimits: TripwireLimits;
+  /** Snapshots, declared inverses, undo and rollback (undo.ts). */
+  readonly undo: Undo;
 
   constructor(readonly options: BrokerOptions) {
     this.store = options.store;
@@ -74,11 +111,54 @@ export class Broker {
     this.bus = new EventBus(this.store);
     const record = this.record.bind(this);
     this.sessions = new Sessions({ clock: this.clock, ackTimeoutMs: options.ackTimeoutMs ?? 1500, snapshot: (s) => this.snapshot(s) });
-    this.tickets = new Tickets({ store: this.store, clock: this.clock, timeoutSeconds: options.ticketTimeoutSeconds, record });
-    this.catalogs = new ServerCatalogs({ store: this.store, record });
-    this.journalWriter = new JournalWriter(this.store, (events) => this.bus.publish(events), (error, client) => this.record('journal-entry-refused', null, null, { error, client }));
+    this.matchEnv = options.matchEnv ?? systemMatchEnv;
+    this.ticketTimeout = new TicketTimeout(this.store, options.ticketTimeoutSeconds);
+    this.fileTools = new FileTools({ db: this.store.db, now: () => this.clock.now(), record });
+    this.pins = new Pins({ db: this.store.db, now: () => this.clock.now(), record });
+    this.undo = new Undo({
+      store: this.store,
+      dataDir: options.dataDir,
+      clock: this.clock,
+      matchEnv: this.matchEnv,
+      fileTools: this.fileTools,
+      sessions: () => this.sessions.all(),
+      request: (sessionId, method, params, timeoutMs) => this.sessions.request(sessionId, method, params, timeoutMs),
+      estop: () => this.estop,
+      record,
+      publish: (events) => this.bus.publish(events),
+      push: (server) => this.sessions.push((s) => s.info.server === server),
+    });
+    this.tickets = new Tickets({
+      store: this.store,
+      clock: this.clock,
+      timeoutSeconds: () => this.ticketTimeout.seconds,
+      scopes: (session, tool, args) => {
+        const fileTool = this.fileTools.get(session.info.server, tool);
+        return proposeScopes(args, { env: this.matchEnv, cwd: session.cwd, pathArg: fileTool?.pathArg, contentArg: fileTool?.contentArg });
+      },
+      pinChange: (session, tool) => this.pins.ticketChange(session, tool),
+      undoable: (session, tool, args) => this.undo.ticketUndoable(session, tool, args),
+      record,
+    });
+    const env = options.env ?? process.env;
+    this.clientConfigs = new ClientConfigsApi({
+      env,
+      dataDir: options.dataDir,
+      launcher: options.launcher,
+      record: (type, server, detail) => this.record(type, server, null, detail),
+    });
+    this.inspections = new Inspections(env);
+    this.catalogs = new ServerCatalogs({ store: this.store, record, pins: this.pins });
+    const journaled = (events: BrokerEvent[]) => {
+      this.bus.publish(events);
+      // a snapshotted call that ended gets the state it left its files in; a call with an inverse, its plan
+      this.undo.journaled(events);
+    };
+    this.journalWriter = new JournalWriter(this.store, journaled, (error, client) => this.record('journal-entry-refused', null, null, { error, client }));
     this.rulesCache = this.store.rules();
     this.estop = this.store.getSetting('estop') === 'on';
+    this.tripwire = new Tripwire(this.clock);
+    this.tripwireLimits = tripwireLimits((key) => this.store.getSetting(key));
     this.store.endAllSessions();
     const orphans = this.store.closeOrphanTickets();
     if (orphans > 0) this.record('broker-restart', null, null, { orphanTickets: orphans });
@@ -104,7 +184,8 @@ export class Broker {
       sessions: this.sessions.all().map((s) => s.info),
       dataDir: this.options.dataDir,
       pid: process.pid,
-      ticketTimeoutSeconds: this.options.ticketTimeoutSeconds,
+      ticketTimeoutSeconds: this.ticketTimeout.seconds,
+      snapshots: this.undo.totals(),
     };
   }
 
@@ -112,14 +193,19 @@ export class Broker {
     return this.tickets.pending();
   }
 
-  async approve(id: string, remember: Remember = 'once'): Promise<{ ok: true; ticket: Ticket; remember: Remember }> {
+  /** Approve a held call; `always` adds an allow rule, scoped to calls whose arguments meet `args` when given. */
+  async approve(id: string, remember: Remember = 'once', args?: ArgCondition[]): Promise<{ ok: true; ticket: Ticket; remember: Remember }> {
+    if (args !== undefined && remember !== 'always') throw bad('argument conditions scope an "always" approval: give remember "always" with them');
+    checkArgConditions(args);
     const open = this.tickets.require(id);
     const { session, ticket } = open;
     if (remember === 'session') {
       session.sessionAllows.add(ticket.tool);
       await this.sessions.push((s) => s === session);
     } else if (remember === 'always') {
-      this.insertRule({ action: 'allow', server: literalGlob(ticket.server), tool: literalGlob(ticket.tool), note: `from ticket ${ticket.id}` });
+      const server = exactName(ticket.server);
+      const tool = exactName(ticket.tool);
+      this.insertRule({ action: 'allow', server, tool, ...(args?.length ? { args } : {}), note: `from ticket ${ticket.id}` });
       await this.sessions.push();
     }
     // E-Stop may have been pressed while the push was in flight; it wins.
@@ -135,17 +221,25 @@ export class Broker {
     return { ok: true, ticket: open.ticket };
   }
 
-  async setEstop(on: boolean): Promise<{ estop: boolean }> {
+  /**
+   * E-Stop on or off. On, every held call is denied and every wrapper, as it applies the push, also stops the
+   * calls its server is running (wrap/estop.ts); this resolves once every wrapper has applied it.
+   */
+  async setEstop(on: boolean, why: EventDetails['estop-on'] = { by: 'user' }): Promise<{ estop: boolean }> {
     this.estop = on;
     this.store.setSetting('estop', on ? 'on' : 'off');
-    this.record(on ? 'estop-on' : 'estop-off', null, null, {});
+    if (on) {
+      this.tripwire.reset();
+      this.record('estop-on', null, null, why);
+    } else this.record('estop-off', null, null, {});
     if (on) this.tickets.denyAll(() => true, 'estop', 'E-Stop was pressed', 'estop');
     await this.sessions.push();
     return { estop: on };
   }
 
+  /** A page of the journal, each entry saying whether and how it can be undone. */
   history(q: CheckedParamsOf<'history'>): ResultOf<'history'> {
-    return this.store.history(q);
+    return this.undo.annotate(this.store.history(q));
   }
 
   events(q: CheckedParamsOf<'events'>): ResultOf<'events'> {
@@ -168,6 +262,7 @@ export class Broker {
   }
 
   async addRule(p: CheckedParamsOf<'rules.add'>): Promise<Rule> {
+    checkArgConditions(p.args);
     const rule = this.insertRule({
       action: p.action,
       server: p.server,
@@ -198,20 +293,85 @@ export class Broker {
     return this.store.trustedServers();
   }
 
+  /** A server's tools as last listed, each with its withdrawn claim, the rules that may apply and its file tool. */
   catalog(server: string): ResultOf<'catalog'> {
-    return this.store.catalog(server);
+    return catalogView({
+      server,
+      tools: this.store.catalog(server),
+      rules: this.rulesCache,
+      withdrawn: this.store.withdrawn(server),
+      fileTool: (tool) => this.fileTools.get(server, tool),
+      pin: (tool) => this.pins.get(server, tool),
+    });
   }
 
   getSetting(key: string): { value: string | null } {
     checkSetting(key);
-    return { value: this.store.getSetting(key) ?? null };
+    return { value: this.settingValue(key as SettingKey) ?? null };
   }
 
-  setSetting(key: string, value: string): { ok: true } {
+  /** Change a setting; the ticket timeout also reaches every connected wrapper before this resolves. */
+  async setSetting(key: string, value: string): Promise<{ ok: true }> {
     checkSetting(key, value);
     this.store.setSetting(key, value);
     this.record('setting-changed', null, null, { key, value });
+    if (key.startsWith('tripwire')) this.tripwireLimits = tripwireLimits((k) => this.store.getSetting(k));
+    if (key === TICKET_TIMEOUT_KEY) {
+      this.ticketTimeout.changed(value);
+      await this.sessions.push();
+    }
     return { ok: true };
+  }
+
+  settings(): SettingInfo[] {
+    return settingInfos((key) => this.settingValue(key));
+  }
+
+  /** A setting as it holds now (the ticket timeout may be a short one the daemon was started with). */
+  private settingValue(key: SettingKey): string | undefined {
+    return key === TICKET_TIMEOUT_KEY ? this.ticketTimeout.shown() : this.store.getSetting(key);
+  }
+
+  /** What approving a held call would do to the file it writes (preview.ts). */
+  async preview(id: string): Promise<Preview> {
+    const { ticket, session } = this.tickets.require(id);
+    return previewCall({ ticket, fileTool: this.fileTools.get(ticket.server, ticket.tool), cwd: session.cwd, env: this.matchEnv });
+  }
+
+  fileToolList(): FileTool[] {
+    return this.fileTools.list();
+  }
+
+  /** Declare a file tool; the server's wrappers learn it (they snapshot its files before each call) before this resolves. */
+  async setFileTool(p: FileToolDeclaration): Promise<FileTool> {
+    const tool = this.fileTools.set(p);
+    await this.sessions.push((s) => s.info.server === p.server);
+    return tool;
+  }
+
+  async removeFileTool(server: string, tool: string): Promise<{ ok: true }> {
+    const out = this.fileTools.remove(server, tool);
+    await this.sessions.push((s) => s.info.server === server);
+    return out;
+  }
+
+  /** Accept the definitions a server lists now (pins.ts); resolves once every wrapper of the server lifted the hold. */
+  async acceptPins(server: string, tool?: string, fingerprint?: string): Promise<ResultOf<'pins.accept'>> {
+    const accepted = this.pins.accept(server, tool, fingerprint);
+    if (accepted.length > 0) await this.sessions.push((s) => s.info.server === server);
+    return { accepted };
+  }
+
+  clients(): Promise<ResultOf<'clients.list'>> {
+    return this.clientConfigs.list();
+  }
+
+  changeClients(action: 'protect' | 'unprotect', p: CheckedParamsOf<'clients.protect'>): Promise<ResultOf<'clients.protect'>> {
+    return this.clientConfigs.change(action, p);
+  }
+
+  inspect(p: CheckedParamsOf<'inspect'>): Promise<ResultOf<'inspect'>> {
+    return this.inspections.run(p);
   }
 
   /** Ask one connected wrapper something through its own connection. */
@@ -224,7 +384,7 @@ export class Broker {
   private readonly userHandlers: UserHandlers = {
     status: () => this.status(),
     pending: () => this.pending(),
-    approve: (p) => this.approve(p.id, p.remember),
+    approve: (p) => this.approve(p.id, p.remember, p.args),
     deny: (p) => this.deny(p.id, p.reason),
     estop: (p) => this.setEstop(p.on),
     history: (p) => this.history(p),
@@ -243,15 +403,40 @@ export class Broker {
     'settings.get': (p) => this.getSetting(p.key),
     'settings.set': (p) => this.setSetting(p.key, p.value),
     'wrapper.request': (p) => this.requestWrapper(p.sessionId, p.method),
+    'settings.list': () => this.settings(),
+    'clients.list': () => this.clients(),
+    'clients.protect': (p) => this.changeClients('protect', p),
+    'clients.unprotect': (p) => this.changeClients('unprotect', p),
+    inspect: (p) => this.inspect(p),
+    'ticket.preview': (p) => this.preview(p.id),
+    'file-tools.list': () => this.fileToolList(),
+    'file-tools.set': (p) => this.setFileTool(p),
+    'file-tools.remove': (p) => this.removeFileTool(p.server, p.tool),
+    'pins.list': (p) => this.pins.list(p.server),
+    'pins.accept': (p) => this.acceptPins(p.server, p.tool, p.fingerprint),
+    undo: (p) => this.undo.undo(p.id, p.force),
+    'undo.last': (p) => this.undo.undoLast(p.server, p.force),
+    rollback: (p) => this.undo.rollback(p.sessionId, p.force),
+    'inverses.list': () => this.undo.declarations(),
+    'inverses.set': (p) => this.undo.declare(p),
+    'inverses.remove': (p) => this.undo.removeDeclaration(p.server, p.tool),
   };
 
   private readonly wrapperHandlers: WrapperHandlers = {
     'call.ask': (session, p) => this.ask(session, p),
-    journal: (session, p) => this.journalWriter.write(session, p.entries),
-    'catalog.update': (session, p) => {
-      this.catalogs.update(session, p);
+    journal: (session, p) => {
+      this.watchTripwire(session, p.entries);
+      return this.journalWriter.write(session, p.entries);
+    },
+    'catalog.update': async (session, p) => {
+      // a tool pinned for the first time: every wrapper of the server holds it to that pin from now on
+      if (this.catalogs.update(session, p).pinned) await this.sessions.push((s) => s.info.server === session.info.server);
+      // its `--undo` flags are checked against the tools it lists: one that does not fit is refused
+      if (this.undo.catalogReported(session, p.verdicts)) await this.sessions.push((s) => s === session);
       return { ok: true as const };
     },
+    // before a call of a file tool is sent: the prior state of its files (a refusal denies the call)
+    'call.prepare': (session, p) => this.undo.prepare(session, p),
     observed: async (session, p) => {
       if (this.catalogs.observed(session, p)) {
         await this.sessions.push((s) => s.info.server === session.info.server && s !== session);
@@ -294,7 +479,7 @@ export class Broker {
         if (m === 'session.open') {
           if (session) throw bad('session already open');
           session = this.openSession(channel, parsed.data as WrapperParamsOf<'session.open'>);
-          return { sessionId: session.info.id, policy: this.snapshot(session), ticketTimeoutSeconds: this.options.ticketTimeoutSeconds };
+          return { sessionId: session.info.id, policy: this.snapshot(session), ticketTimeoutSeconds: this.ticketTimeout.seconds };
         }
         if (!session) throw new IpcError('no-session', 'open a session first');
         return (this.wrapperHandlers[m] as (s: Session, p: unknown) => unknown)(session, parsed.data);
@@ -331,12 +516,16 @@ export class Broker {
   private openSession(channel: Channel, p: WrapperParamsOf<'session.open'>): Session {
     const session = this.sessions.open(channel, p);
     this.store.openSession(session.info);
+    this.fileTools.noteSession(session.info.server, session.info.command);
+    this.undo.sessionOpened(session, p.undo);
     this.record('session-up', session.info.server, null, { session: session.info });
     return session;
   }
 
   private closeSession(session: Session): void {
     this.sessions.close(session);
+    this.undo.sessionClosed(session);
+    this.pins.forget(session);
     this.store.endSession(session.info.id);
     this.tickets.denyAll((t) => t.session === session, 'cancelled', 'the wrapper went away', 'abandoned');
     this.record('session-down', session.info.server, null, { sessionId: session.info.id, client: session.info.client });
@@ -349,8 +538,20 @@ export class Broker {
       rules: rulesForSession(this.rulesCache, session.info.server, session.info.client),
       sessionAllows: [...session.sessionAllows],
       trustReadOnlyHints: this.store.trusts(session.info.server),
-      withdrawn: this.store.withdrawn(session.info.server),
+      // a declared inverse is evidence against a read-only claim, like an observed contradiction
+      withdrawn: { ...this.undo.evidence(session), ...this.store.withdrawn(session.info.server) },
+      ticketTimeoutSeconds: this.ticketTimeout.seconds,
+      estopGraceSeconds: Number(settingOrFallback('estop-grace-seconds', this.store.getSetting('estop-grace-seconds'))),
+      pins: this.pins.forServer(session.info.server),
+      fileTools: this.undo.snapshotTools(session),
     };
+  }
+
+  /** Count a journal batch's changing calls; past the limit, E-Stop engages and the event says why. */
+  private watchTripwire(session: Session, entries: readonly unknown[]): void {
+    if (this.estop) return;
+    const reason = this.tripwire.observe(session.info.id, entries, this.tripwireLimits);
+    if (reason !== null) void this.setEstop(true, { by: 'tripwire', reason });
   }
 
   private insertRule(r: Omit<Rule, 'id' | 'createdAt'>): Rule {
@@ -377,8 +578,18 @@ export class Broker {
 
   /** Fail every pending ticket closed and write what is queued (the broker is going away). */
   shutdown(): void {
+    this.inspections.stopAll();
     this.tickets.denyAll(() => true, 'broker-down', 'Airlock is shutting down', 'broker-shutdown');
     this.journalWriter.flush();
     this.bus.close('the broker is stopping');
+  }
+}
+
+/** A rule glob that matches exactly this name; a name it cannot spell exactly is refused, not widened. */
+function exactName(name: string): string {
+  try {
+    return literalGlob(name);
+  } catch (err) {
+    throw bad((err as Error).message);
   }
 }

@@ -1,11 +1,13 @@
 /**
  * What wrappers report about their servers' tools: the classified catalog (stored, and journaled when it
- * changes), read-only claims withdrawn on evidence, and live structuredContent checked against output schemas.
+ * changes), each tool's definition (pinned: pins.ts), read-only claims withdrawn on evidence, and live
+ * structuredContent checked against output schemas.
  */
 import type { Verdict } from '../classify/classify.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { WrapperParamsOf } from '../protocol/api.js';
 import type { EventDetails } from '../protocol/events.js';
+import type { Pins } from './pins.js';
 import type { Session } from './sessions.js';
 import type { Store } from './store.js';
 import { strings, toolClass } from './validate.js';
@@ -20,6 +22,8 @@ export interface CatalogsOptions {
     tool: string | null,
     detail: EventDetails[K],
   ): void;
+  /** Where tool definitions are pinned (none: definitions are not looked at). */
+  pins?: Pins;
 }
 
 export class ServerCatalogs {
@@ -34,8 +38,16 @@ export class ServerCatalogs {
     this.outputSchemaCheck = check;
   }
 
-  /** A wrapper's classified catalog; true when it differs from what was stored for the server. */
-  update(session: Session, p: WrapperParamsOf<'catalog.update'>): boolean {
+  /**
+   * A wrapper's classified catalog: `changed` when it differs from what was stored for the server, `pinned`
+   * when a tool was pinned for the first time (the server's wrappers then need the new pins).
+   */
+  update(session: Session, p: WrapperParamsOf<'catalog.update'>): { changed: boolean; pinned: boolean } {
+    const pinned = this.o.pins?.report(session, p.verdicts, p.problems) ?? false;
+    return { changed: this.classified(session, p), pinned };
+  }
+
+  private classified(session: Session, p: WrapperParamsOf<'catalog.update'>): boolean {
     const verdicts: Verdict[] = [];
     const schemas = new Map<string, unknown>();
     for (const v of p.verdicts) {

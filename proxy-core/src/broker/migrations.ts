@@ -85,4 +85,42 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE rules ADD COLUMN args TEXT;
   `,
+  // tools a person declared as writing files: which argument names the file and which holds the new content
+  // (previews read the file; see broker/file-tools.ts)
+  `
+  CREATE TABLE file_tools (
+    server TEXT NOT NULL, tool TEXT NOT NULL, kind TEXT NOT NULL, path_arg TEXT NOT NULL, content_arg TEXT NOT NULL,
+    created_at INTEGER NOT NULL, PRIMARY KEY (server, tool)
+  );
+  `,
+  // Migration 6, undo (broker/undo.ts): one record per call Airlock can undo (or undid: an undo has one too,
+  // its redo), with its plan as JSON (the files' states before and after, or the inverse call); the snapshot
+  // blobs in <data>/snapshots/ with a reference count (`holds`: the record still refers to its blobs); and the
+  // inverses people declared per server.
+  `
+  CREATE TABLE undo_records (
+    call_id TEXT PRIMARY KEY, server TEXT NOT NULL, tool TEXT NOT NULL, session_id TEXT,
+    kind TEXT NOT NULL, state TEXT NOT NULL, reason TEXT, plan TEXT NOT NULL,
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, undone_by TEXT, undo_of TEXT,
+    holds INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX undo_records_holding ON undo_records (holds, created_at);
+  CREATE TABLE undo_blobs (sha256 TEXT PRIMARY KEY, bytes INTEGER NOT NULL, refs INTEGER NOT NULL);
+  CREATE TABLE inverses (
+    server TEXT NOT NULL, tool TEXT NOT NULL, inverse TEXT NOT NULL, source TEXT NOT NULL, map TEXT,
+    created_at INTEGER NOT NULL, PRIMARY KEY (server, tool)
+  );
+  `,
+  // Migration 7, pinned tool definitions (broker/pins.ts): per server and tool, the accepted definition
+  // (fingerprint, and its parts as JSON with texts cut, to show what changed) and the one last listed; they
+  // differ while a change waits for the user. `present`: the tool was in the server's last listing.
+  `
+  CREATE TABLE tool_pins (
+    server TEXT NOT NULL, tool TEXT NOT NULL,
+    fingerprint TEXT NOT NULL, definition TEXT NOT NULL, pinned_at INTEGER NOT NULL,
+    seen_fingerprint TEXT NOT NULL, seen_definition TEXT NOT NULL, seen_at INTEGER NOT NULL,
+    present INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (server, tool)
+  );
+  `,
 ];

@@ -38,6 +38,7 @@ export function pageSize(limit: unknown): number {
  * values.
  */
 const EQUALITY: readonly (readonly [keyof HistoryQuery, string])[] = [
+  ['id', 'id'],
   ['tool', 'tool'],
   ['server', 'server'],
   ['client', 'client'],
@@ -45,6 +46,13 @@ const EQUALITY: readonly (readonly [keyof HistoryQuery, string])[] = [
   ['outcome', 'outcome'],
   ['decision', 'decision'],
 ];
+
+/** Every column of a journal row but the two big ones, arguments and result: what a list of calls needs. */
+const SUMMARY_COLUMNS = [
+  'seq', 'id', 'session_id', 'client', 'server', 'tool', 'args_truncated', 'args_bytes', 'args_sha256', 'class', 'reasons', 'decision',
+  'decided_by', 'detail', 'ticket_id', 'outcome', 'result_truncated', 'result_bytes', 'started_at', 'asked_at', 'decided_at',
+  'forwarded_at', 'finished_at', 'duration_ms', '1 AS summary',
+].join(', ');
 
 export interface BuiltQuery {
   /** The same for every query with the same filters present: the key of a prepared statement. */
@@ -99,9 +107,10 @@ export function historyQuery(q: HistoryQuery, timeIndex = false): BuiltQuery {
     params.text = likeSubstring(q.text);
   }
   const filter = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+  const columns = q.summary ? SUMMARY_COLUMNS : '*';
   const sql = byTime
-    ? `SELECT * FROM journal WHERE seq IN (SELECT seq FROM journal INDEXED BY journal_started${filter} ORDER BY seq DESC LIMIT @limit) ORDER BY seq DESC`
-    : `SELECT * FROM journal${filter} ORDER BY seq DESC LIMIT @limit`;
+    ? `SELECT ${columns} FROM journal WHERE seq IN (SELECT seq FROM journal INDEXED BY journal_started${filter} ORDER BY seq DESC LIMIT @limit) ORDER BY seq DESC`
+    : `SELECT ${columns} FROM journal${filter} ORDER BY seq DESC LIMIT @limit`;
   return { sql, params };
 }
 
@@ -145,15 +154,15 @@ export function historyItem(r: Row): HistoryItem {
     outcome: r.outcome as CallRecord['outcome'],
     startedAt: Number(r.started_at),
   };
+  if (r.summary === 1) item.summary = true;
   if (typeof r.session_id === 'string' && r.session_id) item.sessionId = r.session_id;
   if (typeof r.ticket_id === 'string' && r.ticket_id) item.ticketId = r.ticket_id;
   const argsBytes = num(r.args_bytes);
   if (argsBytes !== undefined) item.argsBytes = argsBytes;
   if (typeof r.args_sha256 === 'string') item.argsSha256 = r.args_sha256;
-  if (typeof r.result === 'string') {
-    item.result = r.result;
-    item.resultTruncated = r.result_truncated === 1;
-  }
+  if (typeof r.result === 'string') item.result = r.result;
+  // a summary row has no result column, but its flag still says whether the result was cut
+  if (typeof r.result === 'string' || (r.summary === 1 && typeof r.result_truncated === 'number')) item.resultTruncated = r.result_truncated === 1;
   const resultBytes = num(r.result_bytes);
   if (resultBytes !== undefined) item.resultBytes = resultBytes;
   const times = [

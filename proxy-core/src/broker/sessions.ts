@@ -4,6 +4,7 @@
  * it reconnects and gets the current policy), so a change that tightens holds for the very next call.
  */
 import { randomUUID } from 'node:crypto';
+import { isAbsolute } from 'node:path';
 import { type Channel, IpcError } from '../ipc/channel.js';
 import type { PolicySnapshot } from '../policy/decide.js';
 import type { SessionInfo, SessionOpen } from '../protocol/api.js';
@@ -20,6 +21,13 @@ export interface Session {
   ackWaiters: { version: number; resolve: () => void }[];
   /** Output schemas from the last catalog, for checking structuredContent on live traffic. */
   outputSchemas: Map<string, unknown>;
+  /** The wrapper's working directory (absolute), when it sent a usable one: relative path arguments start there. */
+  cwd: string | undefined;
+}
+
+/** A working directory a wrapper reports, kept only when it can be one: absolute, not too long, no NUL. */
+function usableCwd(cwd: string | undefined): string | undefined {
+  return cwd !== undefined && cwd.length <= 4096 && !cwd.includes('\0') && isAbsolute(cwd) ? cwd : undefined;
 }
 
 export interface SessionsOptions {
@@ -50,6 +58,7 @@ export class Sessions {
       acked: this.versionCounter,
       ackWaiters: [],
       outputSchemas: new Map(),
+      cwd: usableCwd(p.cwd),
     };
     this.byId.set(info.id, session);
     return session;

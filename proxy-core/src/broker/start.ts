@@ -11,14 +11,16 @@ import type { Store } from './store.js';
 
 export interface StartOptions {
   dir: string;
+  /** The ticket timeout for this run (the daemon's --ticket-timeout); also saved as the setting when it can be one. */
   ticketTimeoutSeconds?: number;
   /** Watch the MCP clients' config files for servers added later (default on). */
   watchConfigs?: boolean;
   /** The environment whose HOME/APPDATA/... locate those config files (default process.env). */
   env?: Record<string, string | undefined>;
   /**
-   * What auto-protect writes into client configs to start Airlock (the CLI passes its node + bin/airlock.js,
-   * the desktop app its own launcher). Without one, auto-protect journals protect-failed and writes nothing.
+   * What auto-protect and a front end's protect write into client configs to start Airlock (the CLI passes its
+   * node + bin/airlock.js, the desktop app its own launcher). Without one, auto-protect journals protect-failed
+   * and writes nothing, and a front end's protect is refused.
    */
   launcher?: Launcher;
   /**
@@ -74,7 +76,13 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     // after the database: a secret is what marks a data dir as used, so it must not exist without one
     const secret = loadOrCreateSecret(opts.dir);
     try {
-      broker = new Broker({ store, dataDir: opts.dir, ticketTimeoutSeconds: opts.ticketTimeoutSeconds ?? 120 });
+      broker = new Broker({
+        store,
+        dataDir: opts.dir,
+        ...(opts.ticketTimeoutSeconds !== undefined ? { ticketTimeoutSeconds: opts.ticketTimeoutSeconds } : {}),
+        env: opts.env ?? process.env,
+        ...(opts.launcher ? { launcher: opts.launcher } : {}),
+      });
     } catch (err) {
       throw databaseFailure(opts.dir, err);
     }

@@ -23,7 +23,14 @@ export interface OpenTicket {
 export interface TicketsOptions {
   store: Store;
   clock: Clock;
-  timeoutSeconds: number;
+  /** The timeout for a ticket created now (a setting: it may change between tickets). */
+  timeoutSeconds(): number;
+  /** The narrower "always allow" scopes to offer for a held call (ticket-scopes.ts). */
+  scopes?(session: Session, tool: string, args: unknown): Ticket['scopes'];
+  /** How the tool's definition differs from its pin, when it does (pins.ts), with the reason to show first. */
+  pinChange?(session: Session, tool: string): { change: NonNullable<Ticket['pinChange']>; reason: string } | undefined;
+  /** Whether the call will be undoable if approved (undo.ts). */
+  undoable?(session: Session, tool: string, args: unknown): Ticket['undoable'];
   record<K extends 'ticket-created' | 'ticket-ended'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
 }
 
@@ -42,6 +49,8 @@ export class Tickets {
 
   /** Hold a call for a human; resolves with the answer, whoever gives it. */
   ask(session: Session, p: AskRequest): Promise<AskAnswer> {
+    const timeoutSeconds = this.o.timeoutSeconds();
+    const createdAt = this.o.clock.now();
     const ticket: Ticket = {
       id: newTicketId(),
       sessionId: session.info.id,
@@ -52,15 +61,25 @@ export class Tickets {
       ...ticketArguments(p as unknown as Record<string, unknown>),
       class: toolClass(p.class),
       reasons: strings(p.reasons),
-      createdAt: this.o.clock.now(),
+      createdAt,
+      expiresAt: createdAt + timeoutSeconds * 1000,
     };
+    // from the arguments as kept: cut ones are not known, so they get no scope
+    const scopes = ticket.argsTruncated ? undefined : this.o.scopes?.(session, ticket.tool, ticket.arguments);
+    if (scopes?.length) ticket.scopes = scopes;
+    if (this.o.undoable) ticket.undoable = this.o.undoable(session, ticket.tool, ticket.arguments) ?? null;
+    const pin = this.o.pinChange?.(session, ticket.tool);
+    if (pin) {
+      ticket.pinChange = pin.change;
+      ticket.reasons = [pin.reason, ...ticket.reasons];
+    }
     this.o.store.insertTicket(ticket);
     return new Promise<AskAnswer>((resolve) => {
       const timer = this.o.clock.setTimeout(() => {
         const open = this.open.get(ticket.id);
-        const reason = `nobody answered within ${this.o.timeoutSeconds} s`;
+        const reason = `nobody answered within ${timeoutSeconds} s`;
         if (open) this.end(open, { decision: 'deny', decidedBy: 'timeout', ticketId: ticket.id, reason }, 'timeout', null);
-      }, this.o.timeoutSeconds * 1000);
+      }, timeoutSeconds * 1000);
       this.open.set(ticket.id, { ticket, session, callId: p.callId, finish: resolve, timer });
       session.channel.notify(BrokerNote.ticket, { callId: p.callId, ticketId: ticket.id });
       this.o.record('ticket-created', ticket.server, ticket.tool, { ticket });

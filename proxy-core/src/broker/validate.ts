@@ -2,12 +2,13 @@
  * Checks on what peers send the broker beyond the protocol's schemas: a buggy or hostile peer gets an error
  * (or its entry is cut to size), never a crash, a bad row, or memory it should not make the broker hold.
  */
+import { isAbsolute } from 'node:path';
 import type { z } from 'zod';
 import { CLASS_ORDER, type ToolClass } from '../classify/classify.js';
 import { IpcError } from '../ipc/channel.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { argumentsHash } from '../jsonrpc/canonical.js';
-import { type CallRecord, DecidedBySchema, OutcomeSchema, type Ticket } from '../protocol/api.js';
+import { type ArgCondition, type CallRecord, DecidedBySchema, OutcomeSchema, type Ticket } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
 import { isSettingKey, settingProblem } from '../protocol/settings.js';
 
@@ -37,6 +38,23 @@ export function strings(v: unknown, max = 50): string[] {
 export function checkSetting(key: string, value?: string): void {
   const problem = settingProblem(key, value ?? '');
   if (problem && (value !== undefined || !isSettingKey(key))) throw bad(problem);
+}
+
+/**
+ * Argument conditions a rule may carry (rules.add, or an approval scoped by them), beyond their schema. A path
+ * condition names an absolute folder (or one under `~`): a relative one would never match a real path, and a
+ * deny that never matches is worse than a refusal. A range has a bound, and its min is not above its max.
+ */
+export function checkArgConditions(conditions: readonly ArgCondition[] | undefined): void {
+  for (const c of conditions ?? []) {
+    if (c.kind === 'path' && !(c.glob === '~' || c.glob.startsWith('~/') || isAbsolute(c.glob))) {
+      throw bad(`argument ${c.arg}: a path condition needs an absolute folder (or one under ~), not "${c.glob}"`);
+    }
+    if (c.kind === 'range') {
+      if (c.min === undefined && c.max === undefined) throw bad(`argument ${c.arg}: a range needs a min or a max`);
+      if (c.min !== undefined && c.max !== undefined && c.min > c.max) throw bad(`argument ${c.arg}: ${c.min} is above ${c.max}`);
+    }
+  }
 }
 
 /** Cut a JSON text to `max`, saying whether it was cut. */

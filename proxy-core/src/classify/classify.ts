@@ -5,7 +5,12 @@
  *
  * Trust only tightens here: evidence (a contradiction, a withdrawn claim, a malformed entry) can make a tool
  * stricter than its annotations say, never looser. Loosening is the user's job (rules, trusting hints).
+ *
+ * Text in a definition that is hidden from a person or aimed at the model (hidden-text.ts, the detectors
+ * `airlock inspect` uses) is named in the reasons, and is such evidence: a server that hides text in its
+ * catalog is not taken at its word that a tool only reads.
  */
+import { describeHits, scanJson } from './hidden-text.js';
 
 export type ToolClass =
   | 'read-only-trusted'
@@ -70,6 +75,21 @@ function typeName(v: unknown): string {
 
 /** Classify one tool entry, ignoring anything that needs the whole list (duplicates). */
 export function classifyTool(entry: unknown, opts: ClassifyOptions): Verdict {
+  const verdict = classifyDeclaration(entry, opts);
+  if (!isPlainObject(entry)) return verdict;
+  const flags = describeHits(scanJson(entry));
+  if (flags.length === 0) return verdict;
+  if (verdict.class === 'read-only-trusted') {
+    return {
+      ...verdict,
+      class: 'read-only-unchecked',
+      reasons: ["declares readOnlyHint: true, but its definition carries hidden or instruction-like text, so the claim is not trusted (even though you trust this server's hints)", ...flags],
+    };
+  }
+  return { ...verdict, reasons: [...verdict.reasons, ...flags] };
+}
+
+function classifyDeclaration(entry: unknown, opts: ClassifyOptions): Verdict {
   if (!isPlainObject(entry)) {
     return { name: '', class: 'unclassifiable', reasons: [`tool entry is ${typeName(entry)}, not an object`], declared: undefined };
   }

@@ -2,7 +2,11 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
 
-export function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, allowPositionals = true) {
+export function parse<T extends NonNullable<ParseArgsConfig['options']>>(
+  args: string[],
+  options: T,
+  allowPositionals = true,
+): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: boolean; strict: true }>> {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (err) {

@@ -1,9 +1,10 @@
 /** Shared plumbing for CLI commands that talk to the broker. */
 import { IpcError } from '../ipc/channel.js';
+import { type ArgCondition, parseArgCondition } from '../policy/arg-conditions.js';
 import { dataDir } from '../ipc/paths.js';
 import type { ParamsOf, ResultOf, UserMethodKey } from '../protocol/api.js';
 import { BrokerClient } from '../protocol/client.js';
-import { CliError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
 
 /** Connect as the CLI; a broker that is not there becomes a one-line CliError. */
 export async function connect(): Promise<BrokerClient> {
@@ -52,4 +53,14 @@ export function ago(ms: number): string {
 export function oneLine(text: string, max = 60): string {
   const flat = text.replace(/\s+/g, ' ');
   return flat.length > max ? flat.slice(0, max - 1) + '…' : flat;
+}
+
+/** `--arg NAME=VALUE` conditions (`rules add`, `approve --always`); undefined when none were given. */
+export function argConditions(specs: string[] | undefined): ArgCondition[] | undefined {
+  if (!specs?.length) return undefined;
+  try {
+    return specs.map((spec) => parseArgCondition(spec));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
 }

@@ -19,5 +19,6 @@ export { NO_LAUNCHER, watchClientConfigs, type ClientConfigEvent, type ConfigWat
 export { parseWrapArgv, unwrap, wrapCommand, wrappedByHand, WrapArgvError, type WrapArgv } from './wrapped.js';
 export { wrapperHome } from './rewrite.js';
 export { isSecretName, REDACTED, redactArgs, redactCommand } from './redact.js';
+export { changeClient, reportJson, restartAdvice, serverJson } from './report-json.js';
 export { CLIENT_IDS } from './types.js';
 export type { ClientId, ConfigLocation, DiscoverOptions, Format, Scope, ServerEntry, StdioCommand, Transport } from './types.js';

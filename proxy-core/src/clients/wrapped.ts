@@ -37,7 +37,7 @@ export function wrapCommand(launcher: Launcher, name: string, client: ClientId, 
 }
 
 /** Options of `airlock wrap` that take a value (the next argument, or glued with `=`). */
-const VALUE_OPTIONS = new Set(['name', 'client', 'home', 'url', 'header', 'transport']);
+const VALUE_OPTIONS = new Set(['name', 'client', 'home', 'url', 'header', 'transport', 'undo']);
 /** Options of `airlock wrap` that take none. */
 const FLAG_OPTIONS = new Set(['trust-read-only-hints']);
 
@@ -49,6 +49,8 @@ export interface WrapArgv {
   url?: string;
   header: string[];
   transport?: string;
+  /** `--undo TOOL=INVERSE[:result][:ARG=PATH,...]`, each as given (wrap/undo-spec.ts reads them). */
+  undo: string[];
   trustReadOnlyHints: boolean;
   /** The server's command and args: everything after `--`, or from the first argument that is not an option. */
   command: string[];
@@ -69,7 +71,7 @@ export class WrapArgvError extends Error {
  * skips options it does not know instead of refusing them (for reading entries that have a `--`).
  */
 export function parseWrapArgv(argv: readonly string[], lenient = false): WrapArgv {
-  const out: WrapArgv = { header: [], trustReadOnlyHints: false, command: [], commandAt: argv.length, dashDash: false };
+  const out: WrapArgv = { header: [], undo: [], trustReadOnlyHints: false, command: [], commandAt: argv.length, dashDash: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--') {
@@ -94,6 +96,7 @@ export function parseWrapArgv(argv: readonly string[], lenient = false): WrapArg
         i++;
       }
       if (key === 'header') out.header.push(value);
+      else if (key === 'undo') out.undo.push(value);
       else if (key === 'name') out.name = value;
       else if (key === 'client') out.client = value;
       else if (key === 'home') out.home = value;

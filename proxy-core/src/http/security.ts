@@ -5,8 +5,13 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** The cookie that carries a browser's session with the host. */
-export const SESSION_COOKIE = 'airlock_ui';
+/**
+ * The cookie that carries a browser's session with the host on `port`. Cookies are not kept apart by port, so
+ * two hosts on one machine (two data dirs) would overwrite each other's under one name and sign each other out.
+ */
+export function sessionCookieName(port: number): string {
+  return `airlock_ui_${port}`;
+}
 
 /** A fresh secret: 32 random bytes, base64url (used for the URL token and for each session). */
 export function newSecret(): string {
@@ -61,8 +66,8 @@ export function cookieValues(header: string | undefined, name: string): string[]
   return out;
 }
 
-export function sessionCookie(value: string): string {
-  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/`;
+export function sessionCookie(port: number, value: string): string {
+  return `${sessionCookieName(port)}=${value}; HttpOnly; SameSite=Strict; Path=/`;
 }
 
 /** The Host values this host answers to: the loopback address or localhost, with its own port. */

@@ -25,8 +25,8 @@ import {
   originAllowed,
   secretMatches,
   SECURITY_HEADERS,
-  SESSION_COOKIE,
   sessionCookie,
+  sessionCookieName,
   Sessions,
 } from './security.js';
 import { hasIndex, lookupStatic, staticPath } from './static.js';
@@ -269,12 +269,12 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
         const rest = query.toString();
         // only a plain path of this host: never `//elsewhere` (a protocol-relative redirect)
         const where = /^\/(?![/\\])[^\\]*$/.test(path) ? path : '/';
-        res.writeHead(303, { Location: where + (rest ? `?${rest}` : ''), 'Set-Cookie': sessionCookie(sessions.create()), 'Cache-Control': 'no-store', 'Content-Length': '0' });
+        res.writeHead(303, { Location: where + (rest ? `?${rest}` : ''), 'Set-Cookie': sessionCookie(port, sessions.create()), 'Cache-Control': 'no-store', 'Content-Length': '0' });
         return void res.end();
       }
       // a wrong token opens nothing: the request goes on as one without a cookie would
     }
-    const signedIn = cookieValues(req.headers.cookie, SESSION_COOKIE).some((v) => sessions.has(v));
+    const signedIn = cookieValues(req.headers.cookie, sessionCookieName(port)).some((v) => sessions.has(v));
     if (isApi) {
       res.setHeader('Cache-Control', 'no-store');
       if (!signedIn) return fail(res, 401, 'unauthorized', 'sign in first: run `airlock daemon --ui` and open the URL it prints');

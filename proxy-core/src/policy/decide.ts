@@ -11,7 +11,8 @@ import { type Rule, ruleMatches } from './rules.js';
 /**
  * What the broker pushes to each wrapper (versioned, so the broker can wait for every wrapper to apply it):
  * E-Stop, the rules that can match this session, the tools approved for this session, the user's trust in
- * the server's read-only hints, and read-only claims withdrawn on evidence (tool -> evidence).
+ * the server's read-only hints, read-only claims withdrawn on evidence (tool -> evidence), and the pinned
+ * definition of each tool of the server (tool -> fingerprint).
  */
 export type PolicySnapshot = z.output<typeof PolicySnapshotSchema>;
 
@@ -31,6 +32,28 @@ export interface CallContext {
   toolClass: ToolClass;
   /** The call's arguments, for rules with argument conditions; absent when judging a tool, not a call. */
   args?: Record<string, unknown>;
+  /** The tool's definition as listed now (absent: the listing did not show it, and it is unclassifiable). */
+  definition?: DefinitionState;
+}
+
+/** Fingerprints of a tool's definition, computed once per listing (classify/definition.ts). */
+export interface DefinitionState {
+  /** The definition in the wrapper's last listing. */
+  fingerprint: string;
+  /** The first one this wrapper saw: the tool's pin until the broker's pins name it. */
+  firstSeen: string;
+}
+
+/**
+ * Has the tool's definition changed since it was pinned? The broker's pin when the policy has one for it, the
+ * first definition this wrapper saw otherwise; pins the wrapper could not read (null) hold every tool.
+ */
+export function definitionChanged(tool: string, definition: DefinitionState | undefined, policy: PolicySnapshot): boolean {
+  if (definition === undefined) return false;
+  const pins = policy.pins;
+  if (pins === null) return true;
+  const pinned = pins !== undefined && Object.hasOwn(pins, tool) ? pins[tool] : definition.firstSeen;
+  return pinned !== definition.fingerprint;
 }
 
 const STRICTNESS: Record<Rule['action'], number> = { deny: 3, ask: 2, allow: 1 };
@@ -43,6 +66,14 @@ export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv
   }
   if (rule?.action === 'deny') {
     return { action: 'deny', decidedBy: 'rule', ruleId: rule.id, reason: `denied by rule ${rule.id} (${describeRule(rule)})` };
+  }
+  // a changed definition (a rug pull) asks whatever would let the tool run: a rule, a session approval, trust
+  if (definitionChanged(call.tool, call.definition, policy)) {
+    return {
+      action: 'ask',
+      decidedBy: 'class',
+      reason: `the definition of "${call.tool}" changed since it was pinned; every call asks until you accept it (airlock pins accept ${shellWord(call.server)} ${shellWord(call.tool)})`,
+    };
   }
   if (rule?.action === 'ask') {
     return { action: 'ask', decidedBy: 'rule', ruleId: rule.id, reason: `rule ${rule.id} asks (${describeRule(rule)})` };
@@ -57,6 +88,24 @@ export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv
     return { action: 'allow', decidedBy: 'class', reason: 'read-only, and you trust this server\'s read-only hints' };
   }
   return { action: 'ask', decidedBy: 'class', reason: `${call.toolClass}: needs your approval` };
+}
+
+/**
+ * The wrapper's reading of the pins a policy push carries (it loads no schema library): absent is none known
+ * (the first definition the wrapper sees stands in), anything but an object is unreadable (null: every tool
+ * held), and a pin that is not a string never matches a definition (that tool is held).
+ */
+export function readPins(value: unknown): Record<string, string> | null | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const pins: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [tool, fingerprint] of Object.entries(value)) pins[tool] = typeof fingerprint === 'string' ? fingerprint : '';
+  return pins;
+}
+
+/** A name as it can be typed in a shell. */
+function shellWord(s: string): string {
+  return /^[\w.:@/+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
 }
 
 export function describeRule(rule: Rule): string {

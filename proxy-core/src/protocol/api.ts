@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { CLASS_ORDER } from '../classify/classify.js';
 import { UserMethod, WrapperMethod } from './names.js';
 import { LIMITS } from './limits.js';
+import { InverseDeclSchema, SnapshotTotalsSchema, UndoableSchema, UndoInfoSchema, undoMethods } from './undo-api.js';
 
 // ---- shared shapes ---------------------------------------------------------------------------------------
 
@@ -48,6 +49,18 @@ export const PolicySnapshotSchema = z.object({
   sessionAllows: z.array(z.string()),
   trustReadOnlyHints: z.boolean(),
   withdrawn: z.record(z.string(), z.string()),
+  /** The broker's ticket timeout now: the wrapper waits on an ask that long plus a grace (a setting may change it). */
+  ticketTimeoutSeconds: z.number().positive().optional(),
+  /** How long a server may take to stop a call E-Stop cancelled before the wrapper terminates it (a setting). */
+  estopGraceSeconds: z.number().nonnegative().optional(),
+  /**
+   * The pinned definition of each of the server's tools (tool -> fingerprint, see broker/pins.ts): a call to a
+   * tool listed with another definition asks until the user accepts it. Null only as the wrapper's reading of
+   * pins it could not read: then every tool is held.
+   */
+  pins: z.record(z.string(), z.string()).nullable().optional(),
+  /** Tools whose files are snapshotted before a call (tool -> its path arguments): the wrapper waits only for these. */
+  fileTools: z.record(z.string(), z.array(z.string())).optional(),
 });
 
 /**
@@ -86,6 +99,20 @@ export const CallRecordSchema = z.object({
   durationMs: ms.optional(),
 });
 
+/** How a tool's definition differs from the one pinned for it (broker/pins.ts). */
+export const PinChangeSchema = z.object({
+  /** The parts that changed: title, description, inputSchema, outputSchema, annotations. */
+  fields: z.array(z.string()),
+  /** Each changed part as pinned and as listed now (JSON text but for strings; absent: the part is absent; cut at its limit). */
+  before: z.record(z.string(), z.string()),
+  after: z.record(z.string(), z.string()),
+  /** Fingerprints of the pinned and of the new definition (`pins.accept` may name the one it accepts). */
+  pinned: z.string(),
+  current: z.string(),
+  /** A unified diff of the changed parts, pinned to now. */
+  diff: z.string(),
+});
+
 export const TicketSchema = z.object({
   id: text(64),
   sessionId: z.string(),
@@ -101,6 +128,17 @@ export const TicketSchema = z.object({
   class: ToolClassSchema,
   reasons: z.array(z.string()),
   createdAt: ms,
+  /** When the ticket times out (denied): the card's countdown. */
+  expiresAt: ms.optional(),
+  /**
+   * Narrower scopes an "always allow" from this ticket may take, proposed by the broker from the call's own
+   * arguments (e.g. `path` under this call's folder), widest last. The whole tool is always offered besides.
+   */
+  scopes: z.array(z.object({ label: z.string(), args: z.array(ArgConditionSchema).min(1).max(16) })).max(8).optional(),
+  /** The tool's definition changed since it was pinned: what changed (the call asks until the user accepts it). */
+  pinChange: PinChangeSchema.optional(),
+  /** Whether the call will be undoable if approved (a file snapshot, a declared inverse), or null: it will not. */
+  undoable: UndoableSchema.optional(),
 });
 
 export const SessionInfoSchema = z.object({
@@ -119,6 +157,8 @@ export const BrokerStatusSchema = z.object({
   dataDir: z.string(),
   pid: z.number(),
   ticketTimeoutSeconds: z.number(),
+  /** What undo's file snapshots take, and their caps. */
+  snapshots: SnapshotTotalsSchema.optional(),
 });
 
 /** One entry of the broker's event stream; `seq` comes from the database and orders every event. */
@@ -129,6 +169,161 @@ export const BrokerEventSchema = z.object({
   server: z.string().nullable(),
   tool: z.string().nullable(),
   detail: z.unknown(),
+});
+
+
+// ---- the UI's shapes: clients and their servers, check-ups, previews, settings ---------------------------
+
+export const ScopeNameSchema = z.enum(['global', 'project', 'local']);
+
+export const ConfiguredServerSchema = z.object({
+  name: z.string(),
+  transport: z.string(),
+  protected: z.boolean(),
+  protectable: z.boolean(),
+  /** Why it cannot be protected. */
+  reason: z.string().optional(),
+  /** The server's own command (secrets redacted). */
+  command: z.string().optional(),
+  args: z.array(z.string()).optional(),
+  url: z.string().optional(),
+  /** Protected, but the launcher file the entry names is gone: protect again. */
+  staleLauncher: z.string().optional(),
+  /** The name the wrapper reports this server as (what the journal and rules call it). */
+  wrappedAs: z.string().optional(),
+});
+
+export const ClientConfigsSchema = z.object({
+  client: z.string(),
+  label: z.string(),
+  found: z.boolean(),
+  locations: z.array(
+    z.object({
+      path: z.string(),
+      scope: ScopeNameSchema,
+      format: z.string(),
+      /** Why the file could not be read; its servers are then unknown. */
+      error: z.string().optional(),
+      servers: z.array(ConfiguredServerSchema),
+    }),
+  ),
+});
+
+const ChangeParams = z
+  .object({
+    client: text(64),
+    /** Server names, or every server of the client. */
+    servers: z.union([z.array(text(LIMITS.name)).min(1).max(1000), z.literal('all')]),
+    scope: ScopeNameSchema.optional(),
+  })
+  .strict();
+
+export const ChangeReportSchema = z.object({
+  outcomes: z.array(
+    z.object({
+      server: z.string(),
+      scope: ScopeNameSchema,
+      path: z.string(),
+      result: z.enum(['protected', 'unprotected', 'unchanged', 'skipped']),
+      reason: z.string().optional(),
+    }),
+  ),
+  backups: z.array(z.string()),
+  /** Said once when something changed: the client must restart (or reload) its servers. */
+  restart: z.string().optional(),
+  warnings: z.array(z.string()),
+});
+
+/** A check-up's report: `airlock inspect --json` (inspect/report.ts). */
+export const InspectReportSchema = z.object({
+  server: z.object({ name: z.string(), version: z.string(), protocolVersion: z.string() }),
+  policy: z.string(),
+  tools: z.array(z.object({ name: z.string(), class: z.string(), reasons: z.array(z.string()), annotations: z.unknown().optional() })),
+  findings: z.array(z.object({ severity: z.string(), tool: z.string().optional(), message: z.string() })),
+  executed: z.array(z.unknown()),
+  skipped: z.array(z.unknown()),
+  resources: z.array(z.unknown()),
+  resourceTemplates: z.number(),
+  prompts: z.array(z.unknown()),
+  summary: z.object({
+    toolsByClass: z.record(z.string(), z.number()),
+    findingsBySeverity: z.record(z.string(), z.number()),
+    executed: z.number(),
+    skipped: z.number(),
+  }),
+});
+
+/** A tool that writes files: which argument names the file and which holds the new content. */
+export const FileToolSchema = z.object({
+  server: text(LIMITS.name),
+  tool: text(LIMITS.toolName),
+  kind: z.enum(['write', 'edit']),
+  pathArg: text(256),
+  /** For `write`: the argument with the whole new content. For `edit`: the argument with `[{oldText,newText}]`. */
+  contentArg: text(256),
+  /** Built in (server-filesystem) rather than declared by the user. */
+  builtIn: z.boolean().optional(),
+});
+
+/** A tool's pinned definition: `pinned`, `changed` (listed since with another definition: held) or `removed`. */
+export const PinInfoSchema = z.object({
+  server: z.string(),
+  tool: z.string(),
+  status: z.enum(['pinned', 'changed', 'removed']),
+  /** The pinned (accepted) definition's fingerprint. */
+  fingerprint: z.string(),
+  /** When it was first seen or last accepted. */
+  pinnedAt: ms,
+  /** The fingerprint of the definition last listed, and when. */
+  current: z.string(),
+  seenAt: ms,
+  /** For a changed definition: what changed. */
+  change: PinChangeSchema.optional(),
+});
+
+export const CatalogToolSchema = z.object({
+  name: z.string(),
+  class: z.string(),
+  reasons: z.array(z.string()),
+  /** The annotations exactly as declared. */
+  declared: z.unknown(),
+  /** A read-only claim withdrawn on evidence: that evidence. */
+  withdrawn: z.string().optional(),
+  /** The rules that name this tool (or match it by glob), in the order they are weighed. */
+  rules: z.array(RuleSchema),
+  /** How it writes files, when Airlock knows (previews and snapshots use it). */
+  fileTool: FileToolSchema.optional(),
+  /** Its pinned definition, and what changed when the server now lists another one. */
+  pin: PinInfoSchema.optional(),
+});
+
+/** What approving a ticket would do to a file: a unified diff against the file on disk, read by the broker. */
+export const PreviewSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('none'), reason: z.string() }),
+  z.object({
+    kind: z.literal('file'),
+    /** The absolute path the server will write (after `~`, the wrapper's cwd and symlinks). */
+    path: z.string(),
+    exists: z.boolean(),
+    /** Unified diff, old to new (`---`/`+++` headers, `@@` hunks). Empty when nothing changes. */
+    diff: z.string(),
+    added: z.number().int().nonnegative(),
+    removed: z.number().int().nonnegative(),
+    /** The diff was cut at its limit. */
+    truncated: z.boolean(),
+    /** Said when the preview may differ from what the server will do (fuzzy edit, file changed, ...). */
+    caveat: z.string().optional(),
+  }),
+  z.object({ kind: z.literal('error'), path: z.string().optional(), reason: z.string() }),
+]);
+
+export const SettingInfoSchema = z.object({
+  key: z.string(),
+  value: z.string(),
+  fallback: z.string(),
+  /** Values it takes: a list, or whole numbers from min to max. */
+  values: z.union([z.array(z.string()), z.object({ min: z.number(), max: z.number() })]),
+  help: z.string(),
 });
 
 const Empty = z.object({}).strict();
@@ -149,12 +344,23 @@ export const HistoryQuerySchema = z
     outcome: OutcomeSchema.optional(),
     /** A substring of the tool, the arguments or the detail. */
     text: z.string().min(1).max(200).optional(),
+    /** One call, by its id. */
+    id: text(128).optional(),
+    /** Leave out each call's arguments and result (a list shows neither, and each may be 64 KB): items say `summary: true`. */
+    summary: z.boolean().optional(),
     from: ms.optional(),
     to: ms.optional(),
   })
   .strict();
 
-export const HistoryItemSchema = CallRecordSchema.extend({ seq: z.number().int().positive(), kind: z.literal('call') });
+export const HistoryItemSchema = CallRecordSchema.extend({
+  seq: z.number().int().positive(),
+  kind: z.literal('call'),
+  /** Asked for as a summary: `arguments` is empty and `result` left out (fetch the call by `id` for them). */
+  summary: z.literal(true).optional(),
+  /** Whether and how the call can be undone (set by the broker's history; absent on a bare store row). */
+  undo: UndoInfoSchema.optional(),
+});
 
 export const EventsQuerySchema = z
   .object({
@@ -168,7 +374,14 @@ export const userApi = {
   [UserMethod.status]: { params: Empty, result: BrokerStatusSchema },
   [UserMethod.pending]: { params: Empty, result: z.array(TicketSchema) },
   [UserMethod.approve]: {
-    params: z.object({ id: text(64), remember: RememberSchema.default('once') }).strict(),
+    params: z
+      .object({
+        id: text(64),
+        remember: RememberSchema.default('once'),
+        /** With `always`: the rule holds only for calls whose arguments meet these (e.g. one of the ticket's `scopes`). */
+        args: z.array(ArgConditionSchema).min(1).max(16).optional(),
+      })
+      .strict(),
     result: z.object({ ok: z.literal(true), ticket: TicketSchema, remember: RememberSchema }),
   },
   [UserMethod.deny]: {
@@ -208,7 +421,7 @@ export const userApi = {
   [UserMethod.trustList]: { params: Empty, result: z.array(z.string()) },
   [UserMethod.catalog]: {
     params: z.object({ server: text(LIMITS.name) }).strict(),
-    result: z.array(z.object({ name: z.string(), class: z.string(), reasons: z.array(z.string()), declared: z.unknown() })),
+    result: z.array(CatalogToolSchema),
   },
   [UserMethod.settingsGet]: { params: z.object({ key: text(64) }).strict(), result: z.object({ value: z.string().nullable() }) },
   [UserMethod.settingsSet]: { params: z.object({ key: text(64), value: text(64) }).strict(), result: Ok },
@@ -216,6 +429,39 @@ export const userApi = {
     /** Ask one connected wrapper something through the broker (its status today; an inverse call later). */
     params: z.object({ sessionId: text(64), method: z.literal('wrapper.status') }).strict(),
     result: z.object({ sessionId: z.string(), answer: z.unknown() }),
+  },
+  [UserMethod.settingsList]: { params: Empty, result: z.array(SettingInfoSchema) },
+  /** The MCP clients found on the broker's machine and their servers, protected or not. */
+  [UserMethod.clientsList]: { params: Empty, result: z.array(ClientConfigsSchema) },
+  [UserMethod.protect]: { params: ChangeParams, result: ChangeReportSchema },
+  [UserMethod.unprotect]: { params: ChangeParams, result: ChangeReportSchema },
+  /** A check-up of a configured server (`airlock inspect --client C --server S`): read-only unless the person allows more. */
+  [UserMethod.inspect]: {
+    params: z.object({ client: text(64), server: text(LIMITS.name), timeoutSeconds: z.number().min(1).max(300).default(20) }).strict(),
+    result: InspectReportSchema,
+  },
+  [UserMethod.preview]: { params: z.object({ id: text(64) }).strict(), result: PreviewSchema },
+  [UserMethod.fileToolsList]: { params: Empty, result: z.array(FileToolSchema) },
+  [UserMethod.fileToolsSet]: { params: FileToolSchema.omit({ builtIn: true }).strict(), result: FileToolSchema },
+  [UserMethod.fileToolsRemove]: { params: z.object({ server: text(LIMITS.name), tool: text(LIMITS.toolName) }).strict(), result: Ok },
+  /** Undo one journaled call: its files put back from their snapshots, or its declared inverse called. */
+  [UserMethod.undo]: undoMethods.undo,
+  [UserMethod.undoLast]: undoMethods.undoLast,
+  /** Undo every call of a wrapper session that can be, newest first; one that fails does not stop the rest. */
+  [UserMethod.rollback]: undoMethods.rollback,
+  [UserMethod.inversesList]: undoMethods.inversesList,
+  [UserMethod.inversesSet]: undoMethods.inversesSet,
+  [UserMethod.inversesRemove]: undoMethods.inversesRemove,
+  /** Pinned tool definitions, of one server or all; changed ones first. */
+  [UserMethod.pinsList]: { params: z.object({ server: text(LIMITS.name).optional() }).strict(), result: z.array(PinInfoSchema) },
+  /**
+   * Accept the definitions a server lists now in place of the pinned ones (every changed tool, or one); the
+   * hold is lifted in every wrapper of the server before this answers. With `fingerprint`, only if the tool's
+   * new definition is still that one (what the person looked at).
+   */
+  [UserMethod.pinsAccept]: {
+    params: z.object({ server: text(LIMITS.name), tool: text(LIMITS.toolName).optional(), fingerprint: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict(),
+    result: z.object({ accepted: z.array(PinInfoSchema) }),
   },
 } as const;
 
@@ -227,6 +473,10 @@ export const SessionOpenSchema = z.object({
   command: z.array(z.string().max(LIMITS.reason)).max(1000),
   pid: z.number().int().nonnegative(),
   trustFlag: z.boolean(),
+  /** The wrapper's working directory (the server's too): relative paths in arguments are resolved against it. */
+  cwd: z.string().max(4096).optional(),
+  /** Its `--undo` declarations: inverses for this session (checked by the broker against the server's tools). */
+  undo: z.array(InverseDeclSchema).max(256).optional(),
 });
 
 export const AskRequestSchema = z.object({
@@ -263,6 +513,7 @@ export const wrapperApi = {
     params: z.object({ contradictions: z.array(z.object({ tool: z.string().max(LIMITS.toolName), evidence: z.string() })).max(10_000) }),
     result: Ok,
   },
+  [WrapperMethod.prepare]: undoMethods.prepare,
 } as const;
 
 // ---- derived types ---------------------------------------------------------------------------------------
@@ -296,3 +547,13 @@ export type AskRequest = z.input<typeof AskRequestSchema>;
 export type AskAnswer = z.output<typeof AskAnswerSchema>;
 export type Remember = z.output<typeof RememberSchema>;
 export type Outcome = z.output<typeof OutcomeSchema>;
+export type ClientConfigs = z.output<typeof ClientConfigsSchema>;
+export type ConfiguredServer = z.output<typeof ConfiguredServerSchema>;
+export type ChangeReportResult = z.output<typeof ChangeReportSchema>;
+export type InspectReportResult = z.output<typeof InspectReportSchema>;
+export type CatalogTool = z.output<typeof CatalogToolSchema>;
+export type FileTool = z.output<typeof FileToolSchema>;
+export type Preview = z.output<typeof PreviewSchema>;
+export type SettingInfo = z.output<typeof SettingInfoSchema>;
+export type PinChange = z.output<typeof PinChangeSchema>;
+export type PinInfo = z.output<typeof PinInfoSchema>;

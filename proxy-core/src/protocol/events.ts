@@ -2,7 +2,8 @@
  * The broker's events as a typed union: each `type` with the shape of its `detail`. Every one is a row of the
  * events table (its `seq` orders the stream) and is what `airlock events --follow` prints and a UI subscribes to.
  */
-import type { CallRecord, Remember, Rule, SessionInfo, Ticket } from './api.js';
+import type { CallRecord, FileTool, Remember, Rule, SessionInfo, Ticket } from './api.js';
+import type { DeclaredInverse, UndoInfo, UndoReport } from './undo-api.js';
 
 /** What a `call` event says of a call (the arguments and the result stay in the journal). */
 export type CallSummary = Pick<
@@ -19,13 +20,16 @@ export interface ConfigEventDetail {
   protected?: boolean;
   unprotectable?: string;
   error?: string;
+  /** Who made the change when it was not the config watcher: a front end through the broker's API. */
+  via?: 'api';
 }
 
 export interface EventDetails {
   'ticket-created': { ticket: Ticket };
   'ticket-ended': { ticketId: string; resolution: string; reason: string | null; remember: Remember | null };
   call: CallSummary;
-  'estop-on': Record<string, never>;
+  /** Who engaged E-Stop: a person (any front end), or the tripwire, which says why (`31 changing calls in 10 s`). */
+  'estop-on': { by: 'user' | 'tripwire'; reason?: string };
   'estop-off': Record<string, never>;
   'session-up': { session: SessionInfo };
   'session-down': { sessionId: string; client: string };
@@ -49,6 +53,32 @@ export interface EventDetails {
   'protect-failed': ConfigEventDetail;
   'server-unprotected': ConfigEventDetail;
   'config-error': ConfigEventDetail;
+  /** A user's declaration that a tool writes files (previews read the file it names). */
+  'file-tool-set': FileTool;
+  'file-tool-removed': { server: string; tool: string };
+  /** An undo ran (or was refused on a conflict, or left residue): what it put back and what it could not. */
+  undo: UndoReport;
+  /** A session rolled back: how many of its calls were undone, failed, or could not be undone. */
+  rollback: { sessionId: string; undone: number; failed: number; skipped: number };
+  /** Snapshots of the oldest calls removed to keep snapshots under their cap (those calls can no longer be undone). */
+  'snapshots-pruned': { records: number; callIds: string[]; blobs: number; bytes: number };
+  /** What undo can do for a call that just ended is known (its snapshot kept, or its inverse planned): its history entry's `undo`. */
+  'undo-known': { callId: string; undo: UndoInfo };
+  /** A snapshot read before its call could not be stored: that call cannot be undone (the next one waits for its own). */
+  'snapshot-failed': { callId: string; error: string };
+  /** An inverse declared for a tool (`via`: a front end's `inverses.set`). */
+  'inverse-declared': DeclaredInverse & { via: 'api' };
+  'inverse-removed': { server: string; tool: string };
+  /** A declared inverse refused (a wrapper's `--undo` that does not fit the server's tools, or cannot be meant). */
+  'inverse-refused': { spec: string; problems: string[]; client: string };
+  /** A tool listed after the server's first listing (pinned as it is; `returned`: it had been removed). */
+  'tool-added': { client: string; fingerprint: string; returned?: true };
+  /** A tool the server's last listing had and this one does not (its pin is kept). */
+  'tool-removed': { client: string };
+  /** A tool listed with a definition other than its pin: held until accepted (the diff cut to a few KB). */
+  'tool-changed': { client: string; fields: string[]; pinned: string; current: string; diff: string };
+  /** The user accepted a tool's new definition: it is the pin now. */
+  'pin-accepted': { fingerprint: string; previous: string; fields: string[] };
 }
 
 export type EventType = keyof EventDetails;

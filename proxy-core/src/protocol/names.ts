@@ -30,6 +30,23 @@ export const UserMethod = {
   settingsGet: 'settings.get',
   settingsSet: 'settings.set',
   wrapperRequest: 'wrapper.request',
+  settingsList: 'settings.list',
+  clientsList: 'clients.list',
+  protect: 'clients.protect',
+  unprotect: 'clients.unprotect',
+  inspect: 'inspect',
+  preview: 'ticket.preview',
+  fileToolsList: 'file-tools.list',
+  fileToolsSet: 'file-tools.set',
+  fileToolsRemove: 'file-tools.remove',
+  undo: 'undo',
+  undoLast: 'undo.last',
+  rollback: 'rollback',
+  inversesList: 'inverses.list',
+  inversesSet: 'inverses.set',
+  inversesRemove: 'inverses.remove',
+  pinsList: 'pins.list',
+  pinsAccept: 'pins.accept',
 } as const;
 export type UserMethodName = (typeof UserMethod)[keyof typeof UserMethod];
 
@@ -40,6 +57,8 @@ export const WrapperMethod = {
   journal: 'journal',
   catalogUpdate: 'catalog.update',
   observed: 'observed',
+  /** Before a call of a file tool is sent: record the prior state of the files it names (undo). */
+  prepare: 'call.prepare',
 } as const;
 export type WrapperMethodName = (typeof WrapperMethod)[keyof typeof WrapperMethod];
 
@@ -54,6 +73,8 @@ export const WrapperNote = {
 export const BrokerToWrapper = {
   /** Liveness and identity of a wrapper, as the broker sees it (also what a front end's `wrapper.request` may ask). */
   status: 'wrapper.status',
+  /** Run one tools/call upstream on the broker's behalf: a declared inverse, for an undo a person asked for. */
+  callTool: 'wrapper.call-tool',
 } as const;
 export type BrokerToWrapperName = (typeof BrokerToWrapper)[keyof typeof BrokerToWrapper];
 

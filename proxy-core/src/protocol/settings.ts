@@ -3,6 +3,8 @@
  * them) and every front end (which shows and offers them). E-Stop, rules and trust are not settings: they
  * have their own requests, because changing them must reach every wrapper before it is reported done.
  */
+import type { SettingInfo } from './api.js';
+
 export interface SettingSpec {
   /** The values it takes: a fixed list, or whole numbers in a range. */
   values: readonly string[] | { min: number; max: number };
@@ -26,6 +28,57 @@ export const SETTINGS = {
     fallback: '500',
     help: 'the most the journal may hold (MB of arguments, results and details); the oldest entries go first',
   },
+  'ticket-timeout': {
+    values: { min: 5, max: 86_400 },
+    fallback: '120',
+    help: 'seconds a held call waits for your answer before it is denied (applies to calls held after a change)',
+  },
+  'snapshot-file-mb': {
+    values: { min: 1, max: 1024 },
+    fallback: '10',
+    help: 'the largest file undo keeps a copy of before a call changes it (MB); a call on a bigger file runs, not undoable',
+  },
+  'snapshot-total-mb': {
+    values: { min: 10, max: 100_000 },
+    fallback: '500',
+    help: "the most undo's file copies may take (MB); the oldest calls' copies go first, and those calls can no longer be undone",
+  },
+  'estop-grace-seconds': {
+    values: { min: 0, max: 600 },
+    fallback: '2',
+    help: 'seconds a server gets to stop a call E-Stop cancelled before its process tree is terminated (restarted on release)',
+  },
+  // The tripwire's defaults: a person approving calls one by one does not pass 3 a second for 10 s, and an agent
+  // working through a model makes a call per turn (seconds apart; a batch of parallel calls is rarely 10+). More
+  // than 30 changing calls in 10 s is a loop running at machine speed under a rule or a session approval: what
+  // the tripwire is for. Read-only calls and refused calls never count.
+  tripwire: {
+    values: ['on', 'off'],
+    fallback: 'on',
+    help: 'engage E-Stop by itself when more than tripwire-calls changing calls run within tripwire-seconds, across all sessions',
+  },
+  'tripwire-calls': {
+    values: { min: 1, max: 100_000 },
+    fallback: '30',
+    help: 'how many changing (not read-only) calls may run within tripwire-seconds before the tripwire engages E-Stop',
+  },
+  'tripwire-seconds': {
+    values: { min: 1, max: 3600 },
+    fallback: '10',
+    help: 'the window, in seconds, in which the tripwire counts changing calls',
+  },
+  // The desktop app's: how it asks, and the keys of its global E-Stop. The keys are a short list rather than any
+  // accelerator: a chord an editor or the OS already binds would fire E-Stop by accident, or never.
+  'approval-style': {
+    values: ['popup', 'dialog', 'notification'],
+    fallback: 'popup',
+    help: "how the desktop app asks: its approval popup, the system's message box, or a notification only",
+  },
+  'estop-shortcut': {
+    values: ['CommandOrControl+Alt+Shift+K', 'CommandOrControl+Alt+Shift+J', 'CommandOrControl+Alt+Shift+Escape', 'CommandOrControl+Shift+F12', 'off'],
+    fallback: 'CommandOrControl+Alt+Shift+K',
+    help: "the desktop app's global keys that turn E-Stop on or off from any app (CommandOrControl is Cmd on macOS)",
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;
@@ -42,6 +95,20 @@ export function settingProblem(key: string, value: string): string | null {
   const { min, max } = spec.values as { min: number; max: number };
   const n = Number(value);
   return /^\d+$/.test(value) && n >= min && n <= max ? null : `${key} takes a whole number from ${min} to ${max}`;
+}
+
+/** A stored value of `key` if it is one the setting takes (a hand-edited database is not believed), else the fallback. */
+export function settingOrFallback(key: SettingKey, stored: string | undefined): string {
+  return stored !== undefined && settingProblem(key, stored) === null ? stored : SETTINGS[key].fallback;
+}
+
+/** Every setting with its current value (`valueOf` gives the stored one, undefined when unset), for a front end. */
+export function settingInfos(valueOf: (key: SettingKey) => string | undefined): SettingInfo[] {
+  return (Object.keys(SETTINGS) as SettingKey[]).map((key) => {
+    const spec: SettingSpec = SETTINGS[key];
+    const values = Array.isArray(spec.values) ? [...(spec.values as readonly string[])] : { ...(spec.values as { min: number; max: number }) };
+    return { key, value: valueOf(key) ?? spec.fallback, fallback: spec.fallback, values, help: spec.help };
+  });
 }
 
 /** What a setting takes, for a help line. */

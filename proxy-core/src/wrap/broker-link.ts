@@ -17,7 +17,9 @@ type SessionOpened = WrapperResultOf<'session.open'>;
 export type ObservedContradiction = WrapperParamsOf<'observed'>['contradictions'][number];
 import { isObject } from '../jsonrpc/messages.js';
 import type { CallRecord } from '../protocol/api.js';
-import type { PolicySnapshot } from '../policy/decide.js';
+import { type PolicySnapshot, readPins } from '../policy/decide.js';
+import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
+import { readFileTools } from './undo-stage.js';
 
 export type LinkState = 'connecting' | 'up' | 'down';
 
@@ -49,6 +51,8 @@ const HEARTBEAT_DEAD_MS = 1000;
 /** An ask outlives the broker's own ticket timeout by this much before the wrapper gives up on it. */
 const ASK_GRACE_MS = 5000;
 const DEFAULT_TICKET_TIMEOUT_S = 120;
+/** How long a call waits for its files' snapshot before it is denied (reading a file at the cap takes far less). */
+const PREPARE_TIMEOUT_MS = 10_000;
 
 export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   state: LinkState = 'down';
@@ -71,6 +75,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   private pingSentAt: number | null = null;
   private pingCounter = 0;
   private ticketTimeoutSeconds = DEFAULT_TICKET_TIMEOUT_S;
+  /** Runs a tools/call the broker asks for (a declared inverse, for an undo): the relay's, set by run-wrapper. */
+  toolCaller: ((params: unknown) => Promise<unknown>) | null = null;
 
   constructor(
     private readonly dir: string,
@@ -104,20 +110,30 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
         channel.setHandlers({
           notify: (method, params) => this.onNotify(method, params),
           // what the broker may ask a wrapper (a front end's `wrapper.request`): who it is and how it is
-          request: (method) => {
+          request: (method, params) => {
+            if (method === BrokerToWrapper.callTool && this.toolCaller) return this.toolCaller(params);
             if (method !== BrokerToWrapper.status) throw new IpcError('unknown-method', `a wrapper does not answer ${method}`);
-            return { server: this.session.server, client: this.session.client, pid: this.session.pid, policyVersion: this.policy?.version ?? null, journalHeld: this.held.size };
+            return {
+              server: this.session.server,
+              client: this.session.client,
+              pid: this.session.pid,
+              policyVersion: this.policy?.version ?? null,
+              journalHeld: this.held.size,
+              ticketTimeoutSeconds: this.ticketTimeoutSeconds,
+            };
           },
           close: () => this.onLost(channel),
         });
-        const opened = await channel.request<SessionOpened>(WrapperMethod.sessionOpen, this.session, 5000);
+        // the working directory goes along: a server this wrapper starts inherits it, so the broker can read a
+        // relative path argument as the server most likely will
+        const opened = await channel.request<SessionOpened>(WrapperMethod.sessionOpen, { cwd: workingDir(), ...this.session }, 5000);
         if (this.closed) {
           channel.destroy();
           return false;
         }
         this.channel = channel;
         this.applyPolicy(opened.policy);
-        if (typeof opened.ticketTimeoutSeconds === 'number' && opened.ticketTimeoutSeconds > 0) this.ticketTimeoutSeconds = opened.ticketTimeoutSeconds;
+        this.applyTicketTimeout(opened.ticketTimeoutSeconds);
         this.startHeartbeat(channel);
         this.state = 'up';
         this.retryMs = 100;
@@ -203,8 +219,26 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       sessionAllows: Array.isArray(p.sessionAllows) ? p.sessionAllows.filter((s) => typeof s === 'string') : [],
       trustReadOnlyHints: p.trustReadOnlyHints === true,
       withdrawn: isObject(p.withdrawn) ? (p.withdrawn as Record<string, string>) : {},
+      // absent or malformed: the wrapper's default grace (wrap/estop.ts)
+      ...(typeof p.estopGraceSeconds === 'number' && p.estopGraceSeconds >= 0 && p.estopGraceSeconds <= 3600 ? { estopGraceSeconds: p.estopGraceSeconds } : {}),
+      // pinned tool definitions: unreadable ones hold every tool (policy/decide.ts)
+      ...(p.pins === undefined ? {} : { pins: readPins(p.pins) }),
+      // tools whose files the broker snapshots before a call (undo-stage.ts): a call of one waits for it
+      ...(p.fileTools === undefined ? {} : { fileTools: readFileTools(p.fileTools) }),
     };
+    // the ticket timeout is a setting: a push carries its current value (an older broker's push does not)
+    this.applyTicketTimeout(p.ticketTimeoutSeconds);
     this.emit('policy', this.policy);
+  }
+
+  private applyTicketTimeout(seconds: unknown): void {
+    if (typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0) this.ticketTimeoutSeconds = seconds;
+  }
+
+  /** Have the broker record the prior state of the files a call names, before it is sent (undo-stage.ts). */
+  prepare(req: PrepareRequest): Promise<PrepareAnswer> {
+    if (!this.channel || this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
+    return this.channel.request<PrepareAnswer>(WrapperMethod.prepare, req, PREPARE_TIMEOUT_MS);
   }
 
   ask(req: AskRequest): Promise<AskAnswer> {
@@ -314,5 +348,18 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.channel?.end();
     this.channel = null;
     this.state = 'down';
+  }
+}
+
+/**
+ * This process's working directory; undefined when it is gone (removed under us) or longer than the protocol
+ * takes: the broker then knows none, and says so rather than guess (a too-long one would cost the session).
+ */
+function workingDir(): string | undefined {
+  try {
+    const cwd = process.cwd();
+    return cwd.length <= 4096 ? cwd : undefined;
+  } catch {
+    return undefined;
   }
 }

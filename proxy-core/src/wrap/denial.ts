@@ -26,6 +26,12 @@ function message(d: DenialInput): string {
     : 'Nothing was sent to the server.';
   switch (d.decidedBy) {
     case 'estop':
+      if (d.sent) {
+        return (
+          `Airlock stopped ${where}: E-Stop was pressed while it was running. ${nothing} Nothing more runs until the user ` +
+          'releases E-Stop (`airlock estop off`, or the E-Stop switch in the Airlock app).'
+        );
+      }
       return `Airlock refused ${where}: E-Stop is on. ${nothing} The user can resume with \`airlock estop off\` (or the E-Stop switch in the Airlock app).`;
     case 'rule':
       return `Airlock refused ${where}: ${d.reason}. ${nothing} The user can review rules with \`airlock rules\`.`;
@@ -51,6 +57,8 @@ export function denialResult(d: DenialInput): Record<string, unknown> {
     reasons: d.verdict.reasons,
   };
   if (d.ticketId) decision.ticketId = d.ticketId;
+  // the call reached the server before it was ended: it may have run, in part
+  if (d.sent) decision.sent = true;
   return {
     content: [{ type: 'text', text: message(d) }],
     isError: true,

@@ -56,6 +56,8 @@ export interface PipelineContext {
   toUpstream(message: unknown): void;
   /** Has the client said `notifications/initialized`? (before that, the tools cannot be known) */
   initialized(): boolean;
+  /** Why the server cannot take a call now (stopped by E-Stop, not restarted), or undefined when it can. */
+  unavailable(): Denial | undefined;
 }
 
 /** How an E-Stop (or any front end) ends a call: who decided, and why. */
@@ -82,6 +84,8 @@ export class CallPipeline {
   private readonly stages: CallStage[] = [];
   private readonly prefix = randomBytes(9).toString('base64url');
   private counter = 0;
+  /** Progress tokens of calls ended while running: what the server still says about them is not relayed. */
+  private readonly silenced = new Set<string | number>();
 
   constructor(private readonly o: PipelineContext) {
     this.tickets = new TicketBook(o.clock);
@@ -131,6 +135,8 @@ export class CallPipeline {
       startedMono: monotonic(this.o.clock),
     });
     this.calls.set(key, call);
+    // a token the client uses again belongs to its new call (the stopped one no longer exists for the client)
+    if (progressToken !== undefined) this.silenced.delete(progressToken);
     this.decide(call);
   }
 
@@ -138,6 +144,8 @@ export class CallPipeline {
   private decide(call: Call): void {
     if (call.state !== 'deciding') return;
     try {
+      const down = this.o.unavailable();
+      if (down) return this.deny(call, down.decidedBy, down.reason);
       const listing = this.o.verdicts.listing;
       if (!listing.ready) {
         if (!listing.canList && !this.o.initialized()) {
@@ -161,7 +169,8 @@ export class CallPipeline {
       }
       const verdict = this.o.verdicts.verdict(call.tool);
       call.verdict = verdict;
-      const decision = decide({ server: this.o.server, client: this.o.client, tool: call.tool, toolClass: verdict.class, args: call.args }, policy);
+      const definition = this.o.verdicts.definition(call.tool);
+      const decision = decide({ server: this.o.server, client: this.o.client, tool: call.tool, toolClass: verdict.class, args: call.args, definition }, policy);
       if (decision.action === 'allow') this.allow(call, decision.decidedBy, decision.reason);
       else if (decision.action === 'deny') this.deny(call, decision.decidedBy, decision.reason);
       else this.ask(call, decision.reason);
@@ -304,6 +313,8 @@ export class CallPipeline {
   }
 
   private forward(call: Call): void {
+    const down = this.o.unavailable();
+    if (down) return this.deny(call, down.decidedBy, down.reason);
     call.to('forwarded');
     call.markForwarded(this.o.clock.now(), monotonic(this.o.clock));
     call.readOnly = call.verdict !== undefined && isReadOnlyClass(call.verdict.class);
@@ -358,6 +369,7 @@ export class CallPipeline {
     const call = this.calls.get(key);
     if (!call || call.state !== 'forwarded') return false;
     this.calls.delete(key);
+    if (call.progressToken !== undefined) this.silenced.delete(call.progressToken);
     const result = m.result;
     let outcome: Outcome = 'ok';
     if (m.error !== undefined) outcome = 'rpc-error';
@@ -431,8 +443,35 @@ export class CallPipeline {
       this.deny(call, denial.decidedBy, denial.reason);
       return true;
     }
+    return this.stop(call, denial);
+  }
+
+  /**
+   * E-Stop: every call the server is running is ended as `end()` does, at once. Returns their call ids (the
+   * server has not answered them yet: see `awaitingServer`).
+   */
+  stopRunning(denial: Denial): string[] {
+    const stopped: string[] = [];
+    for (const call of [...this.calls.values()]) if (this.stop(call, denial)) stopped.push(call.callId);
+    return stopped;
+  }
+
+  /** Is this call, ended while running, still waiting for the server's answer (the server has not let go of it)? */
+  awaitingServer(callId: string): boolean {
+    for (const call of this.calls.values()) if (call.callId === callId) return call.state === 'forwarded';
+    return false;
+  }
+
+  /** Is this progress token that of a call ended while running? (the server's progress for it is dropped) */
+  silencedProgress(token: unknown): boolean {
+    return this.silenced.size > 0 && (typeof token === 'string' || typeof token === 'number') && this.silenced.has(token);
+  }
+
+  /** End a forwarded call the client has no answer for yet: the client gets the denial, the server a cancellation. */
+  private stop(call: Call, denial: Denial): boolean {
     if (call.state !== 'forwarded' || call.answered) return false;
     call.answered = true;
+    if (call.progressToken !== undefined) this.silenced.add(call.progressToken);
     call.outcome = 'cancelled';
     call.detail += `; ended while running (${denial.decidedBy}: ${denial.reason})`;
     this.o.toUpstream({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: call.id, reason: denial.reason } });
@@ -473,6 +512,7 @@ export class CallPipeline {
     for (const call of [...this.calls.values()]) {
       if (call.state === 'forwarded') {
         this.calls.delete(call.key);
+        if (call.progressToken !== undefined) this.silenced.delete(call.progressToken);
         call.detail += `; ${description} before answering`;
         if (!call.answered) call.outcome = 'unknown';
         call.markFinished(this.o.clock.now(), monotonic(this.o.clock));

@@ -13,6 +13,7 @@ import {
   errorResponse,
   frame,
   idKey,
+  INTERNAL_ERROR,
   INVALID_PARAMS,
   isObject,
   isRequest,
@@ -23,30 +24,52 @@ import {
 } from '../jsonrpc/messages.js';
 import type { PolicySnapshot } from '../policy/decide.js';
 import { type Clock, systemClock } from '../util/clock.js';
+import { HardStop, type UpstreamControl, type UpstreamState } from './estop.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
+import { InitCapture } from './restart.js';
 import type { CallStage } from './stages.js';
+import { InverseCaller } from './undo-caller.js';
 import { ToolVerdicts, type VerdictsContext } from './verdicts.js';
 
 /** Who this wrapper is and where its bytes go (shared with the verdicts), plus the pipeline's timings. */
 export interface RelayOptions extends VerdictsContext, Partial<PipelineTimings> {
   /** Hooks around forwarding, in order (see `stages.ts`). */
   stages?: readonly CallStage[];
+  /** The server's process, for E-Stop to terminate and start again (estop.ts); without it, E-Stop only cancels. */
+  upstream?: UpstreamControl;
+  /** How long a restarted server may take to answer the client's replayed initialize. */
+  restartTimeoutMs?: number;
 }
 
+/** The server states in which what the server says is relayed (restarting: the answer to the replay, and what follows). */
+const UPSTREAM_HEARD: ReadonlySet<UpstreamState> = new Set(['up', 'restarting']);
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
 const NL = Buffer.from('\n');
 const LIST_WAIT_FOR_BROKER_MS = 1000;
 /** Many clients give up on a request after 60 s (the MCP SDK's default): a held call is answered before. */
 const HOLD_ANSWER_MS = 50_000;
 const HELD_KEEP_MS = 120_000;
+const RESTART_TIMEOUT_MS = 30_000;
+/** What the client may send while the server is being restarted, held until it is up (past it: refused). */
+const MAX_WAITING_LINES = 10_000;
+const MAX_WAITING_BYTES = 64 * 2 ** 20;
 
 export class Relay {
   /** The calls in flight: what an E-Stop or a front end acts on (`inFlight`, `end`). */
   readonly calls: CallPipeline;
   private readonly verdicts: ToolVerdicts;
-  /** Client requests (other than tools/call) sent upstream and not answered yet: id key -> method. */
-  private readonly forwarded = new Map<string, string>();
+  /** Client requests (other than tools/call) sent upstream and not answered yet: id key -> id and method. */
+  private readonly forwarded = new Map<string, { id: JsonRpcId; method: string }>();
   private initialized = false;
+  /** The client's initialize and the server's answer, for a restart after E-Stop. */
+  private readonly init = new InitCapture();
+  /** E-Stop beyond the next call: running calls stopped, the server terminated and restarted (estop.ts). */
+  private readonly hard: HardStop;
+  /** Declared inverses the broker has the server run for an undo (undo-caller.ts). */
+  readonly inverses: InverseCaller;
+  /** Lines from the client held while the server is being restarted. */
+  private waiting: Buffer[] = [];
+  private waitingBytes = 0;
 
   constructor(private readonly o: RelayOptions) {
     const clock: Clock = o.clock ?? systemClock;
@@ -69,10 +92,37 @@ export class Relay {
       relayToClient: (raw) => this.forwardClient(raw),
       toUpstream: (m) => this.o.toUpstream(frame(m)),
       initialized: () => this.initialized,
+      unavailable: () => this.hard.unavailable(),
+    });
+    this.hard = new HardStop({
+      server: o.server,
+      clock,
+      calls: this.calls,
+      listing: this.verdicts.listing,
+      init: this.init,
+      upstream: o.upstream,
+      restartTimeoutMs: o.restartTimeoutMs ?? RESTART_TIMEOUT_MS,
+      log: o.log,
+      toClient: (m) => this.o.toClient(frame(m)),
+      toUpstream: (m) => this.o.toUpstream(frame(m)),
+      initialized: () => this.initialized,
+      abandonRequests: (why) => this.abandonRequests(why),
+      resumed: () => this.resumed(),
+    });
+    this.inverses = new InverseCaller({
+      clock,
+      toUpstream: (m) => this.o.toUpstream(frame(m)),
+      unavailable: () => {
+        if (this.o.link.policy?.estop !== false) return 'E-Stop is on (or Airlock is not connected): no tool call runs, an undo\'s inverse included';
+        if (this.hard.state !== 'up') return this.hard.refusal();
+        if (!this.verdicts.listing.canList) return 'the server has not been initialized';
+        return undefined;
+      },
     });
     for (const stage of o.stages ?? []) this.calls.use(stage);
     o.link.on('policy', (p: PolicySnapshot | null) => {
       this.calls.policyChanged(p);
+      this.hard.policyChanged(p);
       this.verdicts.changed();
     });
     o.link.on('ticket', (t: { callId?: unknown; ticketId?: unknown }) => {
@@ -88,6 +138,12 @@ export class Relay {
    * Batches (removed from MCP in 2025-06-18) are split, so no call rides past the gate inside one.
    */
   fromClient(line: Buffer): void {
+    if (this.hard.state === 'restarting' && this.waiting.length < MAX_WAITING_LINES && this.waitingBytes + line.length <= MAX_WAITING_BYTES) {
+      // the server is being started again: what the client says goes to it once it has been re-initialized
+      this.waiting.push(Buffer.from(line));
+      this.waitingBytes += line.length;
+      return;
+    }
     const parsed = parseLine(line);
     if (parsed === undefined) {
       this.o.log(`airlock: the client sent a line that is not JSON; answered with a parse error (${preview(line)})`);
@@ -138,9 +194,11 @@ export class Relay {
 
   private clientMessage(m: Message): void {
     const method = m.method;
+    if (this.hard.state !== 'up') return this.whileDown(m);
     if (isRequest(m)) {
       if (method === 'tools/call') return this.onToolsCall(m);
-      this.forwarded.set(idKey(m.id), m.method);
+      if (method === 'initialize') this.init.clientAsked(m);
+      this.forwarded.set(idKey(m.id), { id: m.id, method: m.method });
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(m);
       this.initialized = true;
@@ -179,9 +237,22 @@ export class Relay {
     this.calls.start(m, idKey(m.id), params.name, (params.arguments as Record<string, unknown> | undefined) ?? {}, progressToken);
   }
 
+  /**
+   * The server is down (stopped by E-Stop, being restarted, or gone for good): a call goes to the pipeline,
+   * which refuses it (and journals it); any other request gets an error at once; a notification, or an answer to
+   * a request of the old process, has no one to go to.
+   */
+  private whileDown(m: Message): void {
+    if (!isRequest(m)) return;
+    if (m.method === 'tools/call') return this.onToolsCall(m);
+    this.reply(errorResponse(m.id, INTERNAL_ERROR, this.hard.refusal()));
+  }
+
   // ---- upstream -> client ------------------------------------------------------------------------------
 
   fromUpstream(line: Buffer): void {
+    // a process E-Stop is terminating (or has) says nothing more to the client
+    if (!UPSTREAM_HEARD.has(this.hard.state)) return;
     this.dispatchUpstream(line);
   }
 
@@ -189,11 +260,13 @@ export class Relay {
     if (isResponse(m)) {
       const id = m.id as JsonRpcId | null;
       const listing = this.verdicts.listing;
+      if (this.hard.takes(id)) return this.hard.takeResponse(m as unknown as JsonRpcResponse);
+      if (this.inverses.takes(id)) return this.inverses.takeResponse(m as unknown as JsonRpcResponse);
       if (listing.reserves(id)) return listing.takeResponse(m as unknown as JsonRpcResponse);
       if (id !== null && id !== undefined) {
         const key = idKey(id);
         if (this.calls.serverAnswered(key, m, raw)) return;
-        const method = this.forwarded.get(key);
+        const method = this.forwarded.get(key)?.method;
         if (method === undefined) {
           // A server must not answer what it was never asked: above all a call still waiting for approval,
           // which it could otherwise "complete" with a made-up result.
@@ -211,6 +284,7 @@ export class Relay {
           return send();
         }
         if (method === 'initialize') {
+          this.init.serverAnswered(key, m);
           const caps = isObject(m.result) ? m.result.capabilities : undefined;
           listing.allowListing();
           if (!isObject(caps) || caps.tools === undefined) this.o.log('airlock: the server does not declare the tools capability');
@@ -221,6 +295,9 @@ export class Relay {
     const method = m.method;
     if (method === 'notifications/tools/list_changed') {
       this.verdicts.listing.markStale();
+    } else if (method === 'notifications/progress' && isObject(m.params) && this.calls.silencedProgress(m.params.progressToken)) {
+      // progress on a call E-Stop ended: the client has its answer, and no longer knows the token
+      return;
     } else if (typeof method === 'string' && RESOURCE_CHANGES.has(method)) {
       this.forwardClient(raw);
       this.observeResourceChange(method, m.params);
@@ -251,13 +328,43 @@ export class Relay {
     this.calls.clientClosed();
   }
 
+  /**
+   * The server process ended. True when E-Stop terminated it (or a restart failed): the wrapper stays, the server
+   * is restarted on release or the client is told to restart it. False when it ended by itself: the wrapper ends.
+   */
+  upstreamEnded(description: string): boolean {
+    return this.hard.upstreamEnded(description);
+  }
+
+  /** Where the server stands: up, or stopped by E-Stop (see estop.ts). */
+  get upstreamState(): UpstreamState {
+    return this.hard.state;
+  }
+
   /** The upstream is gone: calls it never answered end as unknown, and the client hears why. */
   upstreamExited(description: string): void {
     this.verdicts.listing.abandon();
+    this.inverses.abandon(`the server ${description}`);
     this.calls.upstreamExited(description);
   }
 
   // ---- plumbing ----------------------------------------------------------------------------------------
+
+  /** The server is going away: each request it was sent and has not answered gets an error now. */
+  private abandonRequests(why: string): void {
+    this.inverses.abandon(why);
+    const open = [...this.forwarded.values()];
+    this.forwarded.clear();
+    for (const { id } of open) this.reply(errorResponse(id, INTERNAL_ERROR, why));
+  }
+
+  /** The server is back (or will not be): the lines held meanwhile are taken as if they came now. */
+  private resumed(): void {
+    const lines = this.waiting;
+    this.waiting = [];
+    this.waitingBytes = 0;
+    for (const line of lines) this.fromClient(line);
+  }
 
   private reply(message: JsonRpcResponse): void {
     this.o.toClient(frame(message));

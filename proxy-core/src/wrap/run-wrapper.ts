@@ -1,14 +1,18 @@
 /**
  * The running wrapper: the client's stdio and the upstream both ways through the Relay, with backpressure,
- * and the upstream stopped when the client goes away. Loads no SQLite, no SDK and no UI code (the SDK comes in
- * only for a remote upstream, in its own module).
+ * and the upstream stopped when the client goes away. E-Stop may terminate the upstream and start it again
+ * (wrap/estop.ts): the client's side stays, the upstream behind it is replaced. Loads no SQLite, no SDK and no
+ * UI code (the SDK comes in only for a remote upstream, in its own module).
  */
 import type { Readable, Writable } from 'node:stream';
 import { dataDir } from '../ipc/paths.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { BrokerLink } from './broker-link.js';
+import type { UpstreamControl } from './estop.js';
 import { Relay } from './relay.js';
 import type { Upstream } from './upstream.js';
+import type { InverseDecl } from './undo-spec.js';
+import { snapshotStage } from './undo-stage.js';
 
 /**
  * The largest message relayed. V8 cannot make a string much past 512 MiB, so a longer line could never be
@@ -23,26 +27,48 @@ export interface WrapOptions {
   home?: string;
   /** What the broker shows as this session's upstream: the command and args, or the URL. */
   command: string[];
+  /** Declared inverses (`--undo`), reported to the broker when the session opens. */
+  undo?: InverseDecl[];
 }
 
 /**
  * Wire stdio, the relay and the broker link around an upstream already on its way. Resolves with the exit code
- * once the upstream is gone and what it said has been passed on. The caller must then end the process: stdin
- * may still be open (the server left first), and nothing more can be relayed.
+ * once the upstream is gone for good (it ended by itself, or the client left) and what it said has been passed
+ * on. The caller must then end the process: stdin may still be open (the server left first), and nothing more
+ * can be relayed.
  */
-export function runWrapper(o: WrapOptions, upstream: Upstream): Promise<number> {
+export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
-  const link = new BrokerLink(o.home ?? dataDir(), { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag }, log);
+  const session = { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag, ...(o.undo?.length ? { undo: o.undo } : {}) };
+  const link = new BrokerLink(o.home ?? dataDir(), session, log);
   link.start();
 
+  // the upstream now: the first one, or the one E-Stop's restart put in its place
+  let upstream = first;
+  let upstreamEnded = false;
   let clientGone = false;
-  const writeClient = writerWithBackpressure(process.stdout, upstream.output);
+  const writeClient = writerWithBackpressure(process.stdout, () => upstream.output);
   const toClient = (data: Buffer | string) => {
     if (!clientGone) writeClient(data);
   };
-  const writeUpstream = writerWithBackpressure(upstream.input, process.stdin);
+  let writeUpstream = writerWithBackpressure(first.input, () => process.stdin);
   const toUpstream = (data: Buffer | string) => {
-    if (upstream.input.writable) writeUpstream(data);
+    if (!upstreamEnded && upstream.input.writable) writeUpstream(data);
+  };
+  const control: UpstreamControl = {
+    terminate: () => void (upstream.terminate ? upstream.terminate() : upstream.stop()),
+    respawn: async () => {
+      if (!upstream.respawn) return 'it is a remote server (--url), which Airlock does not start';
+      // a wrapper on its way out starts nothing: a server it started now would outlive it (its own process group)
+      if (clientGone) return 'the client went away';
+      const next = await upstream.respawn();
+      if (clientGone) {
+        void next.stop();
+        return 'the client went away';
+      }
+      attach(next);
+      return null;
+    },
   };
   // how often a waiting call reports progress (default 5 s), and when a call held without a progressToken is
   // answered "waiting, call again" (default 50 s, 0: never); settable so tests need not wait that long
@@ -57,26 +83,68 @@ export function runWrapper(o: WrapOptions, upstream: Upstream): Promise<number> 
     toClient,
     toUpstream,
     log,
+    upstream: control,
+    // a call of a file tool waits until the broker has the prior state of its files (undo)
+    stages: [snapshotStage(link)],
     ...(Number.isFinite(progressMs) && progressMs > 0 ? { progressIntervalMs: progressMs } : {}),
     ...(Number.isFinite(holdMs) && holdMs >= 0 ? { holdAnswerMs: holdMs } : {}),
   });
+  link.toolCaller = (params) => relay.inverses.call(params);
 
   const tooLong = (who: string) => (bytes: number) =>
     log(`airlock: ${who} a message over ${MAX_MESSAGE_BYTES / 2 ** 20} MiB (${bytes} bytes so far); dropped`);
   const fromClient = new LineSplitter((line) => relay.fromClient(line), MAX_MESSAGE_BYTES, tooLong('the client sent'));
-  const fromUpstream = new LineSplitter((line) => relay.fromUpstream(line), MAX_MESSAGE_BYTES, tooLong('the server wrote'));
-  upstream.input.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') log(`airlock: writing to the server failed: ${err.message}`);
-  });
-  upstream.output.on('data', (chunk: Buffer) => fromUpstream.push(chunk));
 
-  const stopServer = () => upstream.stop();
+  let exit!: (code: number) => void;
+  const exited = new Promise<number>((resolve) => (exit = resolve));
+  let finishing = false;
+  const finish = async (exitCode: number) => {
+    if (finishing) return;
+    finishing = true;
+    await upstream.stop();
+    await link.flush(1000);
+    link.close();
+    if (process.stdout.writableNeedDrain) await new Promise((r) => process.stdout.once('drain', r));
+    exit(exitCode);
+  };
+
+  /** Make `next` the upstream: its lines go to the relay (each upstream has its own framing), its end is watched. */
+  function attach(next: Upstream): void {
+    upstream = next;
+    upstreamEnded = false;
+    writeUpstream = writerWithBackpressure(next.input, () => process.stdin);
+    const fromUpstream = new LineSplitter(
+      (line) => {
+        if (upstream === next) relay.fromUpstream(line);
+      },
+      MAX_MESSAGE_BYTES,
+      tooLong('the server wrote'),
+    );
+    next.input.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') log(`airlock: writing to the server failed: ${err.message}`);
+    });
+    next.output.on('data', (chunk: Buffer) => fromUpstream.push(chunk));
+    void next.ended.then(async ({ description, exitCode, started }) => {
+      if (upstream !== next) return;
+      fromUpstream.flush();
+      upstreamEnded = true;
+      // stopped by E-Stop: the wrapper stays, to start it again on release (or to tell the client it cannot)
+      if (!clientGone && relay.upstreamEnded(description)) return;
+      if (!started) log(`airlock: the MCP server "${o.command.join(' ')}" ${description}`);
+      if (!clientGone) relay.upstreamExited(description);
+      await finish(exitCode);
+    });
+  }
+  attach(first);
+
   const onClientGone = () => {
     if (clientGone) return;
     clientGone = true;
     fromClient.flush();
     relay.clientClosed();
-    void stopServer();
+    // a server E-Stop stopped is not running: nothing will end by itself, so the wrapper ends here
+    if (upstreamEnded) void finish(0);
+    else void upstream.stop();
   };
   process.stdin.on('data', (chunk: Buffer) => fromClient.push(chunk));
   process.stdin.on('end', onClientGone);
@@ -84,20 +152,14 @@ export function runWrapper(o: WrapOptions, upstream: Upstream): Promise<number> 
   process.stdout.on('error', onClientGone);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onClientGone);
 
-  return upstream.ended.then(async ({ description, exitCode, started }) => {
-    fromUpstream.flush();
-    if (!started) log(`airlock: the MCP server "${o.command.join(' ')}" ${description}`);
-    if (!clientGone) relay.upstreamExited(description);
-    await stopServer();
-    await link.flush(1000);
-    link.close();
-    if (process.stdout.writableNeedDrain) await new Promise((r) => process.stdout.once('drain', r));
-    return exitCode;
-  });
+  return exited;
 }
 
-/** A writer that pauses `source` while `target` is full, so a slow reader cannot make us buffer without end. */
-function writerWithBackpressure(target: Writable, source: Readable): (data: Buffer | string) => void {
+/**
+ * A writer that pauses `source` while `target` is full, so a slow reader cannot make us buffer without end. A
+ * target that closes while full (a server E-Stop terminated) lets the source go on.
+ */
+function writerWithBackpressure(target: Writable, source: () => Readable): (data: Buffer | string) => void {
   let blocked = false;
   let corked = false;
   // Everything written in one tick leaves in one write: a client that pipelines calls, or a server that
@@ -114,10 +176,15 @@ function writerWithBackpressure(target: Writable, source: Readable): (data: Buff
     }
     if (target.write(data) || blocked) return;
     blocked = true;
-    source.pause();
-    target.once('drain', () => {
+    const paused = source();
+    paused.pause();
+    const release = () => {
+      target.off('drain', release);
+      target.off('close', release);
       blocked = false;
-      source.resume();
-    });
+      paused.resume();
+    };
+    target.once('drain', release);
+    target.once('close', release);
   };
 }

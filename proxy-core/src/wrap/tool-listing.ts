@@ -8,12 +8,19 @@
  * saying so. Every distinct declaration seen in this wrapper's life is kept, and a tool is judged by the
  * strictest of them: a change can tighten a verdict at once, and never loosens it.
  *
+ * Each listing also fingerprints every tool's definition (classify/definition.ts), once per listing and only
+ * for entries it has not fingerprinted before: the broker pins them, and a call to a tool whose definition
+ * differs from its pin asks. Until the broker's pins arrive, the first definition this wrapper saw of a tool
+ * stands in for its pin, so a change within this wrapper's life holds the tool at once.
+ *
  * All of its state is private: the relay tells it what happened (`allowListing`, `markStale`, `observe`,
- * `takeResponse`, `abandon`) and asks it what is known (`ready`, `classify`, `outputSchema`).
+ * `takeResponse`, `abandon`) and asks it what is known (`ready`, `classify`, `outputSchema`, `definition`).
  */
 import { randomBytes } from 'node:crypto';
 import { type Catalog, classifyTool, classifyTools, stricter } from '../classify/classify.js';
+import { jsonText, type ToolDefinition, toolDefinition } from '../classify/definition.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
 
 const MAX_PAGES = 1000;
@@ -24,6 +31,14 @@ export const RESERVED_ID_PREFIX = 'airlock-internal:';
 const MAX_DECLARATIONS_PER_TOOL = 8;
 /** Names remembered across listings (bounds memory against a server that invents names on every listing). */
 const MAX_NAMES_SEEN = 50_000;
+
+/** A definition fingerprinted in the last listing, by the JSON text of its entries (reused when unchanged). */
+interface Fingerprinted {
+  definition: ToolDefinition;
+  state: DefinitionState;
+  /** The JSON text of its entries. */
+  key: string;
+}
 
 interface Waiter {
   resolve(ready: boolean): void;
@@ -51,6 +66,10 @@ export class ToolListing {
   private readonly pendingRequests = new Map<string, (msg: JsonRpcResponse) => void>();
   private readonly waiters = new Set<Waiter>();
   private cache: { key: string; catalog: Catalog } | null = null;
+  /** Each tool's definition in the last complete listing, with its pin state. */
+  private definitions = new Map<string, Fingerprinted>();
+  /** The first fingerprint this wrapper saw of each tool: its pin until the broker says otherwise. */
+  private readonly firstSeen = new Map<string, string>();
 
   constructor(
     private readonly sendUpstream: (message: unknown) => void,
@@ -105,27 +124,15 @@ export class ToolListing {
     if (this.listing) return this.listing;
     const generation = this.generation;
     this.listing = this.listAll()
-      .then(
-        (tools) => {
-          this.raw = tools;
-          this.listProblems = [];
-          this.outputSchemas = new Map();
-          this.rawText = new Map();
-          for (const t of tools) {
-            if (!isObject(t) || typeof t.name !== 'string') continue;
-            if (t.outputSchema !== undefined) this.outputSchemas.set(t.name, t.outputSchema);
-            const text = JSON.stringify(t);
-            this.rawText.set(t.name, text);
-            this.remember(t.name, text, t);
-          }
-        },
-        (err: Error) => {
-          // Fail closed: an empty catalog makes every call unclassifiable, which asks.
-          this.raw = [];
-          this.listProblems = [`tools/list failed: ${err.message}`];
-          this.outputSchemas = new Map();
-        },
-      )
+      .then((tools) => this.take(tools))
+      .catch((err: unknown) => {
+        // Fail closed: an empty catalog makes every call unclassifiable, which asks.
+        this.raw = [];
+        this.listProblems = [`tools/list failed: ${err instanceof Error ? err.message : String(err)}`];
+        this.outputSchemas = new Map();
+        this.rawText = new Map();
+        this.definitions = new Map();
+      })
       .then(() => {
         this.listing = null;
         this.cache = null;
@@ -135,6 +142,50 @@ export class ToolListing {
         if (this.ready) this.wake(true);
       });
     return this.listing;
+  }
+
+  /** A complete listing: index it, remember its declarations, fingerprint its definitions. */
+  private take(tools: unknown[]): void {
+    this.raw = tools;
+    this.listProblems = [];
+    this.outputSchemas = new Map();
+    this.rawText = new Map();
+    const byName = new Map<string, { entries: Record<string, unknown>[]; texts: string[] }>();
+    for (const t of tools) {
+      if (!isObject(t) || typeof t.name !== 'string') continue;
+      if (t.outputSchema !== undefined) this.outputSchemas.set(t.name, t.outputSchema);
+      const text = jsonText(t);
+      this.rawText.set(t.name, text);
+      this.remember(t.name, text, t);
+      const group = byName.get(t.name);
+      if (group) {
+        group.entries.push(t);
+        group.texts.push(text);
+      } else byName.set(t.name, { entries: [t], texts: [text] });
+    }
+    const previous = this.definitions;
+    this.definitions = new Map();
+    for (const [name, { entries, texts }] of byName) {
+      const key = texts.join('\n');
+      const before = previous.get(name);
+      const definition = before?.key === key ? before.definition : toolDefinition(name, entries);
+      if (!this.firstSeen.has(name) && this.firstSeen.size < MAX_NAMES_SEEN) this.firstSeen.set(name, definition.fingerprint);
+      // a name past the memory bound has no first sight of its own: its first fingerprint here stands in
+      const firstSeen = this.firstSeen.get(name) ?? definition.fingerprint;
+      this.definitions.set(name, { definition, state: { fingerprint: definition.fingerprint, firstSeen }, key });
+    }
+  }
+
+  /** A tool's definition in the last listing and the first one seen (what the policy compares with its pin). */
+  definition(name: string): DefinitionState | undefined {
+    return this.definitions.get(name)?.state;
+  }
+
+  /** Every tool's definition in the last listing (what the broker is told, to pin and to show). */
+  allDefinitions(): Map<string, ToolDefinition> {
+    const out = new Map<string, ToolDefinition>();
+    for (const [name, f] of this.definitions) out.set(name, f.definition);
+    return out;
   }
 
   /** Wait for a fresh catalog, at most `timeoutMs`; false if it is still not ready by then. */
@@ -205,7 +256,7 @@ export class ToolListing {
     let differs = false;
     for (const t of tools) {
       if (!isObject(t) || typeof t.name !== 'string') continue;
-      const text = JSON.stringify(t);
+      const text = jsonText(t);
       this.remember(t.name, text, t);
       if (this.raw !== null && this.rawText.get(t.name) !== text) differs = true;
     }

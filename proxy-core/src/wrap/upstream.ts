@@ -27,12 +27,18 @@ export interface Upstream {
   stop(): Promise<void>;
   /** Settles once, when the server is gone: how it ended, and the exit code the wrapper should leave with. */
   readonly ended: Promise<UpstreamEnd>;
+  /** Stop it now, without the polite wait (E-Stop): a process tree gets SIGTERM at once and SIGKILL soon after. */
+  terminate?(): Promise<void>;
+  /** Start the same server again, as a new Upstream; absent where that cannot be done (a remote server). */
+  respawn?(): Promise<Upstream>;
 }
 
 export type UpstreamProcess = ChildProcessByStdio<Writable, Readable, null>;
 
 /** How long the wrapper's server gets after stdin ends, and after SIGTERM. */
 export const DEFAULT_TIMINGS: StopTimings = { stdinGraceMs: 1000, termGraceMs: 2000 };
+/** E-Stop has already given the server its grace: stdin ends and SIGTERM goes at once, SIGKILL a second later. */
+export const TERMINATE_TIMINGS: StopTimings = { stdinGraceMs: 0, termGraceMs: 1000 };
 
 /** Spawn the server at the head of its own process tree (see util/process-tree.ts). */
 export async function spawnUpstream(command: string, args: string[]): Promise<UpstreamProcess> {
@@ -47,8 +53,11 @@ export async function spawnUpstream(command: string, args: string[]): Promise<Up
 
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
-/** A spawned server as an Upstream. `spawnError` is a failure reported before anyone listened for it. */
-export function stdioUpstream(child: UpstreamProcess, spawnError?: NodeJS.ErrnoException): Upstream {
+/**
+ * A spawned server as an Upstream. `spawnError` is a failure reported before anyone listened for it; `spawnAgain`
+ * starts the same command again (what E-Stop's restart uses).
+ */
+export function stdioUpstream(child: UpstreamProcess, spawnError?: NodeJS.ErrnoException, spawnAgain?: () => Promise<UpstreamProcess>): Upstream {
   let stopping: Promise<void> | null = null;
   const ended = new Promise<UpstreamEnd>((resolve) => {
     let failure = spawnError;
@@ -65,5 +74,12 @@ export function stdioUpstream(child: UpstreamProcess, spawnError?: NodeJS.ErrnoE
     // a server that never started may have reported its close before we listened
     if (spawnError && child.pid === undefined) setTimeout(notStarted, 50);
   });
-  return { input: child.stdin, output: child.stdout, ended, stop: () => (stopping ??= stopTree(child, DEFAULT_TIMINGS)) };
+  return {
+    input: child.stdin,
+    output: child.stdout,
+    ended,
+    stop: () => (stopping ??= stopTree(child, DEFAULT_TIMINGS)),
+    terminate: () => (stopping ??= stopTree(child, TERMINATE_TIMINGS)),
+    ...(spawnAgain ? { respawn: async () => stdioUpstream(await spawnAgain(), undefined, spawnAgain) } : {}),
+  };
 }

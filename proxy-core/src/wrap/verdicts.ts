@@ -1,11 +1,13 @@
 /**
  * The wrapper's verdicts on the upstream's tools: its own full listing, classified with the trust the user
- * gave and the claims evidence withdrew. Keeps the broker told of the catalog, and the client told to re-list
- * whenever what it was shown (readOnlyHint: may this run without asking?) is no longer true.
+ * gave and the claims evidence withdrew. Keeps the broker told of the catalog (with each tool's definition,
+ * for the broker to pin and to show when it changes), and the client told to re-list whenever what it was
+ * shown (readOnlyHint: may this run without asking?) is no longer true.
  */
 import { type Catalog, classifyTools, stricter, type Verdict, verdictFor } from '../classify/classify.js';
+import { DEFINITION_PARTS, type ToolDefinition } from '../classify/definition.js';
 import { frame } from '../jsonrpc/messages.js';
-import { decide } from '../policy/decide.js';
+import { decide, type DefinitionState } from '../policy/decide.js';
 import { annotateToolsResult } from './annotate.js';
 import type { BrokerLinkLike } from './broker-link.js';
 import type { Clock } from '../util/clock.js';
@@ -22,6 +24,12 @@ export interface VerdictsContext {
   /** Time and timers (the system clock unless a test supplies its own). */
   clock?: Clock;
 }
+
+/**
+ * The most definition text one catalog report carries: past it, definitions go with their hashes only (a
+ * change is still detected and held, but shown by fingerprint, not text).
+ */
+const DEFINITION_TEXT_BUDGET = 4 * 1024 * 1024;
 
 export class ToolVerdicts {
   /** The wrapper's own listing of the upstream's tools. */
@@ -58,11 +66,17 @@ export class ToolVerdicts {
     return verdictFor(this.current(), tool);
   }
 
+  /** The tool's definition in the current listing, for the policy to compare with its pin (no hashing here). */
+  definition(tool: string): DefinitionState | undefined {
+    return this.listing.definition(tool);
+  }
+
   /** Would a call to this tool run without a human yes right now? (what readOnlyHint tells the client) */
   runsWithoutAsking(v: Verdict): boolean {
     const policy = this.o.link.policy;
     if (!policy || v.class !== 'read-only-trusted') return false;
-    return decide({ server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class }, policy).action === 'allow';
+    const call = { server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class, definition: this.definition(v.name) };
+    return decide(call, policy).action === 'allow';
   }
 
   /**
@@ -87,7 +101,7 @@ export class ToolVerdicts {
       this.o.log,
     );
     for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
-    return annotated.result;
+    return writable(annotated.result, this.o.log);
   }
 
   /** Withdraw read-only claims on evidence: here at once, at the broker for good, and tell the client. */
@@ -104,11 +118,22 @@ export class ToolVerdicts {
   changed(forceNotify = false): void {
     if (!this.listing.listed) return;
     const catalog = this.current();
-    const verdicts = [...catalog.verdicts.values()].map((v) => ({ ...v, outputSchema: this.listing.outputSchema(v.name) }));
-    const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons]), catalog.problems]);
+    const definitions = this.listing.allDefinitions();
+    let budget = DEFINITION_TEXT_BUDGET;
+    const verdicts = [...catalog.verdicts.values()].map((v) => {
+      const definition = definitions.get(v.name);
+      let sent: ToolDefinition | undefined = definition;
+      if (definition) {
+        const size = textSize(definition);
+        if (size <= budget) budget -= size;
+        else sent = hashesOnly(definition);
+      }
+      return { ...v, outputSchema: this.listing.outputSchema(v.name), ...(sent ? { definition: sent } : {}) };
+    });
+    const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons, v.definition?.fingerprint]), catalog.problems]);
     if (fingerprint !== this.lastReported) {
       this.lastReported = fingerprint;
-      this.o.link.catalog(verdicts, catalog.problems);
+      this.o.link.catalog(sendable(verdicts), catalog.problems);
     }
     let stale = forceNotify;
     for (const [name, readOnly] of this.advertised) {
@@ -118,5 +143,67 @@ export class ToolVerdicts {
     if (stale && this.advertised.size > 0) {
       this.o.toClient(frame({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
     }
+  }
+}
+
+function textSize(d: ToolDefinition): number {
+  let n = 0;
+  for (const part of DEFINITION_PARTS) n += d.parts[part]?.text.length ?? 0;
+  return n;
+}
+
+/** A definition without its texts: every part by its hash, marked cut. */
+function hashesOnly(d: ToolDefinition): ToolDefinition {
+  const parts: ToolDefinition['parts'] = {};
+  for (const part of DEFINITION_PARTS) {
+    const p = d.parts[part];
+    if (p) parts[part] = { sha256: p.sha256, text: '', cut: true };
+  }
+  return { fingerprint: d.fingerprint, parts };
+}
+
+/**
+ * The page as it can be written to the client: an entry nested deeper than JSON.stringify can go (JSON.parse
+ * reads far deeper) is dropped with a note, rather than taking the wrapper down when the page is written.
+ */
+function writable(result: Record<string, unknown>, log: (msg: string) => void): Record<string, unknown> {
+  try {
+    JSON.stringify(result);
+    return result;
+  } catch {
+    const tools = Array.isArray(result.tools) ? result.tools : [];
+    const kept = tools.filter((entry: unknown) => {
+      try {
+        JSON.stringify(entry);
+        return true;
+      } catch {
+        const name = typeof entry === 'object' && entry !== null ? (entry as { name?: unknown }).name : undefined;
+        log(`airlock: dropped tools/list entry ${JSON.stringify(typeof name === 'string' ? name.slice(0, 200) : null)}: nested too deeply to pass on`);
+        return false;
+      }
+    });
+    return { ...result, tools: kept };
+  }
+}
+
+/**
+ * Verdicts as they can go to the broker: annotations or an output schema nested deeper than JSON.stringify can
+ * go are replaced by a note (the definition's fingerprint still covers them), so the catalog and its pins are
+ * not lost with them. Checked only when a catalog is sent.
+ */
+function sendable<T extends { declared: unknown; outputSchema: unknown }>(verdicts: T[]): T[] {
+  try {
+    JSON.stringify(verdicts);
+    return verdicts;
+  } catch {
+    const shallow = (value: unknown): unknown => {
+      try {
+        JSON.stringify(value);
+        return value;
+      } catch {
+        return '(nested too deeply to send)';
+      }
+    };
+    return verdicts.map((v) => ({ ...v, declared: shallow(v.declared), outputSchema: shallow(v.outputSchema) }));
   }
 }

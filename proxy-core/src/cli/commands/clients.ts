@@ -4,61 +4,25 @@
  */
 import { parseArgs } from 'node:util';
 import {
+  changeClient,
   CLIENT_IDS,
   ClientConfigError,
   CLIENTS,
   discoverClients,
   isClientId,
   LauncherError,
-  protectServers,
-  redactArgs,
-  redactCommand,
+  reportJson,
   type Action,
-  type ChangeRequest,
   type ClientId,
   type ClientReport,
   type Scope,
   type ServerEntry,
-  unprotectServers,
 } from '../../clients/index.js';
 import { CliError, UsageError } from '../errors.js';
 import { cliLauncher } from '../launcher.js';
 
 const out = (s: string) => process.stdout.write(s + '\n');
 const err = (s: string) => process.stderr.write(s + '\n');
-
-function serverJson(s: ServerEntry) {
-  return {
-    name: s.name,
-    transport: s.transport,
-    protected: s.protected,
-    protectable: !s.unprotectable,
-    ...(s.unprotectable ? { reason: s.unprotectable } : {}),
-    ...(s.original ? { command: redactCommand([s.original.command])[0], args: redactArgs(s.original.args) } : {}),
-    ...(s.url ? { url: s.url } : {}),
-    ...(s.cwd ? { cwd: s.cwd } : {}),
-    envKeys: s.envKeys,
-    ...(s.wrappedAs ? { wrappedAs: s.wrappedAs } : {}),
-    ...(s.staleLauncher ? { staleLauncher: s.staleLauncher } : {}),
-  };
-}
-
-function reportJson(r: ClientReport) {
-  return {
-    client: r.client,
-    label: r.label,
-    found: r.found,
-    locations: r.locations
-      .filter((l) => l.exists)
-      .map((l) => ({
-        path: l.location.path,
-        scope: l.location.scope,
-        format: l.location.format,
-        ...(l.error ? { error: l.error } : {}),
-        servers: l.servers.map(serverJson),
-      })),
-  };
-}
 
 function state(s: ServerEntry): string {
   if (s.protected && s.staleLauncher) return `protected, but ${s.staleLauncher} is gone: run \`airlock protect\` again`;
@@ -120,14 +84,14 @@ async function change(action: Action, args: string[]): Promise<number> {
   if (scope !== undefined && !SCOPES.includes(scope as Scope)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
   const id: ClientId = client;
   try {
-    const req: ChangeRequest = {
+    const report = await changeClient(action, {
       client: id,
       servers: values.all ? 'all' : servers,
       scope: scope as Scope | undefined,
       projectDir: values.project,
       warn: (m) => err(`airlock: warning: ${m}`),
-    };
-    const report = action === 'protect' ? await protectServers({ ...req, launcher: cliLauncher() }) : await unprotectServers(req);
+      ...(action === 'protect' ? { launcher: cliLauncher() } : {}),
+    });
     if (values.json) {
       out(JSON.stringify(report, null, 2));
       return 0;
@@ -137,9 +101,7 @@ async function change(action: Action, args: string[]): Promise<number> {
       out(`${o.result.padEnd(11)} ${o.server}  (${o.scope}: ${o.path})${o.reason ? `: ${o.reason}` : ''}`);
     }
     for (const b of report.backups) out(`original saved to ${b}`);
-    if (report.outcomes.some((o) => o.result === 'protected' || o.result === 'unprotected')) {
-      out(`Restart ${CLIENTS[id].label} (or reload its MCP servers) to apply.`);
-    }
+    if (report.restart) out(report.restart);
     return 0;
   } catch (e) {
     if (e instanceof ClientConfigError || e instanceof LauncherError) throw new CliError(e.message, 1);

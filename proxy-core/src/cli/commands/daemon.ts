@@ -11,7 +11,7 @@ import { parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
 import { cliLauncher } from '../launcher.js';
 
-/** What auto-protect writes into client configs. A bad AIRLOCK_LAUNCHER only costs auto-protect, never the broker. */
+/** What auto-protect (and a front end's protect) writes into client configs. A bad AIRLOCK_LAUNCHER only costs those, never the broker. */
 function launcherForAutoProtect(): Launcher | undefined {
   try {
     return cliLauncher();
@@ -34,8 +34,9 @@ export async function run(argv: string[]): Promise<number> {
     },
     false,
   );
-  const timeout = values['ticket-timeout'] === undefined ? 120 : Number(values['ticket-timeout']);
-  if (!Number.isFinite(timeout) || timeout <= 0 || timeout > 86_400) throw new UsageError('--ticket-timeout takes seconds between 1 and 86400');
+  // given: saved as the ticket-timeout setting (5..86400); a shorter one (tests) holds for this run only
+  const timeout = values['ticket-timeout'] === undefined ? undefined : Number(values['ticket-timeout']);
+  if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0 || timeout > 86_400)) throw new UsageError('--ticket-timeout takes seconds between 1 and 86400');
   if (values['restore-backup'] && values['fresh-database']) throw new UsageError('--restore-backup and --fresh-database exclude each other');
   const database = values['restore-backup'] ? 'restore-backup' : values['fresh-database'] ? 'fresh' : 'check';
   if (values.port !== undefined && !values.ui) throw new UsageError('--port goes with --ui');
@@ -46,7 +47,13 @@ export async function run(argv: string[]): Promise<number> {
   const dir = dataDir();
   let running;
   try {
-    running = await startBroker({ dir, ticketTimeoutSeconds: timeout, database, launcher: launcherForAutoProtect(), ...(ui ? { ui } : {}) });
+    running = await startBroker({
+      dir,
+      ...(timeout !== undefined ? { ticketTimeoutSeconds: timeout } : {}),
+      database,
+      launcher: launcherForAutoProtect(),
+      ...(ui ? { ui } : {}),
+    });
   } catch (err) {
     if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError || err instanceof UiHostError) throw new CliError(err.message);
     throw err;

@@ -47,8 +47,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   print(
     table(
-      ['TIME', 'CLIENT', 'SERVER', 'TOOL', 'DECISION', 'BY', 'OUTCOME', 'MS'],
+      ['ID', 'TIME', 'CLIENT', 'SERVER', 'TOOL', 'DECISION', 'BY', 'OUTCOME', 'MS', 'UNDO'],
       out.calls.map((c) => [
+        c.id,
         new Date(c.startedAt).toISOString(),
         c.client,
         c.server,
@@ -57,6 +58,8 @@ export async function run(argv: string[]): Promise<number> {
         c.decidedBy,
         c.outcome,
         c.durationMs === undefined ? '' : c.durationMs.toFixed(1),
+        // `airlock undo ID` takes what says "yes" (or "retry": an undo that left residue)
+        c.undo?.state === 'undone' ? 'undone' : c.undo?.available ? (c.undo.state === 'failed' ? 'retry' : 'yes') : '',
       ]),
     ),
   );

@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { parseArgOverride, type ArgOverride } from '../../inspect/arg-overrides.js';
+import { ConfiguredServerError, configuredServerCommand } from '../../inspect/configured-server.js';
 import { inspectServer } from '../../inspect/inspect.js';
 import { ExecutionPolicy } from '../../inspect/execution-policy.js';
 import { renderText } from '../../inspect/report.js';
@@ -16,23 +17,14 @@ function list(values: readonly string[] | undefined): string[] {
   return (values ?? []).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
 }
 
-/** The original stdio command of a server in a client's config. */
+/** The original stdio command of a server in a client's config (inspect/configured-server.ts). */
 async function serverFromClientConfig(clientId: string, serverName: string): Promise<ServerCommand> {
-  // Loaded only for this form of the command: it brings in every client's config format.
-  const clients = await import('../../clients/index.js');
-  if (!clients.isClientId(clientId)) throw new UsageError(`unknown client "${clientId}"; one of: ${clients.CLIENT_IDS.join(', ')}`);
-  let entry;
   try {
-    entry = await clients.resolveServerEntry(clientId, serverName, { env: process.env });
+    return await configuredServerCommand(clientId, serverName, process.env);
   } catch (err) {
+    if (err instanceof ConfiguredServerError && err.unknownClient) throw new UsageError(err.message);
     throw new CliError(err instanceof Error ? err.message : String(err));
   }
-  return {
-    command: entry.command,
-    args: entry.args,
-    env: entry.env,
-    ...(entry.cwd !== undefined ? { cwd: entry.cwd } : {}),
-  };
 }
 
 export async function run(argv: string[]): Promise<number> {

@@ -14,18 +14,20 @@ export const commands: Record<string, Command> = {
   wrap: {
     summary: 'relay one MCP server and gate its tools/call through the broker',
     usage:
-      'airlock wrap --name NAME [--client CLIENT] [--home DIR] [--trust-read-only-hints] [--] COMMAND [ARG...]\n' +
+      'airlock wrap --name NAME [--client CLIENT] [--home DIR] [--trust-read-only-hints] [--undo SPEC]... [--] COMMAND [ARG...]\n' +
       '       airlock wrap --name NAME [--client CLIENT] [--home DIR] [--trust-read-only-hints] --url URL [--header "Name: value"]...\n' +
       '                    [--transport auto|http|sse]\n' +
       '  Started by an MCP client in place of the server. stdout carries MCP messages only.\n' +
       '  --url relays to a remote server over Streamable HTTP (auto falls back to HTTP+SSE); ${VAR} in a\n' +
-      '  header value is read from the environment, so a token need not be written in the client config.',
+      '  header value is read from the environment, so a token need not be written in the client config.\n' +
+      '  --undo TOOL=INVERSE[:result][:ARG=PATH,...] (repeatable): TOOL is undone by calling INVERSE with its arguments\n' +
+      '  (:result: with its structuredContent; ARG=PATH builds the arguments, e.g. entityNames=entities.name).',
     load: () => import('./wrap.js'),
   },
   daemon: {
     summary: 'run the broker (one per user) in the foreground',
     usage:
-      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]]\n  Default ticket timeout: 120 s. AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a URL with a sign-in token (good while this daemon runs) (airlock: UI at http://127.0.0.1:PORT/?token=...): open that URL.',
+      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]]\n  --ticket-timeout: sets the ticket-timeout setting (default 120 s; below 5 s, for this run only). AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a URL with a sign-in token (good while this daemon runs) (airlock: UI at http://127.0.0.1:PORT/?token=...): open that URL.',
     load: () => import('./daemon.js'),
   },
   status: {
@@ -40,7 +42,10 @@ export const commands: Record<string, Command> = {
   },
   approve: {
     summary: 'approve a pending ticket',
-    usage: 'airlock approve ID [--remember once|session|always]',
+    usage:
+      'airlock approve ID [--remember once|session|always] [--always] [--arg NAME=VALUE]...\n' +
+      '  --always --arg path=~/notes/**: the allow rule holds only for calls whose arguments meet the conditions\n' +
+      '  (as in `airlock rules add`; `airlock pending` shows the scopes each ticket suggests).',
     load: () => import('./tickets.js'),
   },
   deny: {
@@ -99,11 +104,57 @@ export const commands: Record<string, Command> = {
     load: () => import('./clients.js'),
   },
   settings: {
-    summary: 'show or change broker settings (auto-protect, journal retention)',
+    summary: 'show or change broker settings (auto-protect, journal retention, ticket timeout)',
     usage:
       'airlock settings [KEY [VALUE]] [--json]\n  airlock settings auto-protect on|off\n' +
-      '  airlock settings journal-days 1..3650    (default 90)\n  airlock settings journal-mb 10..100000    (default 500)',
+      '  airlock settings journal-days 1..3650    (default 90)\n  airlock settings journal-mb 10..100000    (default 500)\n' +
+      '  airlock settings ticket-timeout 5..86400    (seconds; default 120)',
     load: () => import('./settings.js'),
+  },
+  'file-tools': {
+    summary: 'list, declare or remove tools that write files (a held call is then previewed as a diff)',
+    usage:
+      'airlock file-tools [list] [--json]\n' +
+      '  airlock file-tools set SERVER TOOL write|edit --path-arg NAME --content-arg NAME\n' +
+      '  airlock file-tools remove SERVER TOOL\n' +
+      '  write: the content argument holds the whole new file; edit: a list of {oldText, newText}. The filesystem\n' +
+      "  server's write_file and edit_file are built in.",
+    load: () => import('./file-tools.js'),
+  },
+  pins: {
+    summary: "list pinned tool definitions, or accept a server's changed ones",
+    usage:
+      'airlock pins [list] [SERVER] [--json]\n' +
+      '  airlock pins accept SERVER [TOOL] [--fingerprint SHA256]\n' +
+      "  A tool's definition (name, title, description, input and output schemas, annotations) is pinned the first\n" +
+      '  time Airlock sees it. A server that later lists another definition has that tool held: every call asks,\n' +
+      '  whatever a rule, a session approval or trust allows, until you accept it. list shows what changed;\n' +
+      '  accept takes every changed tool of SERVER, or TOOL only (--fingerprint: only if it is still that one).',
+    load: () => import('./pins.js'),
+  },
+  undo: {
+    summary: 'undo a journaled call: its files put back from their snapshots, or its declared inverse called',
+    usage:
+      'airlock undo CALL_ID [--force] [--json]\n' +
+      '  airlock undo --last [--server NAME] [--force] [--json]\n' +
+      '  Files are put back only if they are as the call left them; otherwise nothing is written (--force\n' +
+      '  overwrites). Call ids are in `airlock history --json`. The undo is journaled; undoing it redoes the call.',
+    load: () => import('./undo.js'),
+  },
+  rollback: {
+    summary: 'undo every call of a session that can be undone, newest first',
+    usage: 'airlock rollback --session ID [--force] [--json]\n  One that fails is reported (residue) and the rest still run.',
+    load: () => import('./undo.js'),
+  },
+  inverses: {
+    summary: 'list, declare or remove inverses: the tool that undoes a tool',
+    usage:
+      'airlock inverses [list] [--json]\n' +
+      '  airlock inverses set SERVER TOOL=INVERSE[:result][:ARG=PATH,...]\n' +
+      '  airlock inverses remove SERVER TOOL\n' +
+      "  INVERSE is called with TOOL's arguments, or (:result) its structuredContent; ARG=PATH,... builds its\n" +
+      '  arguments from dotted paths (a key applied to a list maps it): create_entities=delete_entities:result:entityNames=entities.name',
+    load: () => import('./undo.js'),
   },
   trust: {
     summary: "believe (or stop believing) a server's read-only hints",

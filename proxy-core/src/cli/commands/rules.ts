@@ -1,8 +1,8 @@
 /** `airlock rules [list|add|remove]`. */
-import { type ArgCondition, describeCondition, parseArgCondition } from '../../policy/arg-conditions.js';
+import { describeCondition } from '../../policy/arg-conditions.js';
 import { describeRule } from '../../policy/decide.js';
 import { parse } from '../args.js';
-import { call, print, printJson, table } from '../control.js';
+import { argConditions, call, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
 
 export async function run(argv: string[]): Promise<number> {
@@ -30,12 +30,7 @@ export async function run(argv: string[]): Promise<number> {
       throw new UsageError('usage: airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB] [--arg NAME=VALUE]...');
     }
     if (!values.server || !values.tool) throw new UsageError('rules add needs --server GLOB and --tool GLOB (use "*" for any)');
-    let args: ArgCondition[] | undefined;
-    try {
-      args = values.arg?.map((spec) => parseArgCondition(spec));
-    } catch (err) {
-      throw new UsageError((err as Error).message);
-    }
+    const args = argConditions(values.arg);
     const rule = await call('rules.add', { action, server: values.server, tool: values.tool, client: values.client, args });
     if (values.json) printJson(rule);
     else print(`Added rule ${rule.id}: ${describeRule(rule)}`);

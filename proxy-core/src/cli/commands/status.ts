@@ -16,6 +16,11 @@ export async function run(argv: string[]): Promise<number> {
   print(`Airlock broker: running (pid ${status.pid}), data in ${status.dataDir}`);
   print(`E-Stop: ${status.estop ? 'ON — every tool call is refused' : 'off'}`);
   print(`Pending tickets: ${status.pending}${status.pending ? ' (see `airlock pending`)' : ''}`);
+  const snap = status.snapshots;
+  if (snap) {
+    const mb = (n: number) => (n / (1024 * 1024)).toFixed(1);
+    print(`Undo snapshots: ${mb(snap.bytes)} of ${mb(snap.totalCapBytes)} MB (${snap.blobs} file copies for ${snap.records} calls; files over ${mb(snap.fileCapBytes)} MB are not kept)`);
+  }
   if (status.sessions.length === 0) print('Sessions: none');
   else {
     print('Sessions:');

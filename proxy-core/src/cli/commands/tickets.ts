@@ -1,7 +1,8 @@
 /** `airlock pending`, `airlock approve`, `airlock deny`. */
-import type { Remember, Ticket } from '../../protocol/api.js';
+import { describeCondition } from '../../policy/arg-conditions.js';
+import type { ArgCondition, Remember, Ticket } from '../../protocol/api.js';
 import { parse } from '../args.js';
-import { ago, call, oneLine, print, printJson, table } from '../control.js';
+import { ago, argConditions, call, oneLine, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
 
 export async function run(argv: string[]): Promise<number> {
@@ -18,18 +19,29 @@ export async function run(argv: string[]): Promise<number> {
           tickets.map((t) => [t.id, t.client, t.server, t.tool, t.class, argumentsCell(t), ago(t.createdAt)]),
         ),
       );
-      print('\nApprove with `airlock approve ID [--remember once|session|always]`, or `airlock deny ID`.');
+      for (const t of tickets.filter((x) => x.scopes?.length)) {
+        print(`\n${t.id} may be allowed always, but only for calls with:`);
+        for (const s of t.scopes!) print(`  ${s.label}: airlock approve ${t.id} --always ${s.args.map((c) => `--arg ${shellQuote(argSpec(c))}`).join(' ')}`);
+      }
+      for (const t of tickets.filter((x) => x.pinChange)) {
+        print(`\n${t.id}: the definition of ${t.tool} changed since it was pinned (${t.pinChange!.fields.join(', ')}); every call asks until you accept it.`);
+        print(`  see the change: airlock pins list ${shellQuote(t.server)}   accept it: airlock pins accept ${shellQuote(t.server)} ${shellQuote(t.tool)} --fingerprint ${t.pinChange!.current}`);
+      }
+      print('\nApprove with `airlock approve ID [--remember once|session|always]` (`--always --arg NAME=VALUE` for a scope), or `airlock deny ID`.');
     }
     return 0;
   }
   if (name === 'approve') {
-    const { values, positionals } = parse(rest, { remember: { type: 'string' }, json: { type: 'boolean' } });
+    const { values, positionals } = parse(rest, { remember: { type: 'string' }, always: { type: 'boolean' }, arg: { type: 'string', multiple: true }, json: { type: 'boolean' } });
     const id = single(positionals, 'approve');
-    const remember = values.remember ?? 'once';
+    if (values.always && values.remember !== undefined && values.remember !== 'always') throw new UsageError('--always is --remember always');
+    const remember = values.always ? 'always' : (values.remember ?? 'once');
     if (remember !== 'once' && remember !== 'session' && remember !== 'always') throw new UsageError('--remember takes once, session or always');
-    const out = await call('approve', { id, remember });
+    const args = argConditions(values.arg);
+    if (args && remember !== 'always') throw new UsageError('--arg scopes an "always" approval: add --always');
+    const out = await call('approve', { id, remember, ...(args ? { args } : {}) });
     if (values.json) printJson(out);
-    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}).`);
+    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}${args ? ` when ${args.map(describeCondition).join(' and ')}` : ''}).`);
     return 0;
   }
   const { values, positionals } = parse(rest, { reason: { type: 'string' }, json: { type: 'boolean' } });
@@ -55,4 +67,15 @@ function describe(remember: Remember): string {
   if (remember === 'session') return 'this tool, for this session';
   if (remember === 'always') return 'always: an allow rule was added';
   return 'this call only';
+}
+
+/** A condition as `--arg NAME=VALUE` spells it (what parseArgCondition reads back). */
+function argSpec(c: ArgCondition): string {
+  if (c.kind === 'path' || c.kind === 'glob') return `${c.arg}=${c.glob}`;
+  if (c.kind === 'range') return `${c.arg}=${c.min ?? ''}..${c.max ?? ''}`;
+  return `${c.arg}=${typeof c.value === 'string' ? JSON.stringify(c.value) : String(c.value)}`;
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

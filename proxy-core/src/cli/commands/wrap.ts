@@ -5,6 +5,7 @@
 import { isAbsolute } from 'node:path';
 import { parseWrapArgv, WrapArgvError, type WrapArgv } from '../../clients/wrapped.js';
 import { spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
+import { declarationProblems, type InverseDecl, parseUndoSpec, UndoSpecError } from '../../wrap/undo-spec.js';
 import { CliError, UsageError } from '../errors.js';
 
 const SEE_HELP = 'see `airlock wrap --help`';
@@ -40,11 +41,13 @@ async function wrap(rest: string[]): Promise<number> {
   if (values.home !== undefined && (values.home === '' || !isAbsolute(values.home))) {
     throw new UsageError(`--home must be an absolute path (got "${values.home}")`);
   }
+  const undo = undoDeclarations(values.undo);
   const common = {
     server: values.name,
     client: values.client ?? 'unknown',
     trustFlag: values.trustReadOnlyHints,
     ...(values.home !== undefined ? { home: values.home } : {}),
+    ...(undo.length ? { undo } : {}),
   };
 
   if (values.url !== undefined) {
@@ -63,7 +66,26 @@ async function wrap(rest: string[]): Promise<number> {
   child.on('error', early);
   const { runWrapper } = await import('../../wrap/run-wrapper.js');
   child.off('error', early);
-  return runWrapper({ ...common, command: [command, ...args] }, stdioUpstream(child, spawnError));
+  // E-Stop may terminate the server; on release the wrapper starts the same command again
+  return runWrapper({ ...common, command: [command, ...args] }, stdioUpstream(child, spawnError, () => spawnUpstream(command, args)));
+}
+
+/**
+ * `--undo` declarations, refused at start when one cannot be meant (malformed, a tool that names itself, a tool
+ * declared twice). Whether the server lists both tools is checked once it has listed them (the broker journals a
+ * refusal then).
+ */
+function undoDeclarations(specs: readonly string[]): InverseDecl[] {
+  let decls: InverseDecl[];
+  try {
+    decls = specs.map((spec) => parseUndoSpec(spec));
+  } catch (err) {
+    if (err instanceof UndoSpecError) throw new UsageError(`--undo: ${err.message}; ${SEE_HELP}`);
+    throw err;
+  }
+  const problems = declarationProblems(decls);
+  if (problems.length) throw new UsageError(`--undo: ${problems.join('; ')}`);
+  return decls;
 }
 
 async function remote(urlText: string, headerSpecs: string[], transport: string): Promise<{ upstream: Upstream; label: string }> {

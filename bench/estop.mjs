@@ -1,0 +1,130 @@
+// E-Stop, hard: from the command (the broker's `estop` method, as any front end sends it) to every in-flight call
+// of 8 busy sessions answered. Each round, every session has 4 calls running at its server (the fixture's `sleep`,
+// confirmed by the fixture's own log), then E-Stop is pressed and each call's answer time is taken against the
+// moment the command was sent. The servers answer within the grace, so no server is terminated between rounds.
+// Imported by run.mjs, which owns the broker; not a test: nothing here passes or fails.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LineSplitter } from '../proxy-core/dist/jsonrpc/lines.js';
+import { BrokerClient } from '../proxy-core/dist/protocol/client.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = join(ROOT, 'bin', 'airlock.js');
+const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
+const SESSIONS = 8;
+const CALLS_PER_SESSION = 4;
+const SERVER = 'bench-estop';
+
+/** One `airlock wrap` around the fixture, spoken to in JSON lines; answers are timed as they are read. */
+function session(home, env, i) {
+  const log = join(home, `estop-${i}.log`);
+  const proc = spawn(process.execPath, [CLI, 'wrap', '--name', SERVER, '--client', 'bench', '--', process.execPath, FIXTURE], {
+    env: { ...env, FIXTURE_LOG: log },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const waiters = new Map();
+  proc.stdout.on(
+    'data',
+    ((splitter) => (d) => splitter.push(d))(
+      new LineSplitter((line) => {
+        const at = performance.now();
+        const m = JSON.parse(line.toString('utf8'));
+        const w = waiters.get(m.id);
+        if (w) {
+          waiters.delete(m.id);
+          w({ m, at });
+        }
+      }),
+    ),
+  );
+  let next = 1;
+  const request = (method, params) =>
+    new Promise((resolve) => {
+      const id = next++;
+      waiters.set(id, resolve);
+      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+    });
+  const started = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"tool":"sleep"')).length : 0);
+  return {
+    request,
+    started,
+    async init() {
+      await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+      await request('tools/list', {});
+    },
+    close() {
+      proc.stdin.end();
+      return new Promise((r) => proc.on('exit', r));
+    },
+  };
+}
+
+async function until(check, what, timeoutMs = 10_000) {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`E-Stop bench: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+const quantile = (xs, q) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
+};
+
+/** Run the measure against the broker in `home`; returns the main table's row(s). */
+export async function estopRows({ home, env, quick = false }) {
+  const rounds = quick ? 5 : 20;
+  const broker = await BrokerClient.connect({ dir: home });
+  const rule = await broker.call('rules.add', { action: 'allow', server: SERVER, tool: 'sleep' });
+  const sessions = [];
+  try {
+    for (let i = 0; i < SESSIONS; i++) {
+      const s = session(home, env, i);
+      await s.init();
+      sessions.push(s);
+    }
+    const perCall = [];
+    const allAnswered = [];
+    const commandReturned = [];
+    let notStopped = 0;
+    for (let round = 0; round < rounds; round++) {
+      const answers = [];
+      for (const s of sessions) {
+        const before = s.started();
+        for (let c = 0; c < CALLS_PER_SESSION; c++) answers.push(s.request('tools/call', { name: 'sleep', arguments: { ms: 1500 } }));
+        // busy for real: every call is running at its server
+        await until(() => s.started() >= before + CALLS_PER_SESSION, 'the calls to reach the server');
+      }
+      const t0 = performance.now();
+      await broker.call('estop', { on: true });
+      commandReturned.push(performance.now() - t0);
+      const got = await Promise.all(answers);
+      const times = got.map(({ at }) => at - t0);
+      perCall.push(...times);
+      allAnswered.push(Math.max(...times));
+      notStopped += got.filter(({ m }) => m.result?._meta?.['airlock/decision']?.decidedBy !== 'estop').length;
+      await broker.call('estop', { on: false });
+    }
+    if (notStopped > 0) throw new Error(`E-Stop bench: ${notStopped} call(s) were not answered as stopped by E-Stop`);
+    const f = (x) => x.toFixed(1);
+    const n = perCall.length;
+    return [
+      [
+        `E-Stop: command to every in-flight call of ${SESSIONS} busy sessions answered, p99 (ms)`,
+        '–',
+        '–',
+        f(quantile(perCall, 0.99)),
+        `${n} calls (${CALLS_PER_SESSION} per session, ${rounds} rounds); all answered: median ${f(quantile(allAnswered, 0.5))}, worst ${f(Math.max(...allAnswered))}; command returned: median ${f(quantile(commandReturned, 0.5))}`,
+        '≤ 100 ms',
+      ],
+    ];
+  } finally {
+    await Promise.all(sessions.map((s) => s.close()));
+    await broker.call('rules.remove', { id: rule.id }).catch(() => {});
+    broker.close();
+  }
+}

@@ -1,0 +1,109 @@
+// Snapshot cost: an allowed write_file of 100 KB through `airlock wrap`, with undo's snapshot of the file taken
+// before the call (the filesystem server, whose write_file is a built-in file tool), against the same call
+// without one (the same server started from a launcher Airlock does not recognise, so nothing is snapshotted).
+// Each call overwrites a 100 KB file with new bytes, so every snapshot reads 100 KB and keeps a new copy.
+// The two modes alternate call by call, so both see the disk in the same state (a write's latency here depends
+// on what the filesystem is doing, more than on anything Airlock does). Imported by run.mjs, which owns the broker; not a test: nothing passes or fails.
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LineSplitter } from '../proxy-core/dist/jsonrpc/lines.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = join(ROOT, 'bin', 'airlock.js');
+const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
+const SIZE = 100 * 1024;
+
+/** One wrapped filesystem server, spoken to in JSON lines (no SDK client in the measured path). */
+function session(env, name, command) {
+  const proc = spawn(process.execPath, [CLI, 'wrap', '--name', name, '--client', 'bench', '--', ...command], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+  const waiters = new Map();
+  const splitter = new LineSplitter((line) => {
+    const m = JSON.parse(line.toString('utf8'));
+    const w = waiters.get(m.id);
+    if (w) {
+      waiters.delete(m.id);
+      w(m);
+    }
+  });
+  proc.stdout.on('data', (d) => splitter.push(d));
+  let next = 1;
+  const request = (method, params) =>
+    new Promise((resolve) => {
+      const id = next++;
+      waiters.set(id, resolve);
+      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+    });
+  return {
+    request,
+    async init() {
+      await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+      await request('tools/list', {});
+    },
+    close() {
+      proc.stdin.end();
+      return new Promise((r) => proc.on('exit', r));
+    },
+  };
+}
+
+function cli(env, ...args) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [CLI, ...args], { env, stdio: 'ignore' });
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`airlock ${args.join(' ')} failed`))));
+  });
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** The bench's row: [measure, direct, byte relay, airlock wrap, vs baseline, target], as run.mjs prints them. */
+export async function snapshotRows({ home, env, quick }) {
+  const root = join(home, 'snapshot-bench');
+  mkdirSync(root, { recursive: true });
+  // the same server, started from a file whose path does not name it: Airlock gives it no built-in file tools
+  const plainLauncher = join(home, 'plain-fs.mjs');
+  writeFileSync(plainLauncher, `await import(${JSON.stringify(new URL(`file://${FILESYSTEM}`).href)});\n`);
+  await cli(env, 'rules', 'add', 'allow', '--server', 'bench-fs-*', '--tool', 'write_file');
+  // hundreds of writes a second is what the E-Stop tripwire is for: it is off while this measures their cost
+  await cli(env, 'settings', 'tripwire', 'off');
+  const modes = {
+    snapshot: session(env, 'bench-fs-snapshot', [process.execPath, FILESYSTEM, root]),
+    plain: session(env, 'bench-fs-plain', [process.execPath, plainLauncher, root]),
+  };
+  const times = { snapshot: [], plain: [] };
+  const calls = quick ? 200 : 1000;
+  let n = 0;
+  const write = async (mode, record) => {
+    const path = join(root, `${mode}.txt`);
+    const content = `${++n} `.padEnd(SIZE, 'x');
+    const t0 = performance.now();
+    const r = await modes[mode].request('tools/call', { name: 'write_file', arguments: { path, content } });
+    const ms = performance.now() - t0;
+    if (r.error || r.result?.isError) throw new Error(`${mode}: write_file failed: ${JSON.stringify(r.error ?? r.result).slice(0, 300)}`);
+    if (record) times[mode].push(ms);
+  };
+  try {
+    for (const s of Object.values(modes)) await s.init();
+    for (const mode of ['snapshot', 'plain']) for (let i = 0; i < 20; i++) await write(mode, false);
+    for (let i = 0; i < calls; i++) {
+      for (const mode of i % 2 ? ['plain', 'snapshot'] : ['snapshot', 'plain']) await write(mode, true);
+    }
+  } finally {
+    for (const s of Object.values(modes)) await s.close();
+    await cli(env, 'settings', 'tripwire', 'on');
+  }
+  const withSnap = median(times.snapshot);
+  const without = median(times.plain);
+  return [
+    [
+      `allowed write_file of 100 KB with its undo snapshot (ms, median of ${times.snapshot.length})`,
+      '–',
+      '–',
+      withSnap.toFixed(3),
+      `${(withSnap / without).toFixed(2)}× the same call without a snapshot (${without.toFixed(3)} ms)`,
+      '≤ 1.3×',
+    ],
+  ];
+}

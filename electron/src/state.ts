@@ -1,0 +1,84 @@
+/**
+ * What the app shows, kept current from the broker: its health, E-Stop and the pending tickets. Loaded once per connection, then each event applied in order; every change is
+ * idempotent (a ticket created twice is one ticket, ending one that is gone changes nothing), so an event the
+ * load already reflects does no harm. Listeners hear one `changed` per tick however many events arrived in it,
+ * so a burst of replayed events opens no popup that the same burst closes.
+ */
+import type { BrokerEvent, BrokerStatus, Ticket } from '@airlock/proxy-core';
+import { Signal } from './signal.js';
+
+export type BrokerHealth =
+  | { state: 'starting' }
+  /** `owned`: the app started this broker (and stops it on quit); else it attached to a running one. */
+  | { state: 'ready'; owned: boolean }
+  | { state: 'problem'; reason: string };
+
+export class AppState {
+  health: BrokerHealth = { state: 'starting' };
+  estop = false;
+  /** Pending tickets, oldest first (the order they arrived in). */
+  private readonly pending = new Map<string, Ticket>();
+  /** Settings the app reads (approval style, shortcut): the key of each that changed. */
+  readonly settingChanged = new Signal<string>();
+  /** A server was protected (by anyone): the first one turns "start at login" on. */
+  readonly serverProtected = new Signal<void>();
+  readonly changed = new Signal<void>();
+  private scheduled = false;
+
+  get tickets(): Ticket[] {
+    return [...this.pending.values()];
+  }
+
+  ticket(id: string): Ticket | undefined {
+    return this.pending.get(id);
+  }
+
+  setHealth(health: BrokerHealth): void {
+    this.health = health;
+    this.touch();
+  }
+
+  /** A fresh load: what the broker says now replaces what was known. */
+  load(status: BrokerStatus, pending: readonly Ticket[]): void {
+    this.estop = status.estop;
+    this.pending.clear();
+    for (const t of [...pending].sort((a, b) => a.createdAt - b.createdAt)) this.pending.set(t.id, t);
+    this.touch();
+  }
+
+  apply(e: BrokerEvent): void {
+    const detail = (typeof e.detail === 'object' && e.detail !== null ? e.detail : {}) as Record<string, unknown>;
+    switch (e.type) {
+      case 'ticket-created': {
+        const t = detail.ticket as Ticket | undefined;
+        if (t && typeof t.id === 'string' && !this.pending.has(t.id)) this.pending.set(t.id, t);
+        break;
+      }
+      case 'ticket-ended':
+        if (typeof detail.ticketId === 'string') this.pending.delete(detail.ticketId);
+        break;
+      case 'estop-on':
+      case 'estop-off':
+        this.estop = e.type === 'estop-on';
+        break;
+      case 'setting-changed':
+        if (typeof detail.key === 'string') this.settingChanged.emit(detail.key);
+        return;
+      case 'server-protected':
+        this.serverProtected.emit();
+        return;
+      default:
+        return;
+    }
+    this.touch();
+  }
+
+  private touch(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.changed.emit();
+    });
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The tray icon and its menu: the app's face. The icon says idle / N waiting / E-Stop / broker problem; the
+ * menu lists the waiting calls (each opens its popup), E-Stop, the window, Protect, start at login and Quit.
+ * Everything is redrawn from the state when it changes.
+ */
+import { app, Menu, type MenuItemConstructorOptions, nativeImage, Tray } from 'electron';
+import type { Approvals } from './approvals.js';
+import type { BrokerLink } from './broker.js';
+import type { Environment } from './environment.js';
+import { type EstopDeps, setEstop } from './estop.js';
+import type { StartAtLogin } from './login-item.js';
+import type { Notices } from './notices.js';
+import type { Shortcut } from './shortcut.js';
+import type { AppState } from './state.js';
+import { trayIconFile, trayLook, trayTooltip } from './tray-look.js';
+import type { Windows } from './windows.js';
+
+export interface TrayDeps extends EstopDeps {
+  env: Environment;
+  state: AppState;
+  broker: BrokerLink;
+  windows: Windows;
+  approvals: Approvals;
+  shortcut: Shortcut;
+  startAtLogin: StartAtLogin;
+  notices: Notices;
+}
+
+/** Waiting calls listed in the menu; the rest are one click away in the window. */
+const MENU_TICKETS = 10;
+
+export function setupTray(deps: TrayDeps): Tray {
+  const { env, state, windows } = deps;
+  const tray = new Tray(nativeImage.createFromPath(trayIconFile(env.trayIcons, 'idle', env.platform)));
+  deps.notices.tray = tray;
+  let look = 'idle';
+  let startAtLogin = false;
+
+  const render = () => {
+    const pending = state.tickets.length;
+    const now = trayLook(state.health, state.estop, pending);
+    if (now !== look) {
+      look = now;
+      tray.setImage(nativeImage.createFromPath(trayIconFile(env.trayIcons, now, env.platform)));
+    }
+    tray.setToolTip(trayTooltip(state.health, state.estop, pending));
+    // the count: next to the icon in the macOS menu bar; a badge where the OS has one (macOS Dock, Unity launcher)
+    if (env.platform === 'darwin') tray.setTitle(pending > 0 ? String(pending) : '');
+    if (env.platform !== 'win32') app.setBadgeCount(pending);
+    tray.setContextMenu(Menu.buildFromTemplate(menu(deps, startAtLogin)));
+  };
+
+  state.changed.on(render);
+  deps.shortcut.changed.on(render);
+  deps.startAtLogin.changed.on((on) => {
+    startAtLogin = on;
+    render();
+  });
+  void deps.startAtLogin.get().then((on) => {
+    startAtLogin = on;
+    render();
+  });
+  // Windows: a click on a tray icon opens the app; on macOS and Linux a click opens the menu
+  if (env.platform === 'win32') tray.on('click', () => windows.openMain());
+  render();
+  return tray;
+}
+
+function menu(deps: TrayDeps, startAtLogin: boolean): MenuItemConstructorOptions[] {
+  const { state, broker, windows, approvals, shortcut } = deps;
+  const items: MenuItemConstructorOptions[] = [];
+  const health = state.health;
+  if (health.state === 'problem') {
+    items.push({ id: 'problem', label: `Airlock is not running: ${health.reason}`.slice(0, 120), enabled: false });
+    items.push({ id: 'retry', label: 'Start Airlock again', click: () => void broker.start() });
+  } else if (health.state === 'starting') {
+    items.push({ id: 'starting', label: 'Starting…', enabled: false });
+  }
+  const tickets = state.tickets;
+  if (health.state === 'ready') {
+    if (tickets.length === 0) items.push({ id: 'none-waiting', label: 'Nothing waits for you', enabled: false });
+    for (const t of tickets.slice(0, MENU_TICKETS)) {
+      items.push({ id: `ticket:${t.id}`, label: `${t.client}: ${t.server} · ${t.tool}…`, click: () => approvals.open(t.id) });
+    }
+    if (tickets.length > MENU_TICKETS) {
+      items.push({ id: 'more-waiting', label: `${tickets.length - MENU_TICKETS} more…`, click: () => windows.openMain('/approvals') });
+    }
+  }
+  items.push({ type: 'separator' });
+  items.push({
+    id: 'estop',
+    label: 'E-Stop: refuse every tool call',
+    type: 'checkbox',
+    checked: state.estop,
+    // shown beside the item; the global shortcut itself is registered apart
+    ...(shortcut.accelerator ? { accelerator: shortcut.accelerator, registerAccelerator: false } : {}),
+    click: () => void setEstop(deps, { on: !state.estop, quietly: true, via: 'the tray' }),
+  });
+  if (shortcut.problem) items.push({ id: 'shortcut-problem', label: `E-Stop shortcut: ${shortcut.problem}`, enabled: false });
+  items.push({ type: 'separator' });
+  items.push({ id: 'open', label: 'Open Airlock', click: () => windows.openMain('/approvals') });
+  items.push({ id: 'protect', label: 'Protect servers…', click: () => windows.openMain('/servers') });
+  items.push({
+    id: 'start-at-login',
+    label: 'Start at login',
+    type: 'checkbox',
+    checked: startAtLogin,
+    click: (item) => void deps.startAtLogin.set(item.checked, 'person'),
+  });
+  items.push({ type: 'separator' });
+  items.push({ id: 'quit', label: 'Quit Airlock', click: () => app.quit() });
+  return items;
+}

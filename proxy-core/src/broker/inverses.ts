@@ -1,0 +1,216 @@
+/**
+ * Declared inverses: "TOOL of SERVER is undone by calling INVERSE". Two sources, one reading (wrap/undo-spec.ts):
+ * a person's stored declarations per server (SQLite, journaled, what the UI edits), and a running wrapper's
+ * `--undo` flags, reported when its session opens and good for that session (they win over a stored one for the
+ * same tool). A declaration is refused when it names a tool the server does not list (checked against the
+ * stored catalog when saved, and against the wrapper's own listing once it reports it), a tool names itself,
+ * it cannot be parsed, or the tool already has one.
+ *
+ * A declared inverse is also evidence: a tool that can be undone changes something, so its read-only claim is
+ * not believed (the evidence goes into the policy's withdrawn claims, as observed contradictions do).
+ */
+import type Database from 'better-sqlite3';
+import { IpcError } from '../ipc/channel.js';
+import type { EventDetails } from '../protocol/events.js';
+import type { DeclaredInverse } from '../protocol/undo-api.js';
+import { checkDecl, declarationProblems, formatUndoSpec, type InverseDecl, UndoSpecError } from '../wrap/undo-spec.js';
+import { bad } from './validate.js';
+
+type InverseEvent = 'inverse-declared' | 'inverse-removed' | 'inverse-refused';
+
+export interface InversesOptions {
+  db: Database.Database;
+  now(): number;
+  /** The names a server listed last (its stored catalog), or empty when Airlock has not seen them. */
+  listed(server: string): string[];
+  record<K extends InverseEvent>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
+}
+
+interface SessionDecls {
+  server: string;
+  client: string;
+  decls: Map<string, InverseDecl>;
+}
+
+/** Sessions whose flags are remembered after they close (a late journal entry may still need them). */
+const CLOSED_KEPT = 200;
+
+interface Row {
+  server: string;
+  tool: string;
+  inverse: string;
+  source: string;
+  map: string | null;
+}
+
+export class Inverses {
+  private readonly stmts;
+  private readonly stored = new Map<string, Map<string, InverseDecl>>();
+  private readonly sessions = new Map<string, SessionDecls>();
+  private readonly closed: string[] = [];
+
+  constructor(private readonly o: InversesOptions) {
+    const db = o.db;
+    this.stmts = {
+      list: db.prepare('SELECT server, tool, inverse, source, map FROM inverses ORDER BY server, tool'),
+      insert: db.prepare('INSERT INTO inverses (server, tool, inverse, source, map, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      remove: db.prepare('DELETE FROM inverses WHERE server = ? AND tool = ?'),
+    };
+    for (const r of this.stmts.list.all() as Row[]) {
+      const decl = fromRow(r);
+      if (decl) this.forServer(r.server).set(decl.tool, decl);
+    }
+  }
+
+  private forServer(server: string): Map<string, InverseDecl> {
+    let m = this.stored.get(server);
+    if (!m) this.stored.set(server, (m = new Map()));
+    return m;
+  }
+
+  /** Every declaration: stored ones, then those of connected wrappers. */
+  list(): DeclaredInverse[] {
+    const out: DeclaredInverse[] = [];
+    for (const [server, decls] of this.stored) for (const d of decls.values()) out.push(shown(server, d, 'setting'));
+    for (const [sessionId, s] of this.sessions) {
+      if (this.closed.includes(sessionId)) continue;
+      for (const d of s.decls.values()) out.push({ ...shown(s.server, d, 'wrapper'), sessionId });
+    }
+    return out.sort((a, b) => (a.server === b.server ? cmp(a.tool, b.tool) : cmp(a.server, b.server)));
+  }
+
+  /** Store a declaration for a server, checked against its catalog; throws bad-request with what is wrong. */
+  set(server: string, d: InverseDecl): DeclaredInverse {
+    const decl: InverseDecl = { tool: d.tool, inverse: d.inverse, from: d.from, ...(d.map ? { map: d.map } : {}) };
+    try {
+      checkDecl(decl);
+    } catch (err) {
+      throw bad((err as Error).message);
+    }
+    const existing = this.stored.get(server)?.get(decl.tool);
+    if (existing) throw bad(`${decl.tool} of ${server} already has a declared inverse (${formatUndoSpec(existing)}); remove it first`);
+    const listed = this.o.listed(server);
+    if (listed.length === 0) throw bad(`Airlock has not seen the tools of ${server} yet: start it through airlock wrap once, then declare its inverses`);
+    const problems = declarationProblems([decl], new Set(listed));
+    if (problems.length) throw bad(problems.join('; '));
+    this.stmts.insert.run(server, decl.tool, decl.inverse, decl.from, decl.map ? JSON.stringify(decl.map) : null, this.o.now());
+    this.forServer(server).set(decl.tool, decl);
+    const out = shown(server, decl, 'setting');
+    this.o.record('inverse-declared', server, decl.tool, { ...out, via: 'api' });
+    return out;
+  }
+
+  remove(server: string, tool: string): { ok: true } {
+    if (this.stmts.remove.run(server, tool).changes === 0) throw new IpcError('not-found', `no inverse declared for ${tool} of ${server} (see \`airlock inverses\`)`);
+    this.stored.get(server)?.delete(tool);
+    this.o.record('inverse-removed', server, tool, { server, tool });
+    return { ok: true };
+  }
+
+  /** A wrapper's `--undo` flags, as its session opens: what cannot be meant is refused (journaled) and dropped. */
+  sessionOpened(sessionId: string, server: string, client: string, raw: readonly InverseDecl[] | undefined): void {
+    if (!raw?.length) return;
+    const decls = new Map<string, InverseDecl>();
+    for (const d of raw) {
+      const spec = safeSpec(d);
+      try {
+        checkDecl(d);
+        if (decls.has(d.tool)) throw new UndoSpecError(`${d.tool} is declared more than once`);
+      } catch (err) {
+        this.o.record('inverse-refused', server, d.tool ?? null, { spec, problems: [(err as Error).message], client });
+        continue;
+      }
+      decls.set(d.tool, { tool: d.tool, inverse: d.inverse, from: d.from, ...(d.map ? { map: d.map } : {}) });
+    }
+    this.sessions.set(sessionId, { server, client, decls });
+  }
+
+  /**
+   * A wrapper reported its server's tools: its flags that name a tool the server does not list are refused now.
+   * True when something was dropped (the evidence in its policy changed).
+   */
+  catalogReported(sessionId: string, names: readonly string[]): boolean {
+    const s = this.sessions.get(sessionId);
+    if (!s || s.decls.size === 0) return false;
+    const listed = new Set(names);
+    let dropped = false;
+    for (const d of [...s.decls.values()]) {
+      const problems = declarationProblems([d], listed);
+      if (problems.length === 0) continue;
+      s.decls.delete(d.tool);
+      dropped = true;
+      this.o.record('inverse-refused', s.server, d.tool, { spec: formatUndoSpec(d), problems, client: s.client });
+    }
+    return dropped;
+  }
+
+  /** A session ended: its flags are kept a while for journal entries still on their way. */
+  sessionClosed(sessionId: string): void {
+    if (!this.sessions.has(sessionId)) return;
+    this.closed.push(sessionId);
+    while (this.closed.length > CLOSED_KEPT) this.sessions.delete(this.closed.shift()!);
+  }
+
+  /** The inverse that applies to a call of `tool` made in this session (its flag first, else the server's). */
+  forCall(server: string, sessionId: string | null | undefined, tool: string): InverseDecl | undefined {
+    const flag = sessionId ? this.sessions.get(sessionId) : undefined;
+    if (flag && flag.server === server) {
+      const d = flag.decls.get(tool);
+      if (d) return d;
+    }
+    return this.stored.get(server)?.get(tool);
+  }
+
+  /** Cheap: might a call of this tool of this server have an inverse (any session's flag, or a stored one)? */
+  mayHave(server: string, tool: string): boolean {
+    if (this.stored.get(server)?.has(tool)) return true;
+    for (const s of this.sessions.values()) if (s.server === server && s.decls.has(tool)) return true;
+    return false;
+  }
+
+  /** The read-only claims a session's policy must not believe: every tool with a declared inverse. */
+  evidence(server: string, sessionId: string): Record<string, string> {
+    const out: Record<string, string> = {};
+    const add = (d: InverseDecl, where: string) => {
+      out[d.tool] = `an inverse is declared for it (${formatUndoSpec(d)}, ${where}): a tool that can be undone changes something`;
+    };
+    for (const d of this.stored.get(server)?.values() ?? []) add(d, 'a stored declaration');
+    const s = this.sessions.get(sessionId);
+    if (s) for (const d of s.decls.values()) add(d, 'airlock wrap --undo');
+    return out;
+  }
+}
+
+function shown(server: string, d: InverseDecl, source: 'setting' | 'wrapper'): DeclaredInverse {
+  return { server, tool: d.tool, inverse: d.inverse, from: d.from, ...(d.map ? { map: d.map } : {}), spec: formatUndoSpec(d), source };
+}
+
+function safeSpec(d: InverseDecl): string {
+  try {
+    return formatUndoSpec(d).slice(0, 2000);
+  } catch {
+    return '(unreadable)';
+  }
+}
+
+function fromRow(r: Row): InverseDecl | null {
+  let map: Record<string, string> | undefined;
+  if (r.map !== null) {
+    try {
+      map = JSON.parse(r.map) as Record<string, string>;
+    } catch {
+      return null;
+    }
+  }
+  const d: InverseDecl = { tool: r.tool, inverse: r.inverse, from: r.source === 'result' ? 'result' : 'args', ...(map ? { map } : {}) };
+  try {
+    checkDecl(d);
+  } catch {
+    return null;
+  }
+  return d;
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

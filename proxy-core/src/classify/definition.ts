@@ -1,0 +1,150 @@
+/**
+ * A tool's definition as Airlock pins it: the fingerprint of what a model is told about the tool (sha256 of
+ * the canonical JSON of its name, title, description, input and output schemas and annotations), and each of
+ * those parts with its own hash and a text cut for display, so a change can be shown and not only detected.
+ *
+ * Computed once per listing by the wrapper (never per call) and sent to the broker with its catalog; the
+ * broker keeps the first one it sees per server and tool (broker/pins.ts), and a later one that differs holds
+ * the tool until the user accepts it. Light on purpose: the wrapper loads it.
+ *
+ * Hostile listings are expected: any nesting depth JSON.parse accepts is hashed without recursion, and the
+ * display texts are bounded whatever the size of the definition.
+ */
+import { createHash } from 'node:crypto';
+
+/** The parts of a definition, besides its name (the key it is pinned under). */
+export const DEFINITION_PARTS = ['title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const;
+export type DefinitionPart = (typeof DEFINITION_PARTS)[number];
+
+export interface DefinitionPartView {
+  /** sha256 of the part's canonical JSON: two parts are the same exactly when these are. */
+  sha256: string;
+  /** The part for a person: a string as it is, anything else as indented JSON with sorted keys; cut at its limit. */
+  text: string;
+  /** The text was cut (the hash still covers the whole part). */
+  cut?: true;
+}
+
+export interface ToolDefinition {
+  /** sha256 of the canonical JSON of the whole definition. */
+  fingerprint: string;
+  /** The parts the server declared (an absent part has no entry). */
+  parts: Partial<Record<DefinitionPart, DefinitionPartView>>;
+}
+
+/** How much of each part's text is kept for display. */
+export const PART_TEXT_LIMITS: Readonly<Record<DefinitionPart, number>> = {
+  title: 512,
+  description: 4096,
+  inputSchema: 8192,
+  outputSchema: 8192,
+  annotations: 2048,
+};
+
+const FINGERPRINT = /^[0-9a-f]{64}$/;
+
+/** True for a string that can be a fingerprint (or a part's hash). */
+export function isFingerprint(v: unknown): v is string {
+  return typeof v === 'string' && FINGERPRINT.test(v);
+}
+
+class Raw {
+  constructor(readonly text: string) {}
+}
+const COMMA = new Raw(',');
+const CLOSE_ARRAY = new Raw(']');
+const CLOSE_OBJECT = new Raw('}');
+
+/**
+ * Canonical JSON (object keys sorted, undefined members dropped, undefined in arrays as null): the same text
+ * as jsonrpc/canonical.ts, written with an explicit stack so that a definition nested deeper than the call
+ * stack (JSON.parse takes ~100,000 levels; recursion stops near 4,000) is hashed rather than thrown on.
+ */
+export function canonicalText(value: unknown): string {
+  const out: string[] = [];
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (item instanceof Raw) {
+      out.push(item.text);
+    } else if (Array.isArray(item)) {
+      out.push('[');
+      stack.push(CLOSE_ARRAY);
+      for (let i = item.length - 1; i >= 0; i--) {
+        stack.push(item[i] === undefined ? null : item[i]);
+        if (i > 0) stack.push(COMMA);
+      }
+    } else if (item !== null && typeof item === 'object') {
+      const obj = item as Record<string, unknown>;
+      const keys = Object.keys(obj)
+        .filter((k) => obj[k] !== undefined)
+        .sort();
+      out.push('{');
+      stack.push(CLOSE_OBJECT);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i]!;
+        stack.push(obj[key]);
+        stack.push(new Raw(`${i > 0 ? ',' : ''}${JSON.stringify(key)}:`));
+      }
+    } else {
+      out.push(JSON.stringify(item) ?? 'null');
+    }
+  }
+  return out.join('');
+}
+
+/** JSON text of a value: the native serializer when it can, the canonical one when the value is too deep for it. */
+export function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? 'null';
+  } catch {
+    return canonicalText(value);
+  }
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** A part's text for a person, cut at `limit`. */
+function displayText(value: unknown, canonical: string, limit: number): { text: string; cut: boolean } {
+  let text = typeof value === 'string' ? value : canonical;
+  if (typeof value !== 'string' && canonical.length <= limit * 4) {
+    // indented, for a readable line diff; a value too deep to indent stays on one line
+    try {
+      text = JSON.stringify(JSON.parse(canonical), null, 2);
+    } catch {
+      text = canonical;
+    }
+  }
+  return text.length > limit ? { text: text.slice(0, limit), cut: true } : { text, cut: false };
+}
+
+/**
+ * The definition of the tool(s) listed under one name. Two entries with one name (unclassifiable anyway) are
+ * pinned together: each part is then the list of the entries' values, and a change to either is a change.
+ */
+export function toolDefinition(name: string, entries: readonly Record<string, unknown>[]): ToolDefinition {
+  const one = entries.length === 1 ? entries[0]! : undefined;
+  const parts: ToolDefinition['parts'] = {};
+  const whole: string[] = [];
+  const members: [string, string][] = [['name', JSON.stringify(name)]];
+  for (const part of DEFINITION_PARTS) {
+    const value = one ? one[part] : entries.some((e) => e[part] !== undefined) ? entries.map((e) => e[part] ?? null) : undefined;
+    if (value === undefined) continue;
+    const canonical = canonicalText(value);
+    members.push([part, canonical]);
+    const shown = displayText(value, canonical, PART_TEXT_LIMITS[part]);
+    parts[part] = { sha256: sha256(canonical), text: shown.text, ...(shown.cut ? { cut: true as const } : {}) };
+  }
+  // the canonical JSON of {name, title, description, inputSchema, outputSchema, annotations}: keys sorted
+  members.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  for (const [key, text] of members) whole.push(`${JSON.stringify(key)}:${text}`);
+  const body = `{${whole.join(',')}}`;
+  return { fingerprint: sha256(entries.length === 1 ? body : `${entries.length}:${body}`), parts };
+}
+
+/** The parts that differ between two definitions (a part present in one only differs too), in a fixed order. */
+export function changedParts(before: ToolDefinition['parts'], after: ToolDefinition['parts']): DefinitionPart[] {
+  return DEFINITION_PARTS.filter((p) => before[p]?.sha256 !== after[p]?.sha256);
+}

@@ -1,0 +1,157 @@
+/**
+ * Tool poisoning: text a model reads but a person reviewing the catalog does not see (hidden Unicode, bidi
+ * controls, terminal escapes) or text that talks to the model rather than describing the tool. Every string
+ * in the entry is scanned, keys included, because a model reads the nested schema descriptions too.
+ *
+ * The one implementation: the classifier flags these in a verdict's reasons (so the wrapper, on every
+ * listing), and `airlock inspect` reports them as findings. Plain TypeScript with no imports, because the
+ * wrapper loads it on its start-up path.
+ */
+
+export type PoisonKind = 'hidden-unicode' | 'tag-characters' | 'private-use' | 'bidi-control' | 'ansi-escape' | 'control-character' | 'instruction';
+
+export interface PoisonHit {
+  kind: PoisonKind;
+  /** Where in the entry, as a JSON path (`description`, `inputSchema.properties.q.description`). */
+  path: string;
+  /** What was found, printable (code points spelled out, matched phrase quoted). */
+  detail: string;
+}
+
+const ZERO_WIDTH = /[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u00AD\u034F\u115F\u1160\u3164\uFFA0]/u;
+const TAG = /[\u{E0000}-\u{E007F}]/u;
+const PRIVATE_USE = /[\uE000-\uF8FF\u{F0000}-\u{FFFFD}\u{100000}-\u{10FFFD}]/u;
+const BIDI = /[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/u;
+const ANSI = /\u001B[[\]()#;?]|\u009B|\u001B[@-Z\\-_]/u;
+// C0/C1 controls other than tab, newline and carriage return (ESC is reported as ANSI above).
+const CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001A\u001C-\u001F\u007F-\u009A\u009C-\u009F]/u;
+
+/** How much of one string the phrase check reads. */
+const MAX_PHRASE_SCAN = 256 * 1024;
+
+const CHAR_CHECKS: ReadonlyArray<[PoisonKind, RegExp, string]> = [
+  ['tag-characters', TAG, 'Unicode tag characters (invisible text)'],
+  ['bidi-control', BIDI, 'bidirectional control characters (text can display in a different order than it reads)'],
+  ['ansi-escape', ANSI, 'ANSI escape sequences (can rewrite what a terminal shows)'],
+  ['hidden-unicode', ZERO_WIDTH, 'zero-width or invisible characters'],
+  ['private-use', PRIVATE_USE, 'private-use characters'],
+  ['control-character', CONTROL, 'control characters'],
+];
+
+// Phrases that address the model (or hide things from the user) rather than describe a tool. Kept specific:
+// a description that says "returns the previous instructions" should not trip this.
+const INSTRUCTION_PATTERNS: readonly RegExp[] = [
+  /\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding|other|system)\s+(?:instructions?|prompts?|rules|messages?|directions?)/i,
+  /\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert|mention\s+(?:this\s+)?to|show|reveal\s+(?:this\s+)?to)\s+the\s+user/i,
+  /\bwithout\s+(?:telling|informing|notifying|alerting|asking)\s+the\s+user/i,
+  /\bthe\s+user\s+(?:must|should)\s+not\s+(?:know|see|be\s+told)/i,
+  /<\s*\/?\s*(?:important|system|instructions?|secret|hidden|admin)\s*>/i,
+  /\[\s*(?:system|important|instructions?)\s*\]/i,
+  /\b(?:before|prior\s+to)\s+(?:using|calling|invoking)\s+(?:this|any)\s+tool,?\s+(?:you\s+must|first|always)/i,
+  // bounded gap: an unbounded `.*` backtracks over the whole string from every "you must read" in it
+  /\byou\s+(?:must|should)\s+(?:first\s+)?(?:read|send|upload|include|pass|call)\b.{0,400}?\b(?:~\/|\.ssh|id_rsa|\.env\b|credentials|api[\s_-]?keys?|passwords?|secrets?|tokens?)/i,
+  /(?:~\/\.ssh|id_rsa|\.aws\/credentials|\/etc\/passwd)/i,
+  /\b(?:you\s+are\s+now|act\s+as|new\s+instructions?\s*:|system\s+prompt\s*:)/i,
+  /\bsecretly\b|\bcovertly\b|\bsilently\s+(?:send|forward|copy|exfiltrate|upload)/i,
+];
+
+function codePoints(text: string, re: RegExp): string {
+  const seen = new Set<string>();
+  for (const ch of text) {
+    if (re.test(ch)) seen.add(`U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`);
+    if (seen.size >= 6) break;
+  }
+  return [...seen].join(', ');
+}
+
+/** Tag characters mirror ASCII (U+E0020–U+E007E); spelling them out shows what the hidden text says. */
+function decodeTags(text: string): string {
+  let out = '';
+  for (const ch of text) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (cp >= 0xe0020 && cp <= 0xe007e) out += String.fromCharCode(cp - 0xe0000);
+  }
+  return out.slice(0, 80);
+}
+
+const INVISIBLE = new RegExp(`${ZERO_WIDTH.source}|${TAG.source}|${BIDI.source}`, 'gu');
+
+/** Scan one string; `path` names where it came from. */
+export function scanText(text: string, path: string): PoisonHit[] {
+  const hits: PoisonHit[] = [];
+  for (const [kind, re, label] of CHAR_CHECKS) {
+    if (!re.test(text)) continue;
+    const detail =
+      kind === 'ansi-escape'
+        ? label
+        : kind === 'tag-characters' && decodeTags(text) !== ''
+          ? `${label} spelling "${decodeTags(text)}"`
+          : `${label}: ${codePoints(text, re)}`;
+    hits.push({ kind, path, detail });
+  }
+  // Hidden characters inside a phrase ("ign\u200Bore previous") must not hide it from the phrase check. The
+  // phrase check reads a bounded prefix of a huge string (the character checks above read all of it).
+  const visible = (text.length > MAX_PHRASE_SCAN ? text.slice(0, MAX_PHRASE_SCAN) : text).replace(INVISIBLE, '');
+  for (const re of INSTRUCTION_PATTERNS) {
+    const m = re.exec(visible);
+    if (m) {
+      hits.push({ kind: 'instruction', path, detail: `instruction-like text: "${m[0].slice(0, 60)}"` });
+      break;
+    }
+  }
+  return hits;
+}
+
+/** Scan every string (and key) in a JSON value; bounded so a huge entry cannot stall the scan. */
+export function scanJson(value: unknown, basePath = ''): PoisonHit[] {
+  const hits: PoisonHit[] = [];
+  let budget = 20_000;
+  const walk = (node: unknown, path: string, depth: number): void => {
+    if (--budget < 0 || depth > 64) return;
+    if (typeof node === 'string') {
+      hits.push(...scanText(node, path === '' ? '(value)' : path));
+    } else if (Array.isArray(node)) {
+      node.forEach((item, i) => walk(item, `${path}[${i}]`, depth + 1));
+    } else if (typeof node === 'object' && node !== null) {
+      for (const [key, child] of Object.entries(node)) {
+        const childPath = path === '' ? key : `${path}.${key}`;
+        for (const hit of scanText(key, `${childPath} (key)`)) hits.push(hit);
+        walk(child, childPath, depth + 1);
+      }
+    }
+  };
+  walk(value, basePath, 0);
+  return hits;
+}
+
+const ESCAPE_FOR_DISPLAY = new RegExp(
+  `${ZERO_WIDTH.source}|${TAG.source}|${PRIVATE_USE.source}|${BIDI.source}|${CONTROL.source}|[\\u001B\\u009B]`,
+  'gu',
+);
+
+/** Make server-supplied text safe to print on a terminal: invisible and control characters spelled out. */
+export function printable(text: string, maxLength = 200): string {
+  const escaped = text.replace(ESCAPE_FOR_DISPLAY, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`);
+  const oneLine = escaped.replace(/\r?\n|\r|\t/g, ' ');
+  return oneLine.length > maxLength ? `${oneLine.slice(0, maxLength - 1)}…` : oneLine;
+}
+
+/**
+ * Hits grouped into one line per kind, naming up to `places` paths: what a verdict's reasons say (the hidden
+ * characters spelled out, so the line itself is safe to print).
+ */
+export function describeHits(hits: readonly PoisonHit[], places = 3): string[] {
+  const byKind = new Map<PoisonKind, PoisonHit[]>();
+  for (const hit of hits) {
+    const group = byKind.get(hit.kind);
+    if (group) group.push(hit);
+    else byKind.set(hit.kind, [hit]);
+  }
+  const lines: string[] = [];
+  for (const group of byKind.values()) {
+    const where = group.slice(0, places).map((h) => printable(h.path, 120)).join(', ');
+    const more = group.length > places ? ` and ${group.length - places} more` : '';
+    lines.push(`possible tool poisoning: ${printable(group[0]!.detail, 300)} in ${where}${more}`);
+  }
+  return lines;
+}

@@ -1,0 +1,243 @@
+/**
+ * E-Stop, hard: what the wrapper does beyond refusing the next call. When a policy with E-Stop arrives, every
+ * call the server is running is answered to its client at once ("stopped by E-Stop") and the server is sent
+ * `notifications/cancelled` for it. A server that has not answered such a call within the grace (the
+ * `estop-grace-seconds` setting) has its process tree terminated: the MCP SDK never answers a cancelled request,
+ * so a server that stopped and one that ignored the cancellation look alike, and E-Stop does not bet on the
+ * first. While the server is down, a call is refused and any other request gets an error, never a wait. On
+ * release it is started again and the client's `initialize` replayed (answers consumed here), so the client
+ * goes on as before; where that is not safe, the client is told plainly that it must restart the server.
+ *
+ *   up ─(grace over, a stopped call unanswered)▶ stopping ─(process gone)▶ down ─(release)▶ restarting ─▶ up
+ *                                                                                                     └▶ gone
+ */
+import type { JsonRpcResponse } from '../jsonrpc/messages.js';
+import type { PolicySnapshot } from '../policy/decide.js';
+import { type Clock, monotonic, type Timer } from '../util/clock.js';
+import type { CallPipeline, Denial } from './pipeline.js';
+import type { InitCapture } from './restart.js';
+import { RESERVED_ID_PREFIX, type ToolListing } from './tool-listing.js';
+
+export type UpstreamState = 'up' | 'stopping' | 'down' | 'restarting' | 'gone';
+
+/** What E-Stop needs of the process behind the wrapper (given by run-wrapper.ts; absent in some tests). */
+export interface UpstreamControl {
+  /** Terminate the server's process tree now; its end is reported through `Relay.upstreamEnded`. */
+  terminate(): void;
+  /** Start the same server again (its messages then arrive as before); why not, when it cannot be. */
+  respawn(): Promise<string | null>;
+}
+
+export interface HardStopContext {
+  server: string;
+  clock: Clock;
+  calls: CallPipeline;
+  listing: ToolListing;
+  init: InitCapture;
+  upstream: UpstreamControl | undefined;
+  /** How long the restarted server may take to answer the replayed initialize. */
+  restartTimeoutMs: number;
+  log(msg: string): void;
+  toClient(message: unknown): void;
+  toUpstream(message: unknown): void;
+  /** Has the client said `notifications/initialized` (so the restarted server is told it too)? */
+  initialized(): boolean;
+  /** The server is going away: answer the client's requests it was sent and will never answer. */
+  abandonRequests(why: string): void;
+  /** The server takes messages again (or never will): what the client sent meanwhile goes on. */
+  resumed(): void;
+}
+
+const DEFAULT_GRACE_SECONDS = 2;
+const STOPPED: Denial = { decidedBy: 'estop', reason: 'stopped by E-Stop' };
+const ESTOP_ON: Denial = { decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused' };
+
+export class HardStop {
+  private current: UpstreamState = 'up';
+  private estop = false;
+  private graceMs = DEFAULT_GRACE_SECONDS * 1000;
+  private graceTimer: Timer | undefined;
+  /** Calls E-Stop ended while the server ran them: call id -> when the server's grace for it is over. */
+  private readonly stopped = new Map<string, number>();
+  private goneWhy = '';
+  private readonly replayPrefix = `${RESERVED_ID_PREFIX}restart:`;
+  private replays = 0;
+  private replay: { id: string; done(answer: JsonRpcResponse | null): void } | undefined;
+
+  constructor(private readonly o: HardStopContext) {}
+
+  get state(): UpstreamState {
+    return this.current;
+  }
+
+  /** A policy push: E-Stop stops what runs; a release restarts a server E-Stop terminated. */
+  policyChanged(policy: PolicySnapshot | null): void {
+    // the broker is away: nothing changes here (calls fail closed meanwhile)
+    if (!policy) return;
+    this.estop = policy.estop;
+    if (!policy.estop) {
+      if (this.current === 'down') void this.restart();
+      return;
+    }
+    if (policy.estopGraceSeconds !== undefined) this.graceMs = policy.estopGraceSeconds * 1000;
+    if (this.current !== 'up') return;
+    const ended = this.o.calls.stopRunning(STOPPED);
+    if (ended.length === 0) return;
+    this.o.log(`airlock: E-Stop: ${ended.length} running call(s) answered as stopped; the server was told to cancel them`);
+    const deadline = monotonic(this.o.clock) + this.graceMs;
+    for (const id of ended) this.stopped.set(id, deadline);
+    this.armGrace();
+  }
+
+  /** Why the server cannot take a call now, or undefined when it can. */
+  unavailable(): Denial | undefined {
+    if (this.current === 'up') return undefined;
+    if (this.current === 'gone') return { decidedBy: 'error', reason: this.goneText() };
+    return this.estop ? ESTOP_ON : { decidedBy: 'error', reason: 'the MCP server is being restarted after E-Stop; try again in a moment' };
+  }
+
+  /** The error a client request other than tools/call gets while the server is not up. */
+  refusal(): string {
+    if (this.current === 'gone') return this.goneText();
+    if (this.estop) return `the MCP server "${this.o.server}" was stopped by Airlock's E-Stop; it is started again when E-Stop is released`;
+    return `the MCP server "${this.o.server}" is being restarted after E-Stop; try again in a moment`;
+  }
+
+  /** Is this the id of the replayed initialize (its answer is the wrapper's, never the client's)? */
+  takes(id: unknown): boolean {
+    return typeof id === 'string' && id.startsWith(this.replayPrefix);
+  }
+
+  takeResponse(m: JsonRpcResponse): void {
+    if (this.replay && m.id === this.replay.id) this.replay.done(m);
+  }
+
+  /**
+   * The server process ended. True when E-Stop did it (or it was meant to be replaced), so the wrapper stays
+   * up for the restart; false when it ended by itself, and the wrapper ends with it.
+   */
+  upstreamEnded(description: string): boolean {
+    switch (this.current) {
+      case 'up':
+        return false;
+      case 'stopping':
+        this.current = 'down';
+        this.o.log(`airlock: the MCP server "${this.o.server}" ${description} (E-Stop); it is started again when E-Stop is released`);
+        if (!this.estop) void this.restart();
+        return true;
+      case 'restarting':
+        this.fail(`it ${description} while it was being restarted`, false);
+        return true;
+      default:
+        return true;
+    }
+  }
+
+  // ---- the steps ---------------------------------------------------------------------------------------
+
+  private armGrace(): void {
+    if (this.graceTimer || this.stopped.size === 0) return;
+    let next = Infinity;
+    for (const deadline of this.stopped.values()) next = Math.min(next, deadline);
+    // (the clock's timers are unref'd: a pending grace never keeps the wrapper alive by itself)
+    this.graceTimer = this.o.clock.setTimeout(() => this.graceOver(), Math.max(0, next - monotonic(this.o.clock)));
+  }
+
+  /** A grace ran out: a stopped call the server still has not let go of means it is terminated. */
+  private graceOver(): void {
+    this.graceTimer = undefined;
+    const now = monotonic(this.o.clock);
+    let overdue = 0;
+    for (const [id, deadline] of this.stopped) {
+      if (!this.o.calls.awaitingServer(id)) this.stopped.delete(id);
+      else if (deadline <= now) overdue++;
+    }
+    if (overdue > 0) return this.terminate(`it had not stopped ${overdue} call(s) cancelled by E-Stop after ${this.graceMs / 1000} s`);
+    this.armGrace();
+  }
+
+  private terminate(why: string): void {
+    if (this.current !== 'up') return;
+    const control = this.o.upstream;
+    if (!control) {
+      this.o.log(`airlock: E-Stop: ${why}, but this server cannot be terminated from here`);
+      this.stopped.clear();
+      return;
+    }
+    this.current = 'stopping';
+    this.stopped.clear();
+    this.o.log(`airlock: E-Stop: terminating the MCP server "${this.o.server}" and every process it started: ${why}`);
+    // from now on nothing the old process says is relayed; whatever waits on it is answered now
+    this.o.listing.abandon();
+    this.o.listing.markStale();
+    this.o.calls.upstreamExited("was stopped by Airlock's E-Stop");
+    this.o.abandonRequests(`the MCP server "${this.o.server}" was stopped by Airlock's E-Stop before answering`);
+    control.terminate();
+  }
+
+  /** Start the server again and replay the client's session; on any doubt, give up and say so. */
+  private async restart(): Promise<void> {
+    if (this.current !== 'down') return;
+    this.current = 'restarting';
+    const control = this.o.upstream;
+    const unsafe = this.o.init.unsafe() ?? (control ? null : 'this wrapper cannot start it');
+    if (unsafe !== null || !control) return this.fail(unsafe ?? 'this wrapper cannot start it', false);
+    this.o.log(`airlock: E-Stop released: starting the MCP server "${this.o.server}" again`);
+    let why: string | null;
+    try {
+      why = await control.respawn();
+    } catch (err) {
+      why = `it could not be started again: ${(err as Error).message}`;
+    }
+    if (this.current !== 'restarting') return;
+    if (why !== null) return this.fail(why, false);
+    const answer = await this.handshake();
+    if (this.current !== 'restarting') return;
+    const mismatch = answer ? this.o.init.mismatch(answer) : `it did not answer initialize within ${this.o.restartTimeoutMs / 1000} s`;
+    if (mismatch !== null) return this.fail(mismatch, true);
+    if (this.o.initialized()) this.o.toUpstream({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    this.current = 'up';
+    // the tools are listed afresh before the next call is decided (a listing the old process left unanswered is
+    // dropped first, so the new one is not kept waiting behind it)
+    this.o.listing.abandon();
+    this.o.listing.allowListing();
+    this.o.listing.markStale();
+    this.o.log(`airlock: the MCP server "${this.o.server}" was restarted after E-Stop; the client's session goes on`);
+    this.o.resumed();
+  }
+
+  /** Send the client's initialize to the new process; its answer, or null when none came in time. */
+  private handshake(): Promise<JsonRpcResponse | null> {
+    const id = `${this.replayPrefix}${++this.replays}`;
+    return new Promise((resolve) => {
+      const timer = this.o.clock.setTimeout(() => done(null), this.o.restartTimeoutMs);
+      const done = (answer: JsonRpcResponse | null) => {
+        if (this.replay?.id !== id) return;
+        this.replay = undefined;
+        this.o.clock.clearTimeout(timer);
+        resolve(answer);
+      };
+      this.replay = { id, done };
+      this.o.toUpstream(this.o.init.replay(id));
+    });
+  }
+
+  /** The server cannot be given back to the client: refuse from now on, and tell the client why, once. */
+  private fail(why: string, stopNew: boolean): void {
+    this.current = 'gone';
+    this.goneWhy = why;
+    this.replay?.done(null);
+    const text = this.goneText();
+    this.o.log(`airlock: ${text}`);
+    this.o.toClient({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'error', logger: 'airlock/estop', data: text } });
+    if (stopNew) this.o.upstream?.terminate();
+    this.o.resumed();
+  }
+
+  private goneText(): string {
+    return (
+      `the MCP server "${this.o.server}" was stopped by Airlock's E-Stop and could not be restarted (${this.goneWhy}); ` +
+      'restart it from your MCP client (reconnect the server, or restart the client)'
+    );
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * Undo against real servers: the filesystem server's writes put back from their snapshots (bytes and mode), a
+ * created file removed, a later edit by someone else refused as a conflict, the memory server's
+ * create_entities undone by its declared inverse, and a session rolled back with one undo failing. Ground truth
+ * is the disk and the server's own state.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterEach, describe, expect, test } from 'vitest';
+import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
+import type { RollbackReport, UndoReport } from '../../proxy-core/src/protocol/undo-api.js';
+import { cleanup, CLI, cli, cliJson, connectWrapped, FILESYSTEM, MEMORY, onCleanup, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+
+afterEach(cleanup);
+
+/** Wait until `count` calls of `tool` have their end journaled, and what undo can do for them is known; newest first. */
+async function finished(home: string, tool: string, count = 1): Promise<HistoryItem[]> {
+  return untilBroker(
+    home,
+    (e) => e.type === 'call' || e.type === 'undo-known',
+    async (c) => {
+      const calls = (await c.call('history', { tool, limit: 100 })).calls.filter(
+        (x) => x.client !== 'airlock-undo' && x.finishedAt !== undefined && x.outcome !== 'pending' && x.undo?.state !== 'prepared',
+      );
+      return calls.length >= count ? calls : undefined;
+    },
+    8000,
+    `${count} finished call(s) of ${tool}`,
+  );
+}
+
+async function undo(home: string, args: string[]): Promise<{ code: number; report: UndoReport }> {
+  const r = await cli(home, ['undo', ...args, '--json']);
+  return { code: r.code, report: JSON.parse(r.stdout) as UndoReport };
+}
+
+async function filesystem(home: string) {
+  const root = join(home, 'files');
+  mkdirSync(root);
+  await startDaemon(home);
+  const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+  return { root, w };
+}
+
+describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
+  test('an approved write_file, undone: the bytes and the mode are back; undoing the undo redoes it', async () => {
+    const home = tempDir();
+    const { root, w } = await filesystem(home);
+    const target = join(root, 'notes.txt');
+    writeFileSync(target, 'the original\nsecond line\n');
+    chmodSync(target, 0o640);
+
+    const call = w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'overwritten by the model' } });
+    const ticket = await waitForTicket(home, 'write_file');
+    // before approval, the card can say the call will be undoable
+    expect((ticket as unknown as { undoable: unknown }).undoable).toEqual({ kind: 'snapshot' });
+    await cli(home, ['approve', ticket.id]);
+    expect((await call).isError).toBeFalsy();
+    expect(readFileSync(target, 'utf8')).toBe('overwritten by the model');
+
+    const [entry] = await finished(home, 'write_file');
+    const { code, report } = await undo(home, [entry!.id]);
+    expect(code).toBe(0);
+    expect(report).toMatchObject({ ok: true, kind: 'snapshot', restored: [{ path: target, action: 'restored' }], conflicts: [], residue: [] });
+    expect(readFileSync(target, 'utf8')).toBe('the original\nsecond line\n');
+    expect(statSync(target).mode & 0o777).toBe(0o640);
+
+    // the journal says so: the call is undone, the undo is an entry of its own that can be undone (a redo)
+    const history = await cliJson<HistoryItem[]>(home, ['history']);
+    const original = history.find((h) => h.id === entry!.id)!;
+    expect(original.undo).toMatchObject({ available: false, kind: 'snapshot', state: 'undone', undoneBy: report.undoId });
+    const undoEntry = history.find((h) => h.id === report.undoId)!;
+    expect(undoEntry).toMatchObject({ client: 'airlock-undo', outcome: 'ok', undo: { available: true, kind: 'snapshot', undoOf: entry!.id } });
+
+    const redo = await undo(home, [report.undoId!]);
+    expect(redo.report.ok).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('overwritten by the model');
+    // and the call can be undone again
+    expect((await undo(home, [entry!.id])).report.ok).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('the original\nsecond line\n');
+
+    const status = await cliJson<{ snapshots: { blobs: number; bytes: number; totalCapBytes: number } }>(home, ['status']);
+    expect(status.snapshots.blobs).toBeGreaterThan(0);
+    expect(status.snapshots.totalCapBytes).toBe(500 * 1024 * 1024);
+  });
+
+  test('a file the call created is removed by its undo', async () => {
+    const home = tempDir();
+    const { root, w } = await filesystem(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const target = join(root, 'new.txt');
+    expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'fresh' } })).isError).toBeFalsy();
+    expect(existsSync(target)).toBe(true);
+    const [entry] = await finished(home, 'write_file');
+    expect((await undo(home, [entry!.id])).report).toMatchObject({ ok: true, restored: [{ path: target, action: 'removed' }] });
+    expect(existsSync(target)).toBe(false);
+  });
+
+  test('a file someone else changed after the call: a conflict, and nothing is overwritten unless forced', async () => {
+    const home = tempDir();
+    const { root, w } = await filesystem(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const target = join(root, 'shared.txt');
+    writeFileSync(target, 'before');
+    await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'by the model' } });
+    const [entry] = await finished(home, 'write_file');
+    writeFileSync(target, 'edited by a person afterwards');
+
+    const { code, report } = await undo(home, [entry!.id]);
+    expect(code).not.toBe(0);
+    expect(report).toMatchObject({ ok: false, restored: [], residue: [] });
+    expect(report.conflicts).toEqual([{ path: target, expected: expect.stringContaining('a file of 12 bytes'), found: expect.stringContaining('a file of 29 bytes') }]);
+    expect(readFileSync(target, 'utf8')).toBe('edited by a person afterwards');
+
+    const forced = await undo(home, [entry!.id, '--force']);
+    expect(forced.report.ok).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('before');
+    // what was overwritten was snapshotted: undoing the forced undo brings the person's edit back
+    expect((await undo(home, [forced.report.undoId!])).report.ok).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('edited by a person afterwards');
+  });
+
+  test('a rollback of three calls with one failing: its residue is reported, the other two are undone', async () => {
+    const home = tempDir();
+    const { root, w } = await filesystem(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', '*']);
+    const [a, b, c] = ['a.txt', 'b.txt', 'c.txt'].map((n) => join(root, n)) as [string, string, string];
+    writeFileSync(a, 'a before');
+    writeFileSync(b, 'b before');
+    for (const [path, content] of [[a, 'a after'], [b, 'b after']]) {
+      expect((await w.client.callTool({ name: 'write_file', arguments: { path, content } })).isError).toBeFalsy();
+    }
+    // the third: a move (both paths snapshotted)
+    expect((await w.client.callTool({ name: 'move_file', arguments: { source: a, destination: c } })).isError).toBeFalsy();
+    await finished(home, 'write_file', 2);
+    await finished(home, 'move_file');
+    expect(existsSync(a)).toBe(false);
+
+    // b's snapshot is lost (the data folder damaged): its undo cannot put b back
+    const bBefore = (await import('node:crypto')).createHash('sha256').update('b before').digest('hex');
+    rmSync(join(home, 'snapshots', bBefore));
+
+    const status = await cliJson<{ sessions: { id: string; server: string }[] }>(home, ['status']);
+    const sessionId = status.sessions.find((s) => s.server === 'filesystem')!.id;
+    const r = await cli(home, ['rollback', '--session', sessionId, '--json']);
+    expect(r.code).not.toBe(0);
+    const report = JSON.parse(r.stdout) as RollbackReport;
+    expect(report).toMatchObject({ sessionId, undone: 2, failed: 1, skipped: [] });
+    // newest first: the move, then b, then a
+    expect(report.results.map((x) => x.ok)).toEqual([true, false, true]);
+    expect(report.results[1]!.residue.join(' ')).toMatch(/snapshot .* is missing/);
+    expect(readFileSync(a, 'utf8')).toBe('a before');
+    expect(existsSync(c)).toBe(false);
+    expect(readFileSync(b, 'utf8')).toBe('b after');
+    const history = await cliJson<HistoryItem[]>(home, ['history', '--tool', 'write_file']);
+    expect(history.find((h) => h.arguments.includes('b after'))!.undo).toMatchObject({ available: true, state: 'failed', reason: expect.stringContaining('residue') });
+  });
+});
+
+describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
+  test('create_entities with --undo create_entities=delete_entities:result:entityNames=entities.name is undone', async () => {
+    const home = tempDir();
+    const memoryFile = join(home, 'memory.jsonl');
+    await startDaemon(home);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        CLI, 'wrap', '--name', 'memory', '--client', 'test-client',
+        // what it creates (structuredContent.entities: only the new ones), deleted by name
+        '--undo', 'create_entities=delete_entities:result:entityNames=entities.name',
+        // a declaration naming a tool the server does not list is refused once it has listed its tools
+        '--undo', 'add_observations=remove_observations',
+        '--', process.execPath, MEMORY,
+      ],
+      env: { ...(process.env as Record<string, string>), AIRLOCK_HOME: home, MEMORY_FILE_PATH: memoryFile },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'airlock-test', version: '1.0.0' });
+    await client.connect(transport);
+    onCleanup(() => client.close().catch(() => {}));
+
+    const refused = untilBroker(home, (e) => e.type === 'inverse-refused', async (c) => (await c.call('events', { limit: 50 })).events.find((e) => e.type === 'inverse-refused'), 8000, 'the refusal');
+    await client.listTools();
+    expect((await refused).detail).toMatchObject({ spec: 'add_observations=remove_observations', problems: ['remove_observations (the inverse of add_observations) is not one of the server\'s tools'] });
+
+    writeFileSync(memoryFile, JSON.stringify({ type: 'entity', name: 'Kept', entityType: 'thing', observations: ['was there before'] }) + '\n');
+    const entities = [
+      { name: 'Airlock', entityType: 'project', observations: ['gates tool calls'] },
+      // already there: create_entities does not create it again, so its undo must not delete it
+      { name: 'Kept', entityType: 'thing', observations: [] },
+    ];
+    const call = client.callTool({ name: 'create_entities', arguments: { entities } });
+    const ticket = await waitForTicket(home, 'create_entities');
+    expect((ticket as unknown as { undoable: unknown }).undoable).toEqual({ kind: 'inverse', inverse: 'delete_entities' });
+    await cli(home, ['approve', ticket.id]);
+    expect((await call).isError).toBeFalsy();
+    expect(readFileSync(memoryFile, 'utf8')).toContain('gates tool calls');
+
+    const [entry] = await finished(home, 'create_entities');
+    expect(entry!.undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete_entities' });
+    const { code, report } = await undo(home, [entry!.id]);
+    expect(code).toBe(0);
+    expect(report).toMatchObject({ ok: true, kind: 'inverse', residue: [] });
+    const graph = readFileSync(memoryFile, 'utf8');
+    expect(graph).not.toContain('Airlock');
+    expect(graph).toContain('was there before');
+
+    // the inverse call is journaled as what ran: delete_entities with the names, by Airlock for you
+    const history = await cliJson<HistoryItem[]>(home, ['history']);
+    expect(history.find((h) => h.id === report.undoId)).toMatchObject({
+      client: 'airlock-undo',
+      tool: 'delete_entities',
+      arguments: JSON.stringify({ entityNames: ['Airlock'] }),
+      outcome: 'ok',
+      undo: { available: false, reason: 'Airlock cannot redo an inverse call', undoOf: entry!.id },
+    });
+    expect(history.find((h) => h.id === entry!.id)!.undo).toMatchObject({ state: 'undone', undoneBy: report.undoId });
+  });
+});

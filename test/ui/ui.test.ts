@@ -1,0 +1,330 @@
+/**
+ * The UI as a person uses it: the built renderer served by `airlock daemon --ui`, driven in Debian's Chromium
+ * with playwright-core, against a real broker, real wrapped servers (the fixture and server-filesystem) and the
+ * MCP SDK client. Controls are found by role and accessible name; what ran is judged by the servers (the
+ * fixture's log, the files on disk), never by what the page says.
+ */
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  cleanup,
+  cli,
+  cliJson,
+  connectWrapped,
+  executedCalls,
+  FILESYSTEM,
+  fixture,
+  startDaemon,
+  tempDir,
+  textOf,
+  waitForSessions,
+  waitForTicket,
+  type Daemon,
+  type Wrapped,
+} from '../helpers/airlock.js';
+import { launchChromium, uiUrlFrom } from '../helpers/chromium.mjs';
+import { auditPage, screenshot } from './page-tools.js';
+
+let home: string;
+let userHome: string;
+let cursorConfig: string;
+let daemon: Daemon;
+let origin: string;
+let browser: Awaited<ReturnType<typeof launchChromium>>;
+let notes: Wrapped;
+let notesLog: string;
+let files: Wrapped;
+let filesRoot: string;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  home = tempDir('al-ui-');
+  userHome = tempDir('al-uihome-');
+  // a client config with one server that is not protected yet
+  cursorConfig = join(userHome, '.cursor', 'mcp.json');
+  mkdirSync(join(userHome, '.cursor'));
+  writeFileSync(cursorConfig, JSON.stringify({ mcpServers: { scratch: { command: process.execPath, args: [join(userHome, 'scratch-server.mjs')] } } }, null, 2) + '\n');
+  daemon = await startDaemon(home, ['--ui', '--port', '0'], { HOME: userHome, USERPROFILE: userHome });
+  const url = uiUrlFrom(daemon.stderr());
+  if (!url) throw new Error(`no UI URL in: ${daemon.stderr()}`);
+  origin = url.origin;
+  browser = await launchChromium();
+  // sign in once: the token becomes the context's session cookie
+  const first = await browser.context.newPage();
+  await first.goto(url.href);
+  await first.close();
+  const fx = fixture(home);
+  notesLog = fx.log;
+  notes = await connectWrapped({ home, server: 'notes', client: 'cursor', command: fx.command, args: fx.args, env: fx.env });
+  filesRoot = tempDir('al-uifs-');
+  mkdirSync(join(filesRoot, 'notes'));
+  mkdirSync(join(filesRoot, 'other'));
+  writeFileSync(join(filesRoot, 'notes', 'todo.md'), 'buy milk\ncall mum\nbook the dentist\n');
+  files = await connectWrapped({ home, server: 'files', client: 'cursor', command: process.execPath, args: [FILESYSTEM, filesRoot] });
+  await waitForSessions(home, 2);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await cleanup();
+});
+
+async function openPage(hash = '#/approvals'): Promise<Page> {
+  const page = await browser.context.newPage();
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') pageErrors.push(msg.text());
+  });
+  await page.goto(`${origin}/${hash}`);
+  return page;
+}
+
+const card = (page: Page, tool: string): Locator => page.getByRole('article').filter({ hasText: tool });
+const pending = () => cliJson<{ id: string; tool: string }[]>(home, ['pending']);
+/** Until the button has armed: the card marks its buttons aria-disabled for the first ~600 ms. */
+async function waitArmed(button: Locator): Promise<void> {
+  await button.page().waitForFunction((el) => el?.getAttribute('aria-disabled') !== 'true', await button.elementHandle(), { polling: 20 });
+}
+
+describe('approvals in the browser', () => {
+  test('a held call appears as a card; Allow once runs it and the card leaves', async () => {
+    const page = await openPage();
+    await page.getByRole('heading', { name: 'Approvals' }).waitFor();
+    const call = notes.client.callTool({ name: 'write_note', arguments: { text: 'from the ui test' } });
+    const c = card(page, 'write_note');
+    await c.waitFor();
+    expect(await page.title()).toMatch(/^\(1\) Airlock/);
+    // Deny has the focus by default
+    expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Deny');
+    // playwright's click waits for the button to be enabled; aria-disabled is checked by hand
+    const allow = c.getByRole('button', { name: 'Allow once' });
+    await waitArmed(allow);
+    await allow.click();
+    expect(textOf(await call)).not.toMatch(/denied|refused/i);
+    expect(executedCalls(notesLog, 'write_note').map((e) => (e.arguments as { text: string }).text)).toContain('from the ui test');
+    await c.waitFor({ state: 'detached' });
+    await page.close();
+  });
+
+  test('Deny refuses the call, with the reason given', async () => {
+    const page = await openPage();
+    const call = notes.client.callTool({ name: 'write_note', arguments: { text: 'never' } });
+    const c = card(page, 'write_note');
+    await c.waitFor();
+    await c.getByRole('button', { name: 'Add reason' }).click();
+    await c.getByLabel('Reason for denying (optional, sent to the client)').fill('not today');
+    const deny = c.getByRole('button', { name: 'Deny' });
+    await waitArmed(deny);
+    await deny.click();
+    const result = textOf(await call);
+    expect(result).toMatch(/denied/i);
+    expect(result).toContain('not today');
+    expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'never')).toBe(false);
+    await c.waitFor({ state: 'detached' });
+    await page.close();
+  });
+
+  test('a stray Enter or click while the buttons arm does nothing; then the keyboard alone approves', async () => {
+    const page = await openPage();
+    const call = notes.client.callTool({ name: 'write_note', arguments: { text: 'by keyboard' } });
+    const c = card(page, 'write_note');
+    await c.waitFor();
+    const allow = c.getByRole('button', { name: 'Allow once' });
+    // at once, before the buttons arm: Enter on the focused button and a click on Allow once
+    await page.keyboard.press('Enter');
+    await allow.click({ force: true });
+    expect(await allow.getAttribute('aria-disabled')).toBe('true');
+    expect((await pending()).filter((t) => t.tool === 'write_note')).toHaveLength(1);
+    expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'by keyboard')).toBe(false);
+    await waitArmed(allow);
+    // Tab from Deny to Allow once, then Enter
+    for (let i = 0; i < 8; i++) {
+      if ((await page.evaluate(() => document.activeElement?.textContent?.trim())) === 'Allow once') break;
+      await page.keyboard.press('Tab');
+    }
+    expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Allow once');
+    await page.keyboard.press('Enter');
+    expect(textOf(await call)).not.toMatch(/denied/i);
+    expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'by keyboard')).toBe(true);
+    await page.close();
+  });
+
+  test('Esc denies', async () => {
+    const page = await openPage();
+    const call = notes.client.callTool({ name: 'write_note', arguments: { text: 'escaped' } });
+    const c = card(page, 'write_note');
+    await c.waitFor();
+    await waitArmed(c.getByRole('button', { name: 'Deny' }));
+    await page.keyboard.press('Escape');
+    expect(textOf(await call)).toMatch(/denied/i);
+    expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'escaped')).toBe(false);
+    await page.close();
+  });
+
+  test('invisible and bidi characters in the arguments are shown as escapes, never as themselves', async () => {
+    const page = await openPage();
+    const sneaky = 'ok\u202Egnp.exe\u200B\u001b[31mred\u{E0041}';
+    const call = notes.client.callTool({ name: 'write_note', arguments: { text: sneaky } });
+    const c = card(page, 'write_note');
+    await c.waitFor();
+    const shown = await c.innerText();
+    expect(shown).toContain('\\u202E');
+    expect(shown).toContain('\\u200B');
+    expect(shown).toMatch(/\\x1b\[31m|\\u001B\[31m/i);
+    expect(shown).toMatch(/\\u\{E0041\}|\\uDB40\\uDC41/i);
+    for (const raw of ['\u202E', '\u200B', '\u001b', '\u{E0041}']) expect(shown.includes(raw)).toBe(false);
+    const deny = c.getByRole('button', { name: 'Deny' });
+    await waitArmed(deny);
+    await deny.click();
+    await call;
+    await page.close();
+  });
+
+  test('Always allow… scoped to a folder: the next write there runs, one elsewhere is held; the card shows the diff', async () => {
+    const page = await openPage();
+    const todo = join(filesRoot, 'notes', 'todo.md');
+    const first = files.client.callTool({ name: 'write_file', arguments: { path: todo, content: 'buy milk\ncall mum\nbook the dentist\nwater the plants\n' } });
+    const c = card(page, 'write_file');
+    await c.waitFor();
+    const diff = c.getByRole('group', { name: 'Changes to the file' });
+    await diff.waitFor();
+    expect(await diff.innerText()).toContain('water the plants');
+    const always = c.getByRole('button', { name: 'Always allow…' });
+    await waitArmed(always);
+    await screenshot(page, 'approvals');
+    await always.click();
+    const chooser = c.getByRole('group', { name: 'Always allow, from now on:' });
+    await chooser.getByRole('radio', { name: /notes/ }).check();
+    await chooser.getByRole('button', { name: 'Confirm' }).click();
+    expect(textOf(await first)).not.toMatch(/denied/i);
+    expect(readFileSync(todo, 'utf8')).toContain('water the plants');
+    // inside the folder: runs without asking
+    const inside = join(filesRoot, 'notes', 'ideas.md');
+    expect(textOf(await files.client.callTool({ name: 'write_file', arguments: { path: inside, content: 'a tray app\n' } }))).not.toMatch(/denied/i);
+    expect(readFileSync(inside, 'utf8')).toBe('a tray app\n');
+    // elsewhere: held, and shown
+    const outside = join(filesRoot, 'other', 'x.md');
+    const held = files.client.callTool({ name: 'write_file', arguments: { path: outside, content: 'no\n' } });
+    const heldCard = card(page, 'write_file');
+    await heldCard.waitFor();
+    expect(await heldCard.innerText()).toContain('other');
+    expect(existsSync(outside)).toBe(false);
+    const deny = heldCard.getByRole('button', { name: 'Deny' });
+    await waitArmed(deny);
+    await deny.click();
+    expect(textOf(await held)).toMatch(/denied/i);
+    expect(existsSync(outside)).toBe(false);
+    await page.close();
+  });
+
+  test('a ticket answered from the CLI leaves the page at once', async () => {
+    const page = await openPage();
+    const call = notes.client.callTool({ name: 'write_note', arguments: { text: 'cli answers' } });
+    const c = card(page, 'write_note');
+    await c.waitFor();
+    const ticket = await waitForTicket(home, 'write_note');
+    expect((await cli(home, ['deny', ticket.id])).code).toBe(0);
+    await c.waitFor({ state: 'detached', timeout: 2000 });
+    expect(textOf(await call)).toMatch(/denied/i);
+    await page.close();
+  });
+
+  test('E-Stop from any page refuses the next call; the whole UI says so and offers the way back', async () => {
+    const page = await openPage('#/rules');
+    await page.getByRole('heading', { name: 'Rules', exact: true }).waitFor();
+    const estop = page.getByRole('button', { name: 'E-Stop', exact: true });
+    expect(await estop.getAttribute('aria-pressed')).toBe('false');
+    await estop.click();
+    await page.getByText('E-Stop is on: every call is refused').waitFor();
+    expect(await estop.getAttribute('aria-pressed')).toBe('true');
+    expect((await cliJson<{ estop: boolean }>(home, ['status'])).estop).toBe(true);
+    const result = textOf(await notes.client.callTool({ name: 'write_note', arguments: { text: 'during estop' } }));
+    expect(result).toMatch(/E-Stop/);
+    expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'during estop')).toBe(false);
+    // every page carries the banner
+    await page.goto(`${origin}/#/activity`);
+    await page.getByText('E-Stop is on: every call is refused').waitFor();
+    expect(await auditPage(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Release E-Stop' }).click();
+    await page.getByText('E-Stop is on: every call is refused').waitFor({ state: 'detached' });
+    expect((await cliJson<{ estop: boolean }>(home, ['status'])).estop).toBe(false);
+    await page.close();
+  });
+});
+
+describe('the other pages', () => {
+  test('Activity shows every call, and one call in detail', async () => {
+    const page = await openPage('#/activity');
+    const list = page.getByRole('list', { name: 'Calls, newest first' });
+    await list.getByRole('button').first().waitFor();
+    const text = await list.innerText();
+    for (const tool of ['write_note', 'write_file']) expect(text).toContain(tool);
+    expect(text).toMatch(/denied|deny/i);
+    await screenshot(page, 'activity');
+    await list.getByRole('button').filter({ hasText: 'write_file' }).first().click();
+    await page.getByRole('button', { name: 'Close details' }).waitFor();
+    expect(await page.getByRole('main').innerText()).toMatch(/arguments/i);
+    expect(await auditPage(page)).toEqual([]);
+    await page.close();
+  });
+
+  test('Protect from Servers rewrites the client config, naming the file', async () => {
+    const page = await openPage('#/servers');
+    const section = page.getByRole('region', { name: 'Cursor' });
+    await section.waitFor();
+    expect(await section.innerText()).toContain(cursorConfig);
+    expect(await auditPage(page)).toEqual([]);
+    await section.getByRole('button', { name: 'Protect scratch', exact: true }).click();
+    await page.getByText(/Restart Cursor/).waitFor();
+    const config = JSON.parse(readFileSync(cursorConfig, 'utf8')) as { mcpServers: { scratch: { command: string; args: string[] } } };
+    expect(config.mcpServers.scratch.args).toContain('wrap');
+    expect(config.mcpServers.scratch.args).toContain(join(userHome, 'scratch-server.mjs'));
+    await section.getByRole('button', { name: 'Unprotect scratch', exact: true }).waitFor();
+    await screenshot(page, 'servers');
+    // a server added to the config by hand, while the page is open: a notice, and one click protects it
+    const now = JSON.parse(readFileSync(cursorConfig, 'utf8')) as { mcpServers: Record<string, unknown> };
+    now.mcpServers.fresh = { command: process.execPath, args: [join(userHome, 'fresh-server.mjs')] };
+    writeFileSync(cursorConfig, JSON.stringify(now, null, 2) + '\n');
+    await page.getByText(/New server fresh in .* is not protected/).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: /^Protect fresh in / }).click();
+    await section.getByRole('button', { name: 'Unprotect fresh', exact: true }).waitFor();
+    const after = JSON.parse(readFileSync(cursorConfig, 'utf8')) as { mcpServers: { fresh: { args: string[] } } };
+    expect(after.mcpServers.fresh.args).toContain('wrap');
+    await page.close();
+  });
+
+  test('axe finds no serious or critical violation on any page, nor on a card with a diff', async () => {
+    const problems: Record<string, string[]> = {};
+    // each page once its data is in (its loaded content, not a fixed wait)
+    const loaded: Record<string, (page: Page) => Locator> = {
+      '#/approvals': (p) => p.getByRole('heading', { name: 'Nothing is waiting for you' }),
+      '#/tools/files': (p) => p.getByRole('article').filter({ hasText: 'write_file' }).first(),
+      '#/rules': (p) => p.getByRole('heading', { name: 'Your rules' }),
+      '#/settings': (p) => p.getByLabel('Ticket timeout (seconds)'),
+    };
+    for (const [hash, ready] of Object.entries(loaded)) {
+      const page = await openPage(hash);
+      await ready(page).waitFor();
+      problems[hash] = await auditPage(page);
+      await page.close();
+    }
+    const page = await openPage();
+    const call = files.client.callTool({ name: 'write_file', arguments: { path: join(filesRoot, 'other', 'y.md'), content: 'y\n' } });
+    const c = card(page, 'write_file');
+    await c.waitFor();
+    await c.getByRole('group', { name: 'Changes to the file' }).waitFor();
+    problems['card'] = await auditPage(page);
+    const deny = c.getByRole('button', { name: 'Deny' });
+    await waitArmed(deny);
+    await deny.click();
+    await call;
+    await page.close();
+    expect(problems).toEqual({ '#/approvals': [], '#/tools/files': [], '#/rules': [], '#/settings': [], card: [] });
+  });
+
+  test('no page error and no CSP violation on the way', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
