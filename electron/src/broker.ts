@@ -173,12 +173,16 @@ export class BrokerLink {
   }
 }
 
-/** A check-up runs a server for up to its own timeout; a protect rewrites files; the rest is quick. */
+/**
+ * A check-up runs a server for up to its own timeout; a protect rewrites files; an undo may call a server's
+ * inverse (the broker gives it 30 s) or put back many files; the rest is quick.
+ */
 function timeoutFor(method: UiMethod, params: unknown): number {
   if (method === 'inspect') {
     const seconds = (params as { timeoutSeconds?: unknown }).timeoutSeconds;
     return (typeof seconds === 'number' ? seconds : 20) * 1000 + 15_000;
   }
   if (method === 'clients.protect' || method === 'clients.unprotect' || method === 'clients.list') return 60_000;
+  if (method === 'undo' || method === 'undo.last' || method === 'rollback') return 60_000;
   return 15_000;
 }

@@ -1,11 +1,13 @@
 /**
  * E-Stop from the app: at once, with no "are you sure?" (a brake that asks first is not a brake). The broker
- * reports it done only once every connected wrapper has applied it.
+ * reports it done only once every connected wrapper has applied it. When the broker's tripwire engages it by
+ * itself, the app says so, and why: nobody pressed anything.
  */
 import type { BrokerLink } from './broker.js';
 import { type Log, messageOf } from './log.js';
 import type { Notices } from './notices.js';
 import type { AppState } from './state.js';
+import { tripwireNotice } from './tray-look.js';
 
 export interface EstopDeps {
   broker: BrokerLink;
@@ -34,4 +36,13 @@ export async function setEstop(deps: EstopDeps, opts: { on?: boolean; quietly?: 
       `${messageOf(err)}.${deps.broker.isConnected ? '' : ' While Airlock is not running, protected servers refuse every call anyway.'}`,
     );
   }
+}
+
+/** The tripwire engaged E-Stop: a notice naming it (a person's own E-Stop is said where they pressed it). */
+export function setupTripwireNotice(deps: { state: AppState; notices: Notices; openActivity: () => void }): void {
+  deps.state.estopEngaged.on((cause) => {
+    if (cause.by !== 'tripwire') return;
+    const { title, body } = tripwireNotice(cause);
+    deps.notices.say(title, body, { onClick: deps.openActivity });
+  });
 }

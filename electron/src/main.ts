@@ -8,6 +8,7 @@ import { app, dialog, type Tray } from 'electron';
 import { join } from 'node:path';
 import { setupApprovals } from './approvals.js';
 import { BrokerLink } from './broker.js';
+import { setupTripwireNotice } from './estop.js';
 import { appFiles, type Environment, launcherFor } from './environment.js';
 import { setupIpc } from './ipc.js';
 import { fileLog, messageOf } from './log.js';
@@ -21,6 +22,7 @@ import { setupShortcut } from './shortcut.js';
 import { AppState } from './state.js';
 import { Streams } from './streams.js';
 import { setupTray } from './tray.js';
+import { setupUndoLast } from './undo.js';
 import { Windows } from './windows.js';
 
 function environment(): Environment {
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
   const trayBounds = () => (tray && !tray.isDestroyed() && (env.platform === 'darwin' || env.platform === 'win32') ? tray.getBounds() : null);
   const approvals = setupApprovals({ env, state, broker, windows, log, trayBounds });
   setupIpc({ broker, windows, streams, startAtLogin, log });
+  setupTripwireNotice({ state, notices, openActivity: () => windows.openMain('/activity') });
 
   const quit = setupQuit({
     broker,
@@ -84,7 +87,9 @@ async function main(): Promise<void> {
     },
   });
   if (await trayAvailable(env.platform, process.env)) {
-    tray = setupTray({ env, state, broker, windows, approvals, shortcut, startAtLogin, notices, log });
+    // Undo last is an item of the tray's menu: without a tray, nothing to keep current
+    const undoLast = setupUndoLast({ broker, state, notices, windows, log });
+    tray = setupTray({ env, state, broker, windows, approvals, shortcut, startAtLogin, notices, undoLast, log });
   } else {
     // no tray on this desktop: a small window is the app's face, and closing it is quitting (with the question)
     log.info('no system tray here: showing a small window instead');

@@ -1,21 +1,49 @@
 /**
  * Telling the person something happened that they did not see happen (the E-Stop shortcut pressed from another
- * app, a shortcut another app holds): a balloon from the tray on Windows, a silent OS notification elsewhere.
+ * app, a shortcut another app holds, the tripwire, what "Undo last" did): a balloon from the tray on Windows, a
+ * silent OS notification elsewhere. A notice may say what a click on it does (open the app where to decide).
  */
 import { Notification, type Tray } from 'electron';
 import type { Log } from './log.js';
 
+/** Notices kept referenced so their click handlers live (a collected notification loses them). */
+const KEEP = 8;
+
 export class Notices {
-  tray: Tray | null = null;
+  private current: Tray | null = null;
+  /** What a click on the newest balloon does (Windows shows one balloon at a time). */
+  private balloonClick: (() => void) | null = null;
+  private readonly shown: Notification[] = [];
 
   constructor(private readonly deps: { log: Log; platform: NodeJS.Platform }) {}
 
-  say(title: string, body: string): void {
+  get tray(): Tray | null {
+    return this.current;
+  }
+
+  set tray(tray: Tray | null) {
+    this.current = tray;
+    tray?.on('balloon-click', () => {
+      const click = this.balloonClick;
+      this.balloonClick = null;
+      click?.();
+    });
+  }
+
+  say(title: string, body: string, opts: { onClick?: () => void } = {}): void {
     this.deps.log.info(`${title}: ${body}`);
-    if (this.deps.platform === 'win32' && this.tray && !this.tray.isDestroyed()) {
-      this.tray.displayBalloon({ title, content: body, noSound: true });
+    const tray = this.current;
+    if (this.deps.platform === 'win32' && tray && !tray.isDestroyed()) {
+      this.balloonClick = opts.onClick ?? null;
+      tray.displayBalloon({ title, content: body, noSound: true });
       return;
     }
-    if (Notification.isSupported()) new Notification({ title, body, silent: true }).show();
+    if (!Notification.isSupported()) return;
+    const n = new Notification({ title, body, silent: true });
+    const click = opts.onClick;
+    if (click) n.on('click', () => click());
+    n.show();
+    this.shown.push(n);
+    if (this.shown.length > KEEP) this.shown.shift();
   }
 }

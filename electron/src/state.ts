@@ -1,10 +1,11 @@
 /**
- * What the app shows, kept current from the broker: its health, E-Stop and the pending tickets. Loaded once per connection, then each event applied in order; every change is
+ * What the app shows, kept current from the broker: its health, E-Stop (and who engaged it) and the pending
+ * tickets. Loaded once per connection, then each event applied in order; every change is
  * idempotent (a ticket created twice is one ticket, ending one that is gone changes nothing), so an event the
  * load already reflects does no harm. Listeners hear one `changed` per tick however many events arrived in it,
  * so a burst of replayed events opens no popup that the same burst closes.
  */
-import type { BrokerEvent, BrokerStatus, Ticket } from '@airlock/proxy-core';
+import type { BrokerEvent, BrokerStatus, EventDetails, Ticket } from '@airlock/proxy-core';
 import { Signal } from './signal.js';
 
 export type BrokerHealth =
@@ -13,15 +14,27 @@ export type BrokerHealth =
   | { state: 'ready'; owned: boolean }
   | { state: 'problem'; reason: string };
 
+/** Who engaged E-Stop: a person (any front end), or the tripwire, with why. */
+export type EstopCause = EventDetails['estop-on'];
+
+/** Events after which what "Undo last" would undo may be different. */
+const UNDO_EVENTS: ReadonlySet<string> = new Set(['undo-known', 'undo', 'rollback', 'snapshots-pruned', 'snapshot-failed']);
+
 export class AppState {
   health: BrokerHealth = { state: 'starting' };
   estop = false;
+  /** Why E-Stop is on, when this connection saw it engage (a load knows only that it is on: null). */
+  estopCause: EstopCause | null = null;
   /** Pending tickets, oldest first (the order they arrived in). */
   private readonly pending = new Map<string, Ticket>();
   /** Settings the app reads (approval style, shortcut): the key of each that changed. */
   readonly settingChanged = new Signal<string>();
   /** A server was protected (by anyone): the first one turns "start at login" on. */
   readonly serverProtected = new Signal<void>();
+  /** E-Stop engaged while the app was following (not at a load): by whom, and why. */
+  readonly estopEngaged = new Signal<EstopCause>();
+  /** Something happened that may change which call "Undo last" would undo. */
+  readonly undoChanged = new Signal<void>();
   readonly changed = new Signal<void>();
   private scheduled = false;
 
@@ -40,6 +53,7 @@ export class AppState {
 
   /** A fresh load: what the broker says now replaces what was known. */
   load(status: BrokerStatus, pending: readonly Ticket[]): void {
+    if (!status.estop || !this.estop) this.estopCause = null;
     this.estop = status.estop;
     this.pending.clear();
     for (const t of [...pending].sort((a, b) => a.createdAt - b.createdAt)) this.pending.set(t.id, t);
@@ -57,9 +71,16 @@ export class AppState {
       case 'ticket-ended':
         if (typeof detail.ticketId === 'string') this.pending.delete(detail.ticketId);
         break;
-      case 'estop-on':
+      case 'estop-on': {
+        const cause: EstopCause = detail.by === 'tripwire' ? { by: 'tripwire', ...(typeof detail.reason === 'string' ? { reason: detail.reason } : {}) } : { by: 'user' };
+        this.estop = true;
+        this.estopCause = cause;
+        this.estopEngaged.emit(cause);
+        break;
+      }
       case 'estop-off':
-        this.estop = e.type === 'estop-on';
+        this.estop = false;
+        this.estopCause = null;
         break;
       case 'setting-changed':
         if (typeof detail.key === 'string') this.settingChanged.emit(detail.key);
@@ -68,6 +89,7 @@ export class AppState {
         this.serverProtected.emit();
         return;
       default:
+        if (UNDO_EVENTS.has(e.type)) this.undoChanged.emit();
         return;
     }
     this.touch();

@@ -1,6 +1,6 @@
 /** What the tray shows for a state: pure, so the choice of icon and words is tested without a tray. */
 import { join } from 'node:path';
-import type { BrokerHealth } from './state.js';
+import type { BrokerHealth, EstopCause } from './state.js';
 
 export type TrayLook = 'idle' | 'pending' | 'estop' | 'problem';
 
@@ -16,11 +16,33 @@ export function trayIconFile(dir: string, look: TrayLook, platform: NodeJS.Platf
   return join(dir, platform === 'darwin' ? `${look}Template.png` : `${look}.png`);
 }
 
-export function trayTooltip(health: BrokerHealth, estop: boolean, pending: number): string {
+export function trayTooltip(health: BrokerHealth, estop: boolean, pending: number, cause: EstopCause | null = null): string {
   if (health.state === 'problem') return `Airlock: not running (${health.reason}). Protected servers refuse every call.`;
   if (health.state === 'starting') return 'Airlock: starting…';
+  if (estop && cause?.by === 'tripwire') return `Airlock: E-Stop turned itself on (${tripwireWhy(cause)}). Every tool call is refused.`;
   if (estop) return 'Airlock: E-Stop is on. Every tool call is refused.';
   if (pending === 1) return 'Airlock: 1 call waits for you';
   if (pending > 1) return `Airlock: ${pending} calls wait for you`;
   return 'Airlock: watching your MCP servers';
+}
+
+/** What the tripwire saw, in its own words (`31 changing calls in 10 s`). */
+function tripwireWhy(cause: EstopCause): string {
+  return cause.reason ?? 'too many changing calls too fast';
+}
+
+/** The menu's line under E-Stop when the tripwire engaged it. */
+export function estopCauseLabel(cause: EstopCause | null): string | null {
+  return cause?.by === 'tripwire' ? `Turned on by the tripwire: ${tripwireWhy(cause)}`.slice(0, 120) : null;
+}
+
+/**
+ * The notice when E-Stop engaged by itself: distinct from a person's E-Stop (which says "E-Stop is on"), and
+ * naming what tripped it, since the person did not see it happen.
+ */
+export function tripwireNotice(cause: EstopCause): { title: string; body: string } {
+  return {
+    title: `E-Stop turned itself on: ${tripwireWhy(cause)}`,
+    body: 'More changing calls ran than the tripwire allows (the tripwire-calls and tripwire-seconds settings). Every tool call is refused until you turn E-Stop off in the tray. Click to see what ran.',
+  };
 }

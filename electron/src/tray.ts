@@ -1,6 +1,7 @@
 /**
  * The tray icon and its menu: the app's face. The icon says idle / N waiting / E-Stop / broker problem; the
- * menu lists the waiting calls (each opens its popup), E-Stop, the window, Protect, start at login and Quit.
+ * menu lists the waiting calls (each opens its popup), E-Stop (and why, when the tripwire engaged it), Undo
+ * last, the window, Protect, start at login and Quit.
  * Everything is redrawn from the state when it changes.
  */
 import { app, Menu, type MenuItemConstructorOptions, nativeImage, Tray } from 'electron';
@@ -12,7 +13,9 @@ import type { StartAtLogin } from './login-item.js';
 import type { Notices } from './notices.js';
 import type { Shortcut } from './shortcut.js';
 import type { AppState } from './state.js';
-import { trayIconFile, trayLook, trayTooltip } from './tray-look.js';
+import { estopCauseLabel, trayIconFile, trayLook, trayTooltip } from './tray-look.js';
+import type { UndoLast } from './undo.js';
+import { undoLastLabel } from './undo-text.js';
 import type { Windows } from './windows.js';
 
 export interface TrayDeps extends EstopDeps {
@@ -24,6 +27,7 @@ export interface TrayDeps extends EstopDeps {
   shortcut: Shortcut;
   startAtLogin: StartAtLogin;
   notices: Notices;
+  undoLast: UndoLast;
 }
 
 /** Waiting calls listed in the menu; the rest are one click away in the window. */
@@ -43,7 +47,7 @@ export function setupTray(deps: TrayDeps): Tray {
       look = now;
       tray.setImage(nativeImage.createFromPath(trayIconFile(env.trayIcons, now, env.platform)));
     }
-    tray.setToolTip(trayTooltip(state.health, state.estop, pending));
+    tray.setToolTip(trayTooltip(state.health, state.estop, pending, state.estopCause));
     // the count: next to the icon in the macOS menu bar; a badge where the OS has one (macOS Dock, Unity launcher)
     if (env.platform === 'darwin') tray.setTitle(pending > 0 ? String(pending) : '');
     if (env.platform !== 'win32') app.setBadgeCount(pending);
@@ -52,6 +56,7 @@ export function setupTray(deps: TrayDeps): Tray {
 
   state.changed.on(render);
   deps.shortcut.changed.on(render);
+  deps.undoLast.changed.on(render);
   deps.startAtLogin.changed.on((on) => {
     startAtLogin = on;
     render();
@@ -67,7 +72,7 @@ export function setupTray(deps: TrayDeps): Tray {
 }
 
 function menu(deps: TrayDeps, startAtLogin: boolean): MenuItemConstructorOptions[] {
-  const { state, broker, windows, approvals, shortcut } = deps;
+  const { state, broker, windows, approvals, shortcut, undoLast } = deps;
   const items: MenuItemConstructorOptions[] = [];
   const health = state.health;
   if (health.state === 'problem') {
@@ -96,7 +101,16 @@ function menu(deps: TrayDeps, startAtLogin: boolean): MenuItemConstructorOptions
     ...(shortcut.accelerator ? { accelerator: shortcut.accelerator, registerAccelerator: false } : {}),
     click: () => void setEstop(deps, { on: !state.estop, quietly: true, via: 'the tray' }),
   });
+  const cause = state.estop ? estopCauseLabel(state.estopCause) : null;
+  if (cause) items.push({ id: 'estop-cause', label: cause, enabled: false });
   if (shortcut.problem) items.push({ id: 'shortcut-problem', label: `E-Stop shortcut: ${shortcut.problem}`, enabled: false });
+  // the newest change Airlock can take back (files put back from their snapshot, or the declared inverse called)
+  items.push({
+    id: 'undo-last',
+    label: undoLastLabel(undoLast.target, undoLast.busy),
+    enabled: health.state === 'ready' && undoLast.target !== null && !undoLast.busy,
+    click: () => void undoLast.run(),
+  });
   items.push({ type: 'separator' });
   items.push({ id: 'open', label: 'Open Airlock', click: () => windows.openMain('/approvals') });
   items.push({ id: 'protect', label: 'Protect servers…', click: () => windows.openMain('/servers') });

@@ -7,7 +7,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cliJson, onCleanup, processAlive, ROOT, tempDir } from '../helpers/airlock.js';
+import { cliJson, onCleanup, processAlive, ROOT, tempDir, waitFor } from '../helpers/airlock.js';
 
 export const MAIN = join(ROOT, 'electron', 'dist', 'main.js');
 const LOADER = join(ROOT, 'test', 'electron', 'load-with-stand-in.mjs');
@@ -158,12 +158,17 @@ export function launchApp(o: AppOptions): App {
       await exited;
     }
     // a broker the app started outlives a killed app (as it would a crashed one): stop it too
+    let pid: number | null = null;
     try {
-      const { pid } = await cliJson<{ pid: number }>(o.home, ['status']);
-      if (processAlive(pid) && pid !== process.pid) process.kill(pid, 'SIGTERM');
+      pid = (await cliJson<{ pid: number }>(o.home, ['status'])).pid;
     } catch {
       // no broker left
     }
+    if (pid === null || pid === process.pid || !processAlive(pid)) return;
+    process.kill(pid, 'SIGTERM');
+    // not a child of ours, so no exit event: its data folder goes next, and a broker still stopping (its last
+    // database backup) would write into it while it is removed
+    await waitFor(() => !processAlive(pid), 10_000, `the broker (pid ${pid}) to stop`);
   });
   return app;
 }

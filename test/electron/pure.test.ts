@@ -1,7 +1,7 @@
 /**
  * The desktop app's pure parts, alone: where popups go, what a window's message must look like, which file a
- * URL may name, what Protect writes as the launcher, which icon the tray shows, the autostart entry. None of
- * these modules imports Electron.
+ * URL may name, what Protect writes as the launcher, which icon the tray shows, what Undo last and the tripwire
+ * say, the autostart entry. None of these modules imports Electron.
  */
 import { UserMethod, userApi } from '@airlock/proxy-core';
 import { join } from 'node:path';
@@ -12,7 +12,8 @@ import { launcherFor, type LauncherFacts } from '../../electron/src/environment.
 import { isUiMethod, UI_METHODS } from '../../electron/src/ipc-contract.js';
 import { capacity, cornerFor, POPUP, slotBounds } from '../../electron/src/popup-layout.js';
 import { approvalStyle, argsText } from '../../electron/src/ticket-text.js';
-import { trayIconFile, trayLook } from '../../electron/src/tray-look.js';
+import { estopCauseLabel, trayIconFile, trayLook, trayTooltip, tripwireNotice } from '../../electron/src/tray-look.js';
+import { type UndoCall, undoLastLabel, undoLastWouldTake, undoNotice, type UndoReport } from '../../electron/src/undo-text.js';
 import { checkParams, checkSince, checkSubscriptionId } from '../../electron/src/validate.js';
 
 describe('popup layout', () => {
@@ -179,5 +180,52 @@ describe('the tray and other words', () => {
     const entry = desktopEntry(['/opt/My Apps/Airlock "beta"/airlock', '/home/me/100%/$HOME/a\\b']);
     expect(entry).toContain('Exec="/opt/My Apps/Airlock \\\\"beta\\\\"/airlock" "/home/me/100%%/\\\\$HOME/a\\\\\\\\b"\n');
     expect(entry.startsWith('[Desktop Entry]\nType=Application\n')).toBe(true);
+  });
+});
+
+describe('Undo last and the tripwire, in words', () => {
+  const call: UndoCall = { id: 'c1', server: 'files', tool: 'write_file', undo: { available: true, kind: 'snapshot', state: 'ready', paths: ['/home/me/notes.txt'] } };
+  const report = (r: Partial<UndoReport>): UndoReport => ({ callId: 'c1', ok: true, kind: 'snapshot', summary: '', restored: [], conflicts: [], residue: [], ...r });
+
+  test('the item names what it would undo; an undo entry (a redo) is not the last change', () => {
+    expect(undoLastLabel(null, false)).toBe('Undo last');
+    expect(undoLastLabel(call, true)).toBe('Undoing…');
+    expect(undoLastLabel(call, false)).toBe('Undo last: files · write_file notes.txt');
+    expect(undoLastLabel({ ...call, undo: { ...call.undo!, paths: ['/a', '/b'] } }, false)).toBe('Undo last: files · write_file (2 files)');
+    expect(undoLastWouldTake(call)).toBe(true);
+    expect(undoLastWouldTake({ undo: { ...call.undo!, undoOf: 'c0' } })).toBe(false);
+    for (const state of ['failed', 'undone', 'unchanged', 'prepared'] as const) expect(undoLastWouldTake({ undo: { ...call.undo!, state } }), state).toBe(false);
+    expect(undoLastWouldTake({})).toBe(false);
+  });
+
+  test('what was put back, removed, called; a conflict and residue send the person to the app', () => {
+    expect(undoNotice(report({ restored: [{ path: '/d/a.txt', action: 'restored' }, { path: '/d/b.txt', action: 'removed' }] }), call)).toEqual({
+      title: 'Undone: files · write_file',
+      body: 'Put back a.txt as it was before the call; removed b.txt, which the call created.',
+      needsYou: false,
+    });
+    expect(undoNotice(report({ restored: [{ path: '/d/a.txt', action: 'already-as-before' }] }), null).body).toBe(
+      'Nothing needed putting back: the files were already as before the call.',
+    );
+    const memory: UndoCall = { id: 'c2', server: 'memory', tool: 'create_entities', undo: { available: false, kind: 'inverse', state: 'undone', inverse: 'delete_entities' } };
+    expect(undoNotice(report({ callId: 'c2', kind: 'inverse' }), memory).body).toBe('Airlock called delete_entities on memory to take the call back.');
+
+    const conflict = undoNotice(report({ ok: false, conflicts: [{ path: '/d/a.txt', expected: 'x', found: 'absent' }, { path: '/d/b.txt', expected: 'x', found: 'absent' }] }), call);
+    expect(conflict).toEqual({ title: 'Not undone: files · write_file', body: 'a.txt and b.txt were deleted after the call, so nothing was overwritten. Open Airlock to decide.', needsYou: true });
+
+    const residue = undoNotice(report({ ok: false, residue: ['/d/b.txt: permission denied'], restored: [{ path: '/d/a.txt', action: 'restored' }] }), call);
+    expect(residue).toEqual({ title: 'Undo did not finish: files · write_file', body: '/d/b.txt: permission denied. Put back: a.txt. Open Airlock for the details.', needsYou: true });
+
+    expect(undoNotice(report({ callId: '', ok: false, kind: null, summary: 'no call can be undone' }), null)).toEqual({ title: 'Nothing to undo', body: 'No call can be undone.', needsYou: false });
+  });
+
+  test("the tripwire's E-Stop is told apart from a person's", () => {
+    const cause = { by: 'tripwire', reason: '31 changing calls in 10 s' } as const;
+    expect(tripwireNotice(cause).title).toBe('E-Stop turned itself on: 31 changing calls in 10 s');
+    expect(estopCauseLabel(cause)).toBe('Turned on by the tripwire: 31 changing calls in 10 s');
+    expect(estopCauseLabel({ by: 'user' })).toBeNull();
+    const ready = { state: 'ready', owned: true } as const;
+    expect(trayTooltip(ready, true, 0, cause)).toBe('Airlock: E-Stop turned itself on (31 changing calls in 10 s). Every tool call is refused.');
+    expect(trayTooltip(ready, true, 0, { by: 'user' })).toBe('Airlock: E-Stop is on. Every tool call is refused.');
   });
 });

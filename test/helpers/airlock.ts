@@ -34,7 +34,8 @@ export async function cleanup(): Promise<void> {
 /** A fresh temp folder (short path: Unix socket paths are limited). */
 export function tempDir(prefix = 'al-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  // retried: a process that is still stopping may write one last file (a backup) into it
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }));
   return dir;
 }
 

@@ -1,6 +1,6 @@
 /** What the wrapper accepts from a client, as a table; and the catalog's ratchet on changing declarations. */
 import { describe, expect, test } from 'vitest';
-import { checkClientMessage, parseLine } from '../../proxy-core/src/jsonrpc/inbound.js';
+import { checkClientMessage, nestedDeeperThan, parseLine } from '../../proxy-core/src/jsonrpc/inbound.js';
 import { ToolListing } from '../../proxy-core/src/wrap/tool-listing.js';
 
 const ctx = {
@@ -103,5 +103,27 @@ describe('catalog: every declaration seen counts, the strictest wins', () => {
     expect(catalog.reserves('airlock-internal:anything')).toBe(true);
     expect(catalog.reserves('airlock-1')).toBe(false);
     expect(catalog.reserves(5)).toBe(false);
+  });
+});
+
+describe('nesting', () => {
+  const nest = (n: number): unknown => {
+    let v: unknown = 1;
+    for (let i = 0; i < n; i++) v = i % 2 ? [v] : { k: v };
+    return v;
+  };
+  test.each([
+    [0, false],
+    [99, false],
+    [100, false],
+    [101, true],
+    [50_000, true],
+  ])('%i levels: deeper than 100 is %s, and the check itself never overflows', (levels, deeper) => {
+    expect(nestedDeeperThan(nest(levels), 100)).toBe(deeper);
+  });
+
+  test('a message nested too deep is refused with its own id', () => {
+    const v = checkClientMessage({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'x', arguments: nest(200) } }, { inFlight: () => false, reserved: () => false });
+    expect(v).toMatchObject({ ok: false, reply: { id: 4, error: { code: -32600 } } });
   });
 });

@@ -186,7 +186,7 @@ describe('the wrapper holds a changed tool in the same tick', () => {
   });
 
   test('a hostile listing (nested past the call stack, a huge description, duplicates) neither crashes nor loosens', async () => {
-    // the listing goes as a raw line: JSON.stringify itself cannot write it
+    // a deep listing goes as a raw line: JSON.stringify itself cannot write it
     const deep = `${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`;
     const tools = [tool('huge', 'x'.repeat(2_000_000)), tool('dup', 'a'), tool('dup', 'b')];
     const h = new Harness({ policy: allowAll, tools });
@@ -194,8 +194,7 @@ describe('the wrapper holds a changed tool in the same tick', () => {
     await h.start();
     const answer = () => {
       for (const id of h.heldListings.splice(0)) {
-        const rest = JSON.stringify(tools).slice(1);
-        h.server(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":[{"name":"deep","description":"d","inputSchema":${deep}},{"name":"deeper","annotations":{"x":${deep}}},${rest}}}`);
+        h.server(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"tools":${JSON.stringify(tools)}}}`);
       }
     };
     answer();
@@ -206,16 +205,13 @@ describe('the wrapper holds a changed tool in the same tick', () => {
     const verdicts = h.link.catalogs.at(-1)!.verdicts as { name: string; definition?: ToolDefinition }[];
     expect(verdicts.find((v) => v.name === 'huge')!.definition!.parts.description).toMatchObject({ cut: true });
     expect(verdicts.find((v) => v.name === 'dup')!.definition!.fingerprint).toMatch(/^[0-9a-f]{64}$/);
-    // a duplicate that changes is held (on top of being unclassifiable)
-    expect(verdicts.find((v) => v.name === 'deep')!.definition!.parts.inputSchema).toMatchObject({ cut: true });
-    // what goes to the broker can be written (the deep annotations replaced by a note), and so can the client's page
     expect(() => JSON.stringify(h.link.catalogs.at(-1))).not.toThrow();
-    expect(verdicts.find((v) => v.name === 'deeper')).toMatchObject({ declared: '(nested too deeply to send)' });
+    // a listing nested past the call stack is refused whole, before anything walks it: the client gets an error
     h.client({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
     const listId = h.toUpstream.at(-1)!.id as string;
     h.server(`{"jsonrpc":"2.0","id":${JSON.stringify(listId)},"result":{"tools":[{"name":"deep","inputSchema":${deep}},{"name":"fine"}]}}`);
-    expect((h.answer('list').result as { tools: { name: string }[] }).tools.map((t) => t.name)).toEqual(['fine']);
-    expect(h.logs.join('\n')).toMatch(/dropped tools\/list entry "deep": nested too deeply/);
+    expect(h.answer('list').error).toMatchObject({ message: expect.stringContaining('nested deeper than 100 levels') });
+    expect(h.logs.join('\n')).toMatch(/nested deeper than 100 levels/);
     tools[2] = tool('dup', 'c');
     h.server({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     h.call(2, 'dup');

@@ -9,6 +9,12 @@ import { errorResponse, isId, isObject, type JsonRpcId, type JsonRpcResponse, ty
 
 export const PARSE_ERROR = -32700;
 export const INVALID_REQUEST = -32600;
+/**
+ * The deepest nesting of objects and arrays a client message may have. JSON.parse takes any depth, but
+ * JSON.stringify, hashing and every other recursive walk of a message overflow the stack somewhere past a few
+ * thousand levels; MCP messages are a handful of levels deep.
+ */
+export const MAX_NESTING = 100;
 
 /** A byte-order mark some writers put before JSON; accepted and dropped. */
 const BOM = '\uFEFF';
@@ -59,6 +65,7 @@ export function checkClientMessage(m: unknown, ctx: ClientCheckContext): ClientV
   const hasId = Object.hasOwn(m, 'id');
   const id = m.id;
   const usableId = hasId && isId(id) ? id : null;
+  if (nestedDeeperThan(m, MAX_NESTING)) return refuse(replyId(usableId, ctx), `the message is nested deeper than ${MAX_NESTING} levels`);
 
   if (Object.hasOwn(m, 'method')) {
     const method = m.method;
@@ -82,6 +89,24 @@ export function checkClientMessage(m: unknown, ctx: ClientCheckContext): ClientV
     return { ok: false, reply: null, why: `a response with an unusable id (${describe(id)})` };
   }
   return refuse(replyId(usableId, ctx), 'a JSON-RPC message needs a method, or a result or an error');
+}
+
+/**
+ * Whether objects and arrays in `value` nest deeper than `max` (the value itself is level 1). Walked with a
+ * stack of its own, never by recursion, so the check cannot overflow on what it is there to refuse; its cost
+ * is the number of objects and arrays (a long string is one leaf).
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 /** The id to answer a refusal with: the request's own, unless that id is ambiguous (then null). */

@@ -8,13 +8,14 @@ import { CONTROL_CHARACTERS } from '../classify/classify.js';
  * pipeline's (`pipeline.ts`), one `Call` record per call; the relay hands it checked calls, the server's
  * answers to them, and the client's cancellations.
  */
-import { checkClientMessage, type ClientCheckContext, invalidRequestReply, parseErrorReply, parseLine } from '../jsonrpc/inbound.js';
+import { checkClientMessage, type ClientCheckContext, invalidRequestReply, MAX_NESTING, nestedDeeperThan, parseErrorReply, parseLine } from '../jsonrpc/inbound.js';
 import {
   errorResponse,
   frame,
   idKey,
   INTERNAL_ERROR,
   INVALID_PARAMS,
+  isId,
   isObject,
   isRequest,
   isResponse,
@@ -176,7 +177,7 @@ export class Relay {
   private dispatchUpstream(line: Buffer): void {
     const parsed = parseLine(line);
     if (Array.isArray(parsed)) {
-      for (const m of parsed) if (isObject(m)) this.upstreamMessage(m, Buffer.from(JSON.stringify(m)));
+      for (const m of parsed) if (isObject(m) && !this.tooDeep(m)) this.upstreamMessage(m, Buffer.from(JSON.stringify(m)));
       return;
     }
     if (!isObject(parsed)) {
@@ -184,12 +185,28 @@ export class Relay {
       this.o.log(`airlock: the server wrote ${what}; dropped (${preview(line)})`);
       return;
     }
+    if (this.tooDeep(parsed)) return;
     // The client gets the server's own bytes (re-serialising a 10 MB result would cost more than the relay
     // itself), unless they could read differently to a client whose parser keeps the first of two "id" keys:
     // then what the wrapper matched (a held call cannot be "answered" that way) is what the client gets.
     if (!hasOneIdKey(line)) return this.upstreamMessage(parsed, Buffer.from(JSON.stringify(parsed)));
     // a leading BOM is accepted on the way in, never passed on to the client
     this.upstreamMessage(parsed, line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line);
+  }
+
+  /**
+   * A server message nested past MAX_NESTING is not relayed (re-serialising it, journaling it or hashing it would
+   * overflow the stack): an answer becomes an error answer to the same request, anything else is dropped. True
+   * when the message was handled so.
+   */
+  private tooDeep(m: Record<string, unknown>): boolean {
+    if (!nestedDeeperThan(m, MAX_NESTING)) return false;
+    this.o.log(`airlock: the server wrote a message nested deeper than ${MAX_NESTING} levels; refused`);
+    if (!Object.hasOwn(m, 'method') && isId(m.id)) {
+      const answer: Message = { ...errorResponse(m.id, INTERNAL_ERROR, `Airlock refused the server's answer: it is nested deeper than ${MAX_NESTING} levels`) };
+      this.upstreamMessage(answer, Buffer.from(JSON.stringify(answer)));
+    }
+    return true;
   }
 
   private clientMessage(m: Message): void {

@@ -54,13 +54,13 @@ export async function spawnUpstream(command: string, args: string[]): Promise<Up
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
 /**
- * A spawned server as an Upstream. `spawnError` is a failure reported before anyone listened for it; `spawnAgain`
- * starts the same command again (what E-Stop's restart uses).
+ * A spawned server as an Upstream; call it in the tick the server was spawned, so no event of its is missed.
+ * `spawnAgain` starts the same command again (what E-Stop's restart uses).
  */
-export function stdioUpstream(child: UpstreamProcess, spawnError?: NodeJS.ErrnoException, spawnAgain?: () => Promise<UpstreamProcess>): Upstream {
+export function stdioUpstream(child: UpstreamProcess, spawnAgain?: () => Promise<UpstreamProcess>): Upstream {
   let stopping: Promise<void> | null = null;
   const ended = new Promise<UpstreamEnd>((resolve) => {
-    let failure = spawnError;
+    let failure: NodeJS.ErrnoException | undefined;
     const notStarted = () => {
       const why = failure?.code === 'ENOENT' ? 'command not found (use an absolute path; clients start servers with a minimal PATH)' : failure?.message;
       resolve({ description: `could not be started: ${why}`, exitCode: 127, started: false });
@@ -71,8 +71,6 @@ export function stdioUpstream(child: UpstreamProcess, spawnError?: NodeJS.ErrnoE
       if (signal) resolve({ description: `was killed by ${signal}`, exitCode: 128 + (SIGNAL_NUMBERS[signal] ?? 0), started: true });
       else resolve({ description: `exited with code ${code}`, exitCode: code ?? 1, started: true });
     });
-    // a server that never started may have reported its close before we listened
-    if (spawnError && child.pid === undefined) setTimeout(notStarted, 50);
   });
   return {
     input: child.stdin,
@@ -80,6 +78,6 @@ export function stdioUpstream(child: UpstreamProcess, spawnError?: NodeJS.ErrnoE
     ended,
     stop: () => (stopping ??= stopTree(child, DEFAULT_TIMINGS)),
     terminate: () => (stopping ??= stopTree(child, TERMINATE_TIMINGS)),
-    ...(spawnAgain ? { respawn: async () => stdioUpstream(await spawnAgain(), undefined, spawnAgain) } : {}),
+    ...(spawnAgain ? { respawn: async () => stdioUpstream(await spawnAgain(), spawnAgain) } : {}),
   };
 }

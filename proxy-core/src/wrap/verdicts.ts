@@ -101,7 +101,7 @@ export class ToolVerdicts {
       this.o.log,
     );
     for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
-    return writable(annotated.result, this.o.log);
+    return annotated.result;
   }
 
   /** Withdraw read-only claims on evidence: here at once, at the broker for good, and tell the client. */
@@ -133,7 +133,7 @@ export class ToolVerdicts {
     const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons, v.definition?.fingerprint]), catalog.problems]);
     if (fingerprint !== this.lastReported) {
       this.lastReported = fingerprint;
-      this.o.link.catalog(sendable(verdicts), catalog.problems);
+      this.o.link.catalog(verdicts, catalog.problems);
     }
     let stale = forceNotify;
     for (const [name, readOnly] of this.advertised) {
@@ -162,48 +162,3 @@ function hashesOnly(d: ToolDefinition): ToolDefinition {
   return { fingerprint: d.fingerprint, parts };
 }
 
-/**
- * The page as it can be written to the client: an entry nested deeper than JSON.stringify can go (JSON.parse
- * reads far deeper) is dropped with a note, rather than taking the wrapper down when the page is written.
- */
-function writable(result: Record<string, unknown>, log: (msg: string) => void): Record<string, unknown> {
-  try {
-    JSON.stringify(result);
-    return result;
-  } catch {
-    const tools = Array.isArray(result.tools) ? result.tools : [];
-    const kept = tools.filter((entry: unknown) => {
-      try {
-        JSON.stringify(entry);
-        return true;
-      } catch {
-        const name = typeof entry === 'object' && entry !== null ? (entry as { name?: unknown }).name : undefined;
-        log(`airlock: dropped tools/list entry ${JSON.stringify(typeof name === 'string' ? name.slice(0, 200) : null)}: nested too deeply to pass on`);
-        return false;
-      }
-    });
-    return { ...result, tools: kept };
-  }
-}
-
-/**
- * Verdicts as they can go to the broker: annotations or an output schema nested deeper than JSON.stringify can
- * go are replaced by a note (the definition's fingerprint still covers them), so the catalog and its pins are
- * not lost with them. Checked only when a catalog is sent.
- */
-function sendable<T extends { declared: unknown; outputSchema: unknown }>(verdicts: T[]): T[] {
-  try {
-    JSON.stringify(verdicts);
-    return verdicts;
-  } catch {
-    const shallow = (value: unknown): unknown => {
-      try {
-        JSON.stringify(value);
-        return value;
-      } catch {
-        return '(nested too deeply to send)';
-      }
-    };
-    return verdicts.map((v) => ({ ...v, declared: shallow(v.declared), outputSchema: shallow(v.outputSchema) }));
-  }
-}

@@ -5,6 +5,7 @@
  */
 import type { HistoryItem, HistoryQuery, Outcome } from '@airlock/proxy-core/protocol/api';
 import type { CallSummary } from '@airlock/proxy-core/protocol/events';
+import type { UndoInfo } from '@airlock/proxy-core/protocol/undo-api';
 import { parseLocalDateTime } from './time.js';
 
 export const OUTCOMES: readonly Outcome[] = ['pending', 'ok', 'tool-error', 'rpc-error', 'cancelled', 'unknown', 'not-run'];
@@ -69,7 +70,7 @@ export function summaryMatches(q: FilterQuery, c: CallSummary): boolean | 'unkno
 }
 
 /** A row: a journal entry, or (until its detail is loaded) the summary the stream reported. */
-export type ActivityRow = (HistoryItem & { partial?: false }) | (CallSummary & { partial: true });
+export type ActivityRow = (HistoryItem & { partial?: false }) | (CallSummary & { partial: true; undo?: UndoInfo; sessionId?: string });
 
 /** The rows, newest first, addressed by index without copying: live calls on top, history pages below. */
 export class CallList {
@@ -126,6 +127,15 @@ export class CallList {
     this.live.push(row);
     this.byId.set(summary.id, row);
     return 'added';
+  }
+
+  /** What undo can do for a call now (an event said, or its entry was read again); false when it is not shown. */
+  setUndo(id: string, undo: UndoInfo | undefined): boolean {
+    const seen = this.byId.get(id);
+    if (!seen) return false;
+    if (undo === undefined) delete seen.undo;
+    else seen.undo = undo;
+    return true;
   }
 
   /** A row's full journal entry, once loaded. */

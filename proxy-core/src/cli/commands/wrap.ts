@@ -60,14 +60,12 @@ async function wrap(rest: string[]): Promise<number> {
   const [command, ...args] = values.command;
   if (!command) throw new UsageError(`no server to wrap: give its command (after --), or --url; ${SEE_HELP}`);
   const child = await spawnUpstream(command, args);
-  // a spawn failure is reported on the next tick: hold it until the relay is loaded and listening
-  let spawnError: NodeJS.ErrnoException | undefined;
-  const early = (err: NodeJS.ErrnoException) => (spawnError = err);
-  child.on('error', early);
+  // Listen to the server at once, before the relay's modules load: one that fails to start, or exits while they
+  // load (a slow machine), reports it once, and a listener added later would wait for its end forever. E-Stop
+  // may terminate the server; on release the wrapper starts the same command again.
+  const upstream = stdioUpstream(child, () => spawnUpstream(command, args));
   const { runWrapper } = await import('../../wrap/run-wrapper.js');
-  child.off('error', early);
-  // E-Stop may terminate the server; on release the wrapper starts the same command again
-  return runWrapper({ ...common, command: [command, ...args] }, stdioUpstream(child, spawnError, () => spawnUpstream(command, args)));
+  return runWrapper({ ...common, command: [command, ...args] }, upstream);
 }
 
 /**
