@@ -34,12 +34,15 @@ const home = mkdtempSync(join(tmpdir(), 'al-bench-'));
 const env = { ...process.env, AIRLOCK_HOME: home };
 const node = process.execPath;
 
+// Each server gets its own name: Airlock pins a server's tool definitions, and the fixture's `echo` under the
+// name server-everything's was pinned with is a changed definition, held for approval (as it should be).
 function commandFor(mode, server) {
+  const name = server[0] === FIXTURE ? 'bench-fixture' : 'bench';
   if (mode === 'direct') return { command: node, args: server };
   if (mode === 'relay') return { command: node, args: [RELAY, '--', node, ...server] };
   // AIRLOCK_WRAP_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the wrappers
   const extra = process.env.AIRLOCK_WRAP_NODE_ARGS ? process.env.AIRLOCK_WRAP_NODE_ARGS.split(' ') : [];
-  return { command: node, args: [...extra, CLI, 'wrap', '--name', 'bench', '--client', 'bench', '--', node, ...server] };
+  return { command: node, args: [...extra, CLI, 'wrap', '--name', name, '--client', 'bench', '--', node, ...server] };
 }
 
 const quantile = (xs, q) => {
@@ -256,8 +259,10 @@ async function killLoss(runs = QUICK ? 3 : 8) {
 // ---- run -------------------------------------------------------------------------------------------------
 const broker = await daemon();
 try {
-  await cli('rules', 'add', 'allow', '--server', 'bench', '--tool', '*');
-  await cli('rules', 'add', 'deny', '--server', 'bench', '--tool', 'delete_all');
+  await cli('rules', 'add', 'allow', '--server', 'bench*', '--tool', '*');
+  await cli('rules', 'add', 'deny', '--server', 'bench*', '--tool', 'delete_all');
+  // thousands of allowed calls a second is what the tripwire is there to stop: off while the proxy is measured
+  await cli('settings', 'tripwire', 'off');
   if (process.argv.includes('--throughput-only')) {
     // just the broker's journal throughput (for profiling the broker: AIRLOCK_DAEMON_ARGS="--cpu-prof")
     for (const tool of ['echo', 'delete_all']) {

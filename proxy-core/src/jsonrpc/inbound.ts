@@ -60,12 +60,12 @@ export interface ClientCheckContext {
  * Check one message from the client. Every message whose method is `tools/call` comes out either accepted
  * (then the gate decides it) or refused; nothing malformed is forwarded because it was too odd to route.
  */
-export function checkClientMessage(m: unknown, ctx: ClientCheckContext): ClientVerdict {
+export function checkClientMessage(m: unknown, ctx: ClientCheckContext, textBytes = Infinity): ClientVerdict {
   if (!isObject(m)) return refuse(null, `a JSON-RPC message must be an object, not ${describe(m)}`);
   const hasId = Object.hasOwn(m, 'id');
   const id = m.id;
   const usableId = hasId && isId(id) ? id : null;
-  if (nestedDeeperThan(m, MAX_NESTING)) return refuse(replyId(usableId, ctx), `the message is nested deeper than ${MAX_NESTING} levels`);
+  if (mayNestDeeper(textBytes) && nestedDeeperThan(m, MAX_NESTING)) return refuse(replyId(usableId, ctx), `the message is nested deeper than ${MAX_NESTING} levels`);
 
   if (Object.hasOwn(m, 'method')) {
     const method = m.method;
@@ -92,21 +92,48 @@ export function checkClientMessage(m: unknown, ctx: ClientCheckContext): ClientV
 }
 
 /**
+ * Whether JSON text of this many bytes can nest deeper than MAX_NESTING at all: each level takes an opening and a
+ * closing bracket, so a text of 2 × MAX_NESTING bytes or fewer cannot, and most messages need no walk.
+ */
+export function mayNestDeeper(textBytes: number): boolean {
+  return textBytes > 2 * MAX_NESTING;
+}
+
+/** The walk's stack, kept between checks: every message is checked, so the check must not allocate per node. */
+const walkStack: unknown[] = [];
+
+/**
  * Whether objects and arrays in `value` nest deeper than `max` (the value itself is level 1). Walked with a
  * stack of its own, never by recursion, so the check cannot overflow on what it is there to refuse; its cost
- * is the number of objects and arrays (a long string is one leaf).
+ * is the number of objects and arrays (a long string is one leaf), and it allocates nothing per node (an
+ * allocation per node on every message made V8 grow the wrapper's heap by megabytes over a few thousand calls).
  */
 export function nestedDeeperThan(value: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  if (typeof value !== 'object' || value === null) return false;
+  const stack = walkStack;
+  stack.push(value, 1);
+  try {
+    while (stack.length > 0) {
+      const depth = stack.pop() as number;
+      const v = stack.pop() as Record<string, unknown> | unknown[];
+      if (depth > max) return true;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const child = v[i];
+          if (typeof child === 'object' && child !== null) stack.push(child, depth + 1);
+        }
+      } else {
+        // parsed JSON: own properties only, and for-in walks them without building an array of them
+        for (const key in v) {
+          const child = v[key];
+          if (typeof child === 'object' && child !== null) stack.push(child, depth + 1);
+        }
+      }
     }
+    return false;
+  } finally {
+    stack.length = 0;
   }
-  return false;
 }
 
 /** The id to answer a refusal with: the request's own, unless that id is ambiguous (then null). */

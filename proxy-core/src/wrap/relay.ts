@@ -8,7 +8,16 @@ import { CONTROL_CHARACTERS } from '../classify/classify.js';
  * pipeline's (`pipeline.ts`), one `Call` record per call; the relay hands it checked calls, the server's
  * answers to them, and the client's cancellations.
  */
-import { checkClientMessage, type ClientCheckContext, invalidRequestReply, MAX_NESTING, nestedDeeperThan, parseErrorReply, parseLine } from '../jsonrpc/inbound.js';
+import {
+  checkClientMessage,
+  type ClientCheckContext,
+  invalidRequestReply,
+  MAX_NESTING,
+  mayNestDeeper,
+  nestedDeeperThan,
+  parseErrorReply,
+  parseLine,
+} from '../jsonrpc/inbound.js';
 import {
   errorResponse,
   frame,
@@ -156,7 +165,7 @@ export class Relay {
       return;
     }
     for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
-      const verdict = checkClientMessage(m, this.idCheck);
+      const verdict = checkClientMessage(m, this.idCheck, line.length);
       if (verdict.ok) this.clientMessage(verdict.message);
       else {
         this.o.log(`airlock: refused a message from the client: ${verdict.why}`);
@@ -177,7 +186,7 @@ export class Relay {
   private dispatchUpstream(line: Buffer): void {
     const parsed = parseLine(line);
     if (Array.isArray(parsed)) {
-      for (const m of parsed) if (isObject(m) && !this.tooDeep(m)) this.upstreamMessage(m, Buffer.from(JSON.stringify(m)));
+      for (const m of parsed) if (isObject(m) && !(mayNestDeeper(line.length) && this.tooDeep(m))) this.upstreamMessage(m, Buffer.from(JSON.stringify(m)));
       return;
     }
     if (!isObject(parsed)) {
@@ -185,7 +194,7 @@ export class Relay {
       this.o.log(`airlock: the server wrote ${what}; dropped (${preview(line)})`);
       return;
     }
-    if (this.tooDeep(parsed)) return;
+    if (mayNestDeeper(line.length) && this.tooDeep(parsed)) return;
     // The client gets the server's own bytes (re-serialising a 10 MB result would cost more than the relay
     // itself), unless they could read differently to a client whose parser keeps the first of two "id" keys:
     // then what the wrapper matched (a held call cannot be "answered" that way) is what the client gets.

@@ -53,24 +53,31 @@ export async function spawnUpstream(command: string, args: string[]): Promise<Up
 
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
+/** What a server reported before its Upstream listened: a start failure, or its end. */
+export interface EarlyEvents {
+  error?: NodeJS.ErrnoException;
+  close?: { code: number | null; signal: NodeJS.Signals | null };
+}
+
 /**
- * A spawned server as an Upstream; call it in the tick the server was spawned, so no event of its is missed.
- * `spawnAgain` starts the same command again (what E-Stop's restart uses).
+ * A spawned server as an Upstream. `early` is what it reported before anyone listened (it is not reported
+ * again); `spawnAgain` starts the same command again (what E-Stop's restart uses).
  */
-export function stdioUpstream(child: UpstreamProcess, spawnAgain?: () => Promise<UpstreamProcess>): Upstream {
+export function stdioUpstream(child: UpstreamProcess, early: EarlyEvents = {}, spawnAgain?: () => Promise<UpstreamProcess>): Upstream {
   let stopping: Promise<void> | null = null;
   const ended = new Promise<UpstreamEnd>((resolve) => {
-    let failure: NodeJS.ErrnoException | undefined;
-    const notStarted = () => {
-      const why = failure?.code === 'ENOENT' ? 'command not found (use an absolute path; clients start servers with a minimal PATH)' : failure?.message;
-      resolve({ description: `could not be started: ${why}`, exitCode: 127, started: false });
-    };
-    child.on('error', (err: NodeJS.ErrnoException) => (failure = err));
-    child.on('close', (code, signal) => {
-      if (failure && child.pid === undefined) return notStarted();
+    let failure = early.error;
+    const closed = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (failure && child.pid === undefined) {
+        const why = failure.code === 'ENOENT' ? 'command not found (use an absolute path; clients start servers with a minimal PATH)' : failure.message;
+        return resolve({ description: `could not be started: ${why}`, exitCode: 127, started: false });
+      }
       if (signal) resolve({ description: `was killed by ${signal}`, exitCode: 128 + (SIGNAL_NUMBERS[signal] ?? 0), started: true });
       else resolve({ description: `exited with code ${code}`, exitCode: code ?? 1, started: true });
-    });
+    };
+    if (early.close) return closed(early.close.code, early.close.signal);
+    child.on('error', (err: NodeJS.ErrnoException) => (failure = err));
+    child.on('close', closed);
   });
   return {
     input: child.stdin,
@@ -78,6 +85,6 @@ export function stdioUpstream(child: UpstreamProcess, spawnAgain?: () => Promise
     ended,
     stop: () => (stopping ??= stopTree(child, DEFAULT_TIMINGS)),
     terminate: () => (stopping ??= stopTree(child, TERMINATE_TIMINGS)),
-    ...(spawnAgain ? { respawn: async () => stdioUpstream(await spawnAgain(), spawnAgain) } : {}),
+    ...(spawnAgain ? { respawn: async () => stdioUpstream(await spawnAgain(), {}, spawnAgain) } : {}),
   };
 }

@@ -4,7 +4,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { parseWrapArgv, WrapArgvError, type WrapArgv } from '../../clients/wrapped.js';
-import { spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
+import { type EarlyEvents, spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
 import { declarationProblems, type InverseDecl, parseUndoSpec, UndoSpecError } from '../../wrap/undo-spec.js';
 import { CliError, UsageError } from '../errors.js';
 
@@ -60,12 +60,18 @@ async function wrap(rest: string[]): Promise<number> {
   const [command, ...args] = values.command;
   if (!command) throw new UsageError(`no server to wrap: give its command (after --), or --url; ${SEE_HELP}`);
   const child = await spawnUpstream(command, args);
-  // Listen to the server at once, before the relay's modules load: one that fails to start, or exits while they
-  // load (a slow machine), reports it once, and a listener added later would wait for its end forever. E-Stop
-  // may terminate the server; on release the wrapper starts the same command again.
-  const upstream = stdioUpstream(child, () => spawnUpstream(command, args));
+  // What the server reports while the relay's modules load (a slow machine) is reported once: kept here for
+  // the upstream, which would otherwise wait for an end that already happened.
+  const early: EarlyEvents = {};
+  const onError = (err: NodeJS.ErrnoException) => (early.error = err);
+  const onClose = (code: number | null, signal: NodeJS.Signals | null) => (early.close = { code, signal });
+  child.on('error', onError);
+  child.on('close', onClose);
   const { runWrapper } = await import('../../wrap/run-wrapper.js');
-  return runWrapper({ ...common, command: [command, ...args] }, upstream);
+  child.off('error', onError);
+  child.off('close', onClose);
+  // E-Stop may terminate the server; on release the wrapper starts the same command again
+  return runWrapper({ ...common, command: [command, ...args] }, stdioUpstream(child, early, () => spawnUpstream(command, args)));
 }
 
 /**
