@@ -266,6 +266,7 @@ describe('the other pages', () => {
     await list.getByRole('button').filter({ hasText: 'write_file' }).first().click();
     await page.getByRole('button', { name: 'Close details' }).waitFor();
     expect(await page.getByRole('main').innerText()).toMatch(/arguments/i);
+    await screenshot(page, 'activity-detail');
     expect(await auditPage(page)).toEqual([]);
     await page.close();
   });

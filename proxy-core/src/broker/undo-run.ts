@@ -138,7 +138,7 @@ async function undoSnapshot(ctx: UndoRunContext, rec: UndoRecord, plan: Snapshot
   const ok = residue.length === 0;
   const changed = restored.filter((r) => r.action !== 'already-as-before').length;
   const summary = ok
-    ? `${changed === 0 ? 'nothing needed putting back' : `put back ${changed} file${changed === 1 ? '' : 's'} as they were before the call`}${conflicts.length ? ` (forced over ${conflicts.length} later change${conflicts.length === 1 ? '' : 's'})` : ''}${notes.length ? `; ${notes.join('; ')}` : ''}`
+    ? `${restoredInWords(restored)}${conflicts.length ? ` (forced over ${conflicts.length} later change${conflicts.length === 1 ? '' : 's'})` : ''}${notes.length ? `; ${notes.join('; ')}` : ''}`
     : `undo left residue: ${residue.join('; ')}`;
   const report: UndoReport = { callId: rec.callId, ok, kind: 'snapshot', undoId, summary, restored, conflicts, residue };
 
@@ -336,4 +336,18 @@ function journalUndo(
   } catch {
     // the report still says what happened; the event below is the record of it
   }
+}
+
+/** "put back 1 file as it was before the call and removed 1 the call created": what a file undo did, in words. */
+export function restoredInWords(restored: readonly { action: string }[]): string {
+  const count = (action: string) => restored.filter((r) => r.action === action).length;
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
+  const parts: string[] = [];
+  const back = count('restored');
+  const removed = count('removed');
+  const recreated = count('recreated');
+  if (back) parts.push(`put back ${n(back, 'file')} as ${back === 1 ? 'it was' : 'they were'} before the call`);
+  if (removed) parts.push(`removed ${n(removed, 'file')} the call created`);
+  if (recreated) parts.push(`recreated ${n(recreated, 'folder')} the call removed`);
+  return parts.length ? parts.join(' and ') : 'nothing needed putting back';
 }
