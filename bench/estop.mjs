@@ -3,11 +3,10 @@
 // confirmed by the fixture's own log), then E-Stop is pressed and each call's answer time is taken against the
 // moment the command was sent. The servers answer within the grace, so no server is terminated between rounds.
 // Imported by run.mjs, which owns the broker; not a test: nothing here passes or fails.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LineSplitter } from '../proxy-core/dist/jsonrpc/lines.js';
+import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/protocol/client.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,46 +19,10 @@ const SERVER = 'bench-estop';
 /** One `airlock wrap` around the fixture, spoken to in JSON lines; answers are timed as they are read. */
 function session(home, env, i) {
   const log = join(home, `estop-${i}.log`);
-  const proc = spawn(process.execPath, [CLI, 'wrap', '--name', SERVER, '--client', 'bench', '--', process.execPath, FIXTURE], {
-    env: { ...env, FIXTURE_LOG: log },
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  const waiters = new Map();
-  proc.stdout.on(
-    'data',
-    ((splitter) => (d) => splitter.push(d))(
-      new LineSplitter((line) => {
-        const at = performance.now();
-        const m = JSON.parse(line.toString('utf8'));
-        const w = waiters.get(m.id);
-        if (w) {
-          waiters.delete(m.id);
-          w({ m, at });
-        }
-      }),
-    ),
-  );
-  let next = 1;
-  const request = (method, params) =>
-    new Promise((resolve) => {
-      const id = next++;
-      waiters.set(id, resolve);
-      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-    });
+  const raw = rawSession(process.execPath, [CLI, 'wrap', '--name', SERVER, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
+  // the fixture logs each call it runs before answering it: how many sleeps it has started
   const started = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"tool":"sleep"')).length : 0);
-  return {
-    request,
-    started,
-    async init() {
-      await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
-      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-      await request('tools/list', {});
-    },
-    close() {
-      proc.stdin.end();
-      return new Promise((r) => proc.on('exit', r));
-    },
-  };
+  return { ...raw, request: raw.timedRequest, started };
 }
 
 async function until(check, what, timeoutMs = 10_000) {

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { LineSplitter } from '../proxy-core/dist/jsonrpc/lines.js';
+import { rawSession } from './raw-session.mjs';
 import { uiRows, uiTable } from './ui.mjs';
 import { estopRows } from './estop.mjs';
 import { snapshotRows } from './snapshot.mjs';
@@ -123,51 +123,16 @@ async function startup() {
 }
 
 // ---- a 10 MB result, with a client whose framing is linear (the SDK's stdio buffer is quadratic) -------------
-function rawSession(mode, extraEnv = {}) {
+function fixtureSession(mode, extraEnv = {}) {
   const { command, args } = commandFor(mode, [FIXTURE]);
-  const proc = spawn(command, args, { env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'ignore'] });
-  const waiters = new Map();
-  const splitter = new LineSplitter((line) => {
-    const m = JSON.parse(line.toString('utf8'));
-    const w = waiters.get(m.id);
-    if (w) {
-      waiters.delete(m.id);
-      w(m);
-    }
-  });
-  proc.stdout.on('data', (d) => splitter.push(d));
-  let next = 1;
-  const request = (method, params) =>
-    new Promise((resolve) => {
-      const id = next++;
-      waiters.set(id, resolve);
-      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-    });
-  return {
-    proc,
-    request,
-    /** The process was killed: settle whatever still waits on it. */
-    abandon() {
-      for (const w of waiters.values()) w({});
-      waiters.clear();
-    },
-    async init() {
-      await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
-      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-      await request('tools/list', {});
-    },
-    close() {
-      proc.stdin.end();
-      return new Promise((r) => proc.on('exit', r));
-    },
-  };
+  return rawSession(command, args, { ...env, ...extraEnv });
 }
 
 async function bigResult() {
   const times = { direct: [], relay: [], airlock: [] };
   const sessions = {};
   for (const mode of ['direct', 'relay', 'airlock']) {
-    sessions[mode] = rawSession(mode);
+    sessions[mode] = fixtureSession(mode);
     await sessions[mode].init();
     await sessions[mode].request('tools/call', { name: 'huge', arguments: { bytes: 1_000_000 } });
   }
@@ -189,7 +154,7 @@ async function throughput(tool) {
   const count = () => db.prepare('SELECT COUNT(*) AS n FROM journal').get().n;
   const sessions = [];
   for (let w = 0; w < WRAPPERS; w++) {
-    const s = rawSession('airlock');
+    const s = fixtureSession('airlock');
     await s.init();
     sessions.push(s);
   }
@@ -226,7 +191,7 @@ async function killLoss(runs = QUICK ? 3 : 8) {
   const results = [];
   for (let i = 0; i < runs; i++) {
     const log = join(home, `kill-${i}.log`);
-    const session = rawSession('airlock', { FIXTURE_LOG: log });
+    const session = fixtureSession('airlock', { FIXTURE_LOG: log });
     const { proc, request } = session;
     let answered = 0;
     proc.stdin.on('error', () => {});

@@ -8,45 +8,16 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LineSplitter } from '../proxy-core/dist/jsonrpc/lines.js';
+import { rawSession } from './raw-session.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
 const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const SIZE = 100 * 1024;
 
-/** One wrapped filesystem server, spoken to in JSON lines (no SDK client in the measured path). */
+/** One wrapped filesystem server, spoken to in JSON lines. */
 function session(env, name, command) {
-  const proc = spawn(process.execPath, [CLI, 'wrap', '--name', name, '--client', 'bench', '--', ...command], { env, stdio: ['pipe', 'pipe', 'ignore'] });
-  const waiters = new Map();
-  const splitter = new LineSplitter((line) => {
-    const m = JSON.parse(line.toString('utf8'));
-    const w = waiters.get(m.id);
-    if (w) {
-      waiters.delete(m.id);
-      w(m);
-    }
-  });
-  proc.stdout.on('data', (d) => splitter.push(d));
-  let next = 1;
-  const request = (method, params) =>
-    new Promise((resolve) => {
-      const id = next++;
-      waiters.set(id, resolve);
-      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-    });
-  return {
-    request,
-    async init() {
-      await request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
-      proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-      await request('tools/list', {});
-    },
-    close() {
-      proc.stdin.end();
-      return new Promise((r) => proc.on('exit', r));
-    },
-  };
+  return rawSession(process.execPath, [CLI, 'wrap', '--name', name, '--client', 'bench', '--', ...command], env);
 }
 
 function cli(env, ...args) {
