@@ -1,9 +1,13 @@
-/** What the UI tests do to a page besides clicking: an axe-core audit, and screenshots kept for a person to look at. */
+/**
+ * What the UI tests share: a broker with its UI host and a signed-in Chromium, the approval card's locators, an
+ * axe-core audit, and screenshots kept for a person to look at.
+ */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import { ROOT } from '../helpers/airlock.js';
+import type { Locator, Page } from 'playwright-core';
+import { onCleanup, ROOT, startDaemon, type Daemon } from '../helpers/airlock.js';
+import { launchChromium, uiUrlFrom } from '../helpers/chromium.mjs';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -41,4 +45,52 @@ export async function screenshot(page: Page, name: string): Promise<void> {
     mkdirSync(dir, { recursive: true });
     await page.screenshot({ path: join(dir, `${name}.png`), fullPage: false });
   }
+}
+
+export interface UiSession {
+  daemon: Daemon;
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  /** Page errors and console errors of every page opened: a test at the end expects none. */
+  pageErrors: string[];
+  /** A new page at this route (signed in already), its errors collected. */
+  openPage(hash?: string): Promise<Page>;
+}
+
+/**
+ * `airlock daemon --ui` in `home` and a Chromium with a fresh profile, signed in once with the printed token (the
+ * context keeps the cookie). Both are stopped by the helpers' cleanup.
+ */
+export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promise<UiSession> {
+  const daemon = await startDaemon(home, ['--ui', '--port', '0'], env);
+  const url = uiUrlFrom(daemon.stderr());
+  if (!url) throw new Error(`no UI URL in: ${daemon.stderr()}`);
+  const browser = await launchChromium();
+  onCleanup(() => browser.close());
+  const first = await browser.context.newPage();
+  await first.goto(url.href);
+  await first.close();
+  const pageErrors: string[] = [];
+  return {
+    daemon,
+    origin: url.origin,
+    pageErrors,
+    async openPage(hash = '#/approvals') {
+      const page = await browser.context.newPage();
+      page.on('pageerror', (err) => pageErrors.push(err.message));
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') pageErrors.push(msg.text());
+      });
+      await page.goto(`${url.origin}/${hash}`);
+      return page;
+    },
+  };
+}
+
+/** The approval card of a held call of `tool`. */
+export const card = (page: Page, tool: string): Locator => page.getByRole('article').filter({ hasText: tool });
+
+/** Until the button has armed: the card marks its buttons aria-disabled for the first ~600 ms. */
+export async function waitArmed(button: Locator): Promise<void> {
+  await button.page().waitForFunction((el) => el?.getAttribute('aria-disabled') !== 'true', await button.elementHandle(), { polling: 20 });
 }

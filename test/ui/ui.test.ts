@@ -16,28 +16,22 @@ import {
   executedCalls,
   FILESYSTEM,
   fixture,
-  startDaemon,
   tempDir,
   textOf,
   waitForSessions,
   waitForTicket,
-  type Daemon,
   type Wrapped,
 } from '../helpers/airlock.js';
-import { launchChromium, uiUrlFrom } from '../helpers/chromium.mjs';
-import { auditPage, screenshot } from './page-tools.js';
+import { auditPage, card, screenshot, startUi, type UiSession, waitArmed } from './page-tools.js';
 
 let home: string;
 let userHome: string;
 let cursorConfig: string;
-let daemon: Daemon;
-let origin: string;
-let browser: Awaited<ReturnType<typeof launchChromium>>;
+let ui: UiSession;
 let notes: Wrapped;
 let notesLog: string;
 let files: Wrapped;
 let filesRoot: string;
-const pageErrors: string[] = [];
 
 beforeAll(async () => {
   home = tempDir('al-ui-');
@@ -46,15 +40,7 @@ beforeAll(async () => {
   cursorConfig = join(userHome, '.cursor', 'mcp.json');
   mkdirSync(join(userHome, '.cursor'));
   writeFileSync(cursorConfig, JSON.stringify({ mcpServers: { scratch: { command: process.execPath, args: [join(userHome, 'scratch-server.mjs')] } } }, null, 2) + '\n');
-  daemon = await startDaemon(home, ['--ui', '--port', '0'], { HOME: userHome, USERPROFILE: userHome });
-  const url = uiUrlFrom(daemon.stderr());
-  if (!url) throw new Error(`no UI URL in: ${daemon.stderr()}`);
-  origin = url.origin;
-  browser = await launchChromium();
-  // sign in once: the token becomes the context's session cookie
-  const first = await browser.context.newPage();
-  await first.goto(url.href);
-  await first.close();
+  ui = await startUi(home, { HOME: userHome, USERPROFILE: userHome });
   const fx = fixture(home);
   notesLog = fx.log;
   notes = await connectWrapped({ home, server: 'notes', client: 'cursor', command: fx.command, args: fx.args, env: fx.env });
@@ -66,27 +52,10 @@ beforeAll(async () => {
   await waitForSessions(home, 2);
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await cleanup();
-});
+afterAll(cleanup);
 
-async function openPage(hash = '#/approvals'): Promise<Page> {
-  const page = await browser.context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(`${origin}/${hash}`);
-  return page;
-}
-
-const card = (page: Page, tool: string): Locator => page.getByRole('article').filter({ hasText: tool });
+const openPage = (hash?: string) => ui.openPage(hash);
 const pending = () => cliJson<{ id: string; tool: string }[]>(home, ['pending']);
-/** Until the button has armed: the card marks its buttons aria-disabled for the first ~600 ms. */
-async function waitArmed(button: Locator): Promise<void> {
-  await button.page().waitForFunction((el) => el?.getAttribute('aria-disabled') !== 'true', await button.elementHandle(), { polling: 20 });
-}
 
 describe('approvals in the browser', () => {
   test('a held call appears as a card; Allow once runs it and the card leaves', async () => {
@@ -244,7 +213,7 @@ describe('approvals in the browser', () => {
     expect(result).toMatch(/E-Stop/);
     expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'during estop')).toBe(false);
     // every page carries the banner
-    await page.goto(`${origin}/#/activity`);
+    await page.goto(`${ui.origin}/#/activity`);
     await page.getByText('E-Stop is on: every call is refused').waitFor();
     expect(await auditPage(page)).toEqual([]);
     await page.getByRole('button', { name: 'Release E-Stop' }).click();
@@ -326,6 +295,6 @@ describe('the other pages', () => {
   });
 
   test('no page error and no CSP violation on the way', () => {
-    expect(pageErrors).toEqual([]);
+    expect(ui.pageErrors).toEqual([]);
   });
 });

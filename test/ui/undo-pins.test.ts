@@ -6,7 +6,6 @@
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { HistoryItem, PinInfo, Ticket } from '../../proxy-core/src/protocol/api.js';
 import {
@@ -17,38 +16,25 @@ import {
   executedCalls,
   FILESYSTEM,
   fixture,
-  startDaemon,
   tempDir,
   textOf,
   untilBroker,
   waitForSessions,
   waitForTicket,
-  type Daemon,
   type Wrapped,
 } from '../helpers/airlock.js';
-import { launchChromium, uiUrlFrom } from '../helpers/chromium.mjs';
-import { auditPage, screenshot } from './page-tools.js';
+import { auditPage, card, screenshot, startUi, type UiSession, waitArmed } from './page-tools.js';
 
 let home: string;
-let daemon: Daemon;
-let origin: string;
-let browser: Awaited<ReturnType<typeof launchChromium>>;
+let ui: UiSession;
 let files: Wrapped;
 let filesRoot: string;
 let rug: Wrapped;
 let rugLog: string;
-const pageErrors: string[] = [];
 
 beforeAll(async () => {
   home = tempDir('al-uiundo-');
-  daemon = await startDaemon(home, ['--ui', '--port', '0']);
-  const url = uiUrlFrom(daemon.stderr());
-  if (!url) throw new Error(`no UI URL in: ${daemon.stderr()}`);
-  origin = url.origin;
-  browser = await launchChromium();
-  const first = await browser.context.newPage();
-  await first.goto(url.href);
-  await first.close();
+  ui = await startUi(home);
   filesRoot = realpathSync(tempDir('al-uiundofs-'));
   mkdirSync(join(filesRoot, 'notes'));
   files = await connectWrapped({ home, server: 'files', client: 'cursor', command: process.execPath, args: [FILESYSTEM, filesRoot] });
@@ -60,26 +46,9 @@ beforeAll(async () => {
   await waitForSessions(home, 2);
 }, 60_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await cleanup();
-});
+afterAll(cleanup);
 
-async function openPage(hash = '#/approvals'): Promise<Page> {
-  const page = await browser.context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(err.message));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
-  await page.goto(`${origin}/${hash}`);
-  return page;
-}
-
-const card = (page: Page, tool: string): Locator => page.getByRole('article').filter({ hasText: tool });
-/** Until the button has armed: the card marks its buttons aria-disabled for the first ~600 ms. */
-async function waitArmed(button: Locator): Promise<void> {
-  await button.page().waitForFunction((el) => el?.getAttribute('aria-disabled') !== 'true', await button.elementHandle(), { polling: 20 });
-}
+const openPage = (hash?: string) => ui.openPage(hash);
 
 /** The journal entry of the write of `path`, once what undo can do for it is known. */
 function writeEntry(path: string): Promise<HistoryItem> {
@@ -346,6 +315,6 @@ describe('the E-Stop banner', () => {
   });
 
   test('no page error and no CSP violation on the way', () => {
-    expect(pageErrors).toEqual([]);
+    expect(ui.pageErrors).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import { MIGRATIONS } from '../../proxy-core/src/broker/migrations.js';
 import { historyQuery, likeSubstring } from '../../proxy-core/src/broker/queries.js';
 import { Store } from '../../proxy-core/src/broker/store.js';
 import type { CallRecord, HistoryQuery } from '../../proxy-core/src/protocol/api.js';
+import { callRecord } from '../helpers/records.js';
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -25,23 +26,8 @@ function open(path = dbPath()): Store {
   return s;
 }
 
-const rec = (over: Partial<CallRecord> = {}): CallRecord => ({
-  id: 'c1',
-  sessionId: 's1',
-  client: 'cursor',
-  server: 'fs',
-  tool: 'write',
-  arguments: '{"path":"/a"}',
-  argsTruncated: false,
-  class: 'mutating',
-  reasons: ['declares destructiveHint: false'],
-  decision: 'allow',
-  decidedBy: 'rule',
-  detail: '',
-  outcome: 'pending',
-  startedAt: 1000,
-  ...over,
-});
+const rec = (over: Partial<CallRecord> = {}): CallRecord =>
+  callRecord({ sessionId: 's1', arguments: '{"path":"/a"}', reasons: ['declares destructiveHint: false'], startedAt: 1000, ...over });
 
 /** The journal's size computed from scratch, the way the triggers count it. */
 function recount(store: Store): number {

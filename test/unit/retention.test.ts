@@ -5,6 +5,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { DAY_MS, MB, RETENTION_DEFAULTS, RETENTION_SETTINGS, retentionPolicy, startRetention, type PruneResult } from '../../proxy-core/src/broker/retention.js';
 import { Store } from '../../proxy-core/src/broker/store.js';
 import type { CallRecord } from '../../proxy-core/src/protocol/api.js';
+import { callRecord } from '../helpers/records.js';
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -20,21 +21,7 @@ function open(): Store {
   return s;
 }
 
-const rec = (i: number, startedAt: number, args = '{}'): CallRecord => ({
-  id: `c${i}`,
-  client: 'cursor',
-  server: 'fs',
-  tool: 'write',
-  arguments: args,
-  argsTruncated: false,
-  class: 'mutating',
-  reasons: [],
-  decision: 'allow',
-  decidedBy: 'rule',
-  detail: '',
-  outcome: 'ok',
-  startedAt,
-});
+const rec = (i: number, startedAt: number, args = '{}'): CallRecord => callRecord({ id: `c${i}`, arguments: args, outcome: 'ok', startedAt });
 
 const ids = (store: Store) => store.history({ limit: 10_000 }).calls.map((c) => c.id).reverse();
 

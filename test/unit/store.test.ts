@@ -6,6 +6,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { MIGRATIONS } from '../../proxy-core/src/broker/migrations.js';
 import { Store } from '../../proxy-core/src/broker/store.js';
 import type { CallRecord } from '../../proxy-core/src/protocol/api.js';
+import { callRecord } from '../helpers/records.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -17,22 +18,7 @@ function dbPath(): string {
   return join(d, 'airlock.db');
 }
 
-const entry = (over: Partial<CallRecord> = {}): CallRecord => ({
-  id: 'c1',
-  client: 'cursor',
-  server: 'fs',
-  tool: 'write',
-  arguments: '{}',
-  argsTruncated: false,
-  class: 'mutating',
-  reasons: ['x'],
-  decision: 'allow',
-  decidedBy: 'rule',
-  detail: '',
-  outcome: 'pending',
-  startedAt: 1,
-  ...over,
-});
+const entry = (over: Partial<CallRecord> = {}): CallRecord => callRecord({ reasons: ['x'], ...over });
 
 describe('Store', () => {
   test('migrates a new database and reopens it without re-running migrations', () => {

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../proxy-core/src/broker/broker.js';
 import { Store } from '../../proxy-core/src/broker/store.js';
 import type { CallRecord, HistoryItem } from '../../proxy-core/src/protocol/api.js';
+import { callRecord } from '../helpers/records.js';
 import type { PrepareAnswer } from '../../proxy-core/src/protocol/undo-api.js';
 import type { PolicySnapshot } from '../../proxy-core/src/policy/decide.js';
 import { FakeClock } from '../helpers/fake-clock.js';
@@ -115,22 +116,7 @@ function replace(path: string, content: string | Buffer): void {
 }
 
 function record(r: Partial<CallRecord> & Pick<CallRecord, 'id' | 'tool'>): CallRecord {
-  return {
-    client: 'c',
-    server: 'fs',
-    arguments: '{}',
-    argsTruncated: false,
-    class: 'mutating',
-    reasons: [],
-    decision: 'allow',
-    decidedBy: 'rule',
-    detail: '',
-    outcome: 'ok',
-    startedAt: 1,
-    forwardedAt: 1,
-    finishedAt: 2,
-    ...r,
-  };
+  return callRecord({ client: 'c', outcome: 'ok', forwardedAt: 1, finishedAt: 2, ...r });
 }
 
 function entry(broker: Broker, id: string): HistoryItem {
