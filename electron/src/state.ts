@@ -53,7 +53,10 @@ export class AppState {
 
   /** A fresh load: what the broker says now replaces what was known. */
   load(status: BrokerStatus, pending: readonly Ticket[]): void {
-    if (!status.estop || !this.estop) this.estopCause = null;
+    // status says who turned E-Stop on; an older cause from the stream is kept when it has none
+    if (!status.estop) this.estopCause = null;
+    else if (status.estopCause) this.estopCause = status.estopCause;
+    else if (!this.estop) this.estopCause = null;
     this.estop = status.estop;
     this.pending.clear();
     for (const t of [...pending].sort((a, b) => a.createdAt - b.createdAt)) this.pending.set(t.id, t);

@@ -191,6 +191,7 @@ describe('the tripwire', () => {
       );
       expect(on.detail).toEqual({ by: 'tripwire', reason: '6 changing calls in 10 s' });
       expect((await cli(home, ['estop', 'status', '--json'])).stdout).toMatch(/"estop":\s*true/);
+      expect((await cli(home, ['status'])).stdout).toMatch(/E-Stop: ON — every tool call is refused \(turned on by the tripwire: 6 changing calls in 10 s, \d+s ago\)/);
       const refused = await w.client.callTool({ name: 'write_note', arguments: { text: 'after' } });
       expect(decisionOf(refused)).toMatchObject({ decidedBy: 'estop' });
       await w.close();

@@ -66,7 +66,7 @@ describe('approvals in the browser', () => {
     await c.waitFor();
     expect(await page.title()).toMatch(/^\(1\) Airlock/);
     // Deny has the focus by default
-    expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Deny');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Deny');
     // playwright's click waits for the button to be enabled; aria-disabled is checked by hand
     const allow = c.getByRole('button', { name: 'Allow once' });
     await waitArmed(allow);
@@ -113,7 +113,7 @@ describe('approvals in the browser', () => {
       if ((await page.evaluate(() => document.activeElement?.textContent?.trim())) === 'Allow once') break;
       await page.keyboard.press('Tab');
     }
-    expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Allow once');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Allow once');
     await page.keyboard.press('Enter');
     expect(textOf(await call)).not.toMatch(/denied/i);
     expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'by keyboard')).toBe(true);
@@ -262,6 +262,33 @@ describe('the other pages', () => {
     await section.getByRole('button', { name: 'Unprotect fresh', exact: true }).waitFor();
     const after = JSON.parse(readFileSync(cursorConfig, 'utf8')) as { mcpServers: { fresh: { args: string[] } } };
     expect(after.mcpServers.fresh.args).toContain('wrap');
+    await page.close();
+  });
+
+  test('Rules: a rule that asks only for calls that cannot be undone, added and removed from the page', async () => {
+    const page = await openPage('#/rules');
+    const form = page.getByRole('form', { name: 'Add a rule' });
+    await form.waitFor();
+    await form.getByRole('radio', { name: 'Ask', exact: true }).check();
+    await form.getByRole('textbox', { name: 'Server' }).fill('nobody-*');
+    await form.getByRole('textbox', { name: 'Tool' }).fill('*');
+    await form.getByRole('radio', { name: /^Only calls that cannot be undone/ }).check();
+    await form.getByRole('button', { name: 'Add rule' }).click();
+    await form.getByRole('status').getByText('Added: Ask * on nobody-* when it cannot be undone.').waitFor();
+    const [rule] = (await cliJson<{ id: string; server: string; undoable?: boolean }[]>(home, ['rules'])).filter((r) => r.server === 'nobody-*');
+    expect(rule).toMatchObject({ undoable: false });
+    const row = page.getByRole('row').filter({ hasText: 'nobody-*' });
+    expect(await row.innerText()).toContain('it cannot be undone');
+    // an allow for only the irreversible calls is refused, with why
+    await form.getByRole('radio', { name: 'Allow', exact: true }).check();
+    await form.getByRole('textbox', { name: 'Server' }).fill('nobody-*');
+    await form.getByRole('textbox', { name: 'Tool' }).fill('*');
+    await form.getByRole('radio', { name: /^Only calls that cannot be undone/ }).check();
+    await form.getByRole('button', { name: 'Add rule' }).click();
+    await form.getByRole('alert').getByText(/riskiest calls run without asking/).waitFor();
+    await row.getByRole('button', { name: /^Remove/ }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await cliJson<{ id: string }[]>(home, ['rules'])).map((r) => r.id)).not.toContain(rule!.id);
     await page.close();
   });
 

@@ -112,7 +112,7 @@ describe('undo from the browser', () => {
     // ground truth: the file holds its bytes from before the call
     expect(readFileSync(target, 'utf8')).toBe(before);
     // the result has the focus (the button it replaced is gone), and names the file put back
-    expect(await result.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => result.evaluate((el) => el === document.activeElement)).toBe(true);
     expect(await result.innerText()).toContain(target);
     // the row follows the broker's events: "already undone by" the undo's own journal entry, and marked in the list
     await detail.getByText(/^Already undone by undo-/).waitFor();
@@ -164,10 +164,10 @@ describe('undo from the browser', () => {
     const dialog = page.getByRole('dialog', { name: `Roll back session ${short}?` });
     await dialog.waitFor();
     // the safe answer has the focus; Esc closes the dialog and gives the focus back
-    expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Cancel');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Cancel');
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
-    expect(await rollback.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => rollback.evaluate((el) => el === document.activeElement)).toBe(true);
     expect(existsSync(created)).toBe(true);
 
     await rollback.click();
@@ -181,7 +181,7 @@ describe('undo from the browser', () => {
     expect(text).toContain(created);
     // what was undone before is listed as not undoable now, with why
     expect(text).toMatch(/already undone/);
-    expect(await report.evaluate((el) => el === document.activeElement)).toBe(true);
+    await expect.poll(() => report.evaluate((el) => el === document.activeElement)).toBe(true);
     await report.scrollIntoViewIfNeeded();
     await screenshot(page, 'activity-rollback');
     await page.close();
@@ -238,7 +238,8 @@ describe('pinned tool definitions in the browser', () => {
     await accept.click();
     await warning.getByText(/You accepted the new definition of echo/).waitFor();
     // the focus stays in the card, on what replaced the button
-    expect(await warning.getByText(/You accepted the new definition of echo/).evaluate((el) => el === document.activeElement)).toBe(true);
+    const acceptedNote = warning.getByText(/You accepted the new definition of echo/);
+    await expect.poll(() => acceptedNote.evaluate((el) => el === document.activeElement)).toBe(true);
     // the Tools page follows the broker's event: echo is pinned again
     await echo.getByText('Definition pinned').waitFor();
     await tools.close();

@@ -29,7 +29,7 @@ function setup(opts: { ticketTimeoutSeconds?: number } = {}) {
   stores.push(store);
   const clock = new FakeClock();
   const broker = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: opts.ticketTimeoutSeconds ?? 120, ackTimeoutMs: 1500, clock });
-  return { broker, clock, store };
+  return { broker, clock, store, dir };
 }
 
 /** A front end on an in-memory channel. */
@@ -160,6 +160,30 @@ describe('races', () => {
     await broker.setEstop(true);
     expect(await w.ask()).toMatchObject({ decision: 'deny', decidedBy: 'estop' });
     expect(broker.pending()).toEqual([]);
+  });
+});
+
+describe('why E-Stop is on', () => {
+  test('status says who turned it on and when, and still says so after a restart; release forgets it', async () => {
+    const { broker, clock, store, dir } = setup();
+    expect(broker.status()).toMatchObject({ estop: false, estopCause: null });
+    await broker.setEstop(true, { by: 'tripwire', reason: '31 changing calls in 10 s' });
+    const cause = { by: 'tripwire', reason: '31 changing calls in 10 s', at: clock.now() };
+    expect(broker.status().estopCause).toEqual(cause);
+    const again = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock });
+    expect(again.status()).toMatchObject({ estop: true, estopCause: cause });
+    await again.setEstop(false);
+    expect(again.status()).toMatchObject({ estop: false, estopCause: null });
+    await again.setEstop(true);
+    expect(again.status().estopCause).toEqual({ by: 'user', at: clock.now() });
+  });
+
+  test('a stored cause that cannot be read leaves E-Stop on, its cause unknown', () => {
+    const { store, clock, dir } = setup();
+    store.setSetting('estop', 'on');
+    store.setSetting('estop-cause', '{"by":"someone else"}');
+    const broker = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock });
+    expect(broker.status()).toMatchObject({ estop: true, estopCause: null });
   });
 });
 

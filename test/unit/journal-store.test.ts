@@ -161,10 +161,11 @@ describe('writeJournal', () => {
       ['call', 'fs', 'write'],
     ]);
     expect(events[0]!.detail).toEqual({
-      id: 'a', client: 'cursor', server: 'fs', tool: 'write', class: 'mutating', decision: 'allow', decidedBy: 'rule',
+      id: 'a', sessionId: 's1', client: 'cursor', server: 'fs', tool: 'write', class: 'mutating', decision: 'allow', decidedBy: 'rule',
       outcome: 'pending', ticketId: 'tk1', startedAt: 10, finishedAt: null, durationMs: null,
     });
-    expect(events[2]!.detail).toMatchObject({ id: 'a', outcome: 'ok', ticketId: 'tk1', finishedAt: 20, durationMs: 9 });
+    // the final copy's event, read back from the row, names the session too (a live list can roll it back)
+    expect(events[2]!.detail).toMatchObject({ id: 'a', sessionId: 's1', outcome: 'ok', ticketId: 'tk1', finishedAt: 20, durationMs: 9 });
     // no arguments or result in the stream
     for (const e of events) expect(JSON.stringify(e)).not.toMatch(/s3cr3t|r3sult/);
     // what the writer got back is exactly what a subscriber catching up reads

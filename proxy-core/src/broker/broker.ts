@@ -24,6 +24,8 @@ import {
   type BrokerEvent,
   type BrokerStatus,
   type CheckedParamsOf,
+  type EstopCause,
+  EstopCauseSchema,
   type FileTool,
   type Preview,
   type Remember,
@@ -50,6 +52,7 @@ import { Inspections } from './inspections.js';
 import { JournalWriter } from './journal-writer.js';
 import { Pins } from './pins.js';
 import { previewCall } from './preview.js';
+import { parseJson } from './queries.js';
 import { type Session, Sessions } from './sessions.js';
 import type { Store } from './store.js';
 import { proposeScopes } from './ticket-scopes.js';
@@ -57,7 +60,7 @@ import { TICKET_TIMEOUT_KEY, TicketTimeout } from './ticket-timeout.js';
 import { newTicketId, Tickets } from './tickets.js';
 import { Tripwire, tripwireLimits, type TripwireLimits } from './tripwire.js';
 import { Undo } from './undo.js';
-import { bad, checkArgConditions, checkSetting, schemaMessage } from './validate.js';
+import { bad, checkArgConditions, checkUndoCondition, checkSetting, schemaMessage } from './validate.js';
 
 export interface BrokerOptions {
   store: Store;
@@ -100,6 +103,7 @@ export class Broker {
   private readonly channels = new Set<Channel>();
   private rulesCache: Rule[];
   private estop: boolean;
+  private estopCause: EstopCause | null;
   private readonly tripwire: Tripwire;
   private tripwireLimits: TripwireLimits;
   /** Snapshots, declared inverses, undo and rollback (undo.ts). */
@@ -124,6 +128,7 @@ export class Broker {
       sessions: () => this.sessions.all(),
       request: (sessionId, method, params, timeoutMs) => this.sessions.request(sessionId, method, params, timeoutMs),
       estop: () => this.estop,
+      rules: () => this.rulesCache,
       record,
       publish: (events) => this.bus.publish(events),
       push: (server) => this.sessions.push((s) => s.info.server === server),
@@ -157,6 +162,7 @@ export class Broker {
     this.journalWriter = new JournalWriter(this.store, journaled, (error, client) => this.record('journal-entry-refused', null, null, { error, client }));
     this.rulesCache = this.store.rules();
     this.estop = this.store.getSetting('estop') === 'on';
+    this.estopCause = this.estop ? readEstopCause(this.store.getSetting('estop-cause')) : null;
     this.tripwire = new Tripwire(this.clock);
     this.tripwireLimits = tripwireLimits((key) => this.store.getSetting(key));
     this.store.endAllSessions();
@@ -180,6 +186,7 @@ export class Broker {
   status(): BrokerStatus {
     return {
       estop: this.estop,
+      estopCause: this.estopCause,
       pending: this.tickets.size,
       sessions: this.sessions.all().map((s) => s.info),
       dataDir: this.options.dataDir,
@@ -227,7 +234,10 @@ export class Broker {
    */
   async setEstop(on: boolean, why: EventDetails['estop-on'] = { by: 'user' }): Promise<{ estop: boolean }> {
     this.estop = on;
+    // kept with the switch: after a restart, status still says why E-Stop is on
+    this.estopCause = on ? { ...why, at: this.clock.now() } : null;
     this.store.setSetting('estop', on ? 'on' : 'off');
+    this.store.setSetting('estop-cause', this.estopCause ? JSON.stringify(this.estopCause) : '');
     if (on) {
       this.tripwire.reset();
       this.record('estop-on', null, null, why);
@@ -263,12 +273,14 @@ export class Broker {
 
   async addRule(p: CheckedParamsOf<'rules.add'>): Promise<Rule> {
     checkArgConditions(p.args);
+    checkUndoCondition(p.action, p.undoable);
     const rule = this.insertRule({
       action: p.action,
       server: p.server,
       tool: p.tool,
       ...(p.client !== undefined ? { client: p.client } : {}),
       ...(p.args?.length ? { args: p.args } : {}),
+      ...(p.undoable !== undefined ? { undoable: p.undoable } : {}),
     });
     await this.sessions.push();
     return rule;
@@ -544,6 +556,7 @@ export class Broker {
       estopGraceSeconds: Number(settingOrFallback('estop-grace-seconds', this.store.getSetting('estop-grace-seconds'))),
       pins: this.pins.forServer(session.info.server),
       fileTools: this.undo.snapshotTools(session),
+      inverseTools: this.undo.inverseTools(session),
     };
   }
 
@@ -592,4 +605,11 @@ function exactName(name: string): string {
   } catch (err) {
     throw bad((err as Error).message);
   }
+}
+
+/** The stored cause of an E-Stop; null when it cannot be read (the switch itself still holds). */
+function readEstopCause(stored: string | undefined): EstopCause | null {
+  if (!stored) return null;
+  const parsed = EstopCauseSchema.safeParse(parseJson(stored));
+  return parsed.success ? parsed.data : null;
 }

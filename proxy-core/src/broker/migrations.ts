@@ -123,4 +123,8 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (server, tool)
   );
   `,
+  // Migration 8: a rule may apply only to calls Airlock can undo (1) or only to those it cannot (0)
+  `
+  ALTER TABLE rules ADD COLUMN undoable INTEGER;
+  `,
 ];

@@ -28,6 +28,8 @@ interface JournalStatements {
 /** What the 'call' event of a journaled call says: enough for a live list, never the arguments or result. */
 export interface CallSummary {
   id: string;
+  /** The wrapper session the call ran in (a rollback's unit); absent when the wrapper did not say. */
+  sessionId?: string;
   client: string;
   server: string;
   tool: string;
@@ -110,7 +112,7 @@ export class Store {
           finished_at = COALESCE(finished_at, ?),
           duration_ms = COALESCE(duration_ms, ?)
         WHERE id = ?
-        RETURNING client, server, tool, class, decision, decided_by, outcome, ticket_id, started_at, finished_at, duration_ms`).raw(),
+        RETURNING client, server, tool, class, decision, decided_by, outcome, ticket_id, started_at, finished_at, duration_ms, session_id`).raw(),
       addJournalBytes: db.prepare('UPDATE journal_stats SET bytes = bytes + ? WHERE id = 1'),
       insertEvent: db.prepare('INSERT INTO events (at, kind, server, tool, detail) VALUES (?, ?, ?, ?, ?)'),
       insertSession: db.prepare('INSERT INTO sessions (id, client, server, command, pid, started_at) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -126,7 +128,7 @@ export class Store {
       endTicket: db.prepare('UPDATE tickets SET ended_at = ?, resolution = ?, remember = ?, reason = ? WHERE id = ? AND ended_at IS NULL'),
       closeOrphanTickets: db.prepare("UPDATE tickets SET ended_at = ?, resolution = 'broker-restart' WHERE ended_at IS NULL"),
       listRules: db.prepare('SELECT * FROM rules ORDER BY created_at, id'),
-      insertRule: db.prepare('INSERT INTO rules (id, action, server, tool, client, created_at, note, args) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      insertRule: db.prepare('INSERT INTO rules (id, action, server, tool, client, created_at, note, args, undoable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
       deleteRule: db.prepare('DELETE FROM rules WHERE id = ?'),
       getTrust: db.prepare('SELECT trust_read_only_hints AS t FROM server_settings WHERE server = ?'),
       setTrust: db.prepare(`INSERT INTO server_settings (server, trust_read_only_hints) VALUES (?, ?)
@@ -224,6 +226,7 @@ export class Store {
         added += JOURNAL_ROW_OVERHEAD + Buffer.byteLength(r.arguments) + Buffer.byteLength(r.detail) + Buffer.byteLength(reasons) + (r.result === undefined ? 0 : Buffer.byteLength(r.result));
         detail = {
           id: r.id,
+          ...(r.sessionId !== undefined ? { sessionId: r.sessionId } : {}),
           client: r.client,
           server: r.server,
           tool: r.tool,
@@ -262,8 +265,10 @@ export class Store {
           r.id,
         ) as unknown[] | undefined;
         if (!row) throw new Error(`journal entry ${r.id} was neither inserted nor found`);
+        const sessionId = row[11] as string | null;
         detail = {
           id: r.id,
+          ...(sessionId !== null ? { sessionId } : {}),
           client: row[0] as string,
           server: row[1] as string,
           tool: row[2] as string,
@@ -450,12 +455,16 @@ export class Store {
         if (args.success) rule.args = args.data;
         else if (rule.action === 'allow') return null;
       }
+      if (r.undoable === 0 || r.undoable === 1) rule.undoable = r.undoable === 1;
+      // any other value cannot be read: an allow is dropped, a deny or an ask applies to every call
+      else if (r.undoable !== null && r.undoable !== undefined && rule.action === 'allow') return null;
       return rule;
     }).filter((r): r is Rule => r !== null);
   }
 
   addRule(rule: Rule): void {
-    this.stmts.insertRule.run(rule.id, rule.action, rule.server, rule.tool, rule.client ?? null, rule.createdAt, rule.note ?? null, rule.args?.length ? JSON.stringify(rule.args) : null);
+    const undoable = rule.undoable === undefined ? null : rule.undoable ? 1 : 0;
+    this.stmts.insertRule.run(rule.id, rule.action, rule.server, rule.tool, rule.client ?? null, rule.createdAt, rule.note ?? null, rule.args?.length ? JSON.stringify(rule.args) : null, undoable);
   }
 
   removeRule(id: string): boolean {

@@ -21,7 +21,10 @@ import { isAbsolute } from 'node:path';
 import { isReadOnlyClass, type ToolClass } from '../classify/classify.js';
 import { IpcError } from '../ipc/channel.js';
 import type { MatchEnv } from '../policy/arg-conditions.js';
-import type { BrokerEvent, HistoryItem } from '../protocol/api.js';
+import { describeRule } from '../policy/decide.js';
+import { ruleMatches } from '../policy/rules.js';
+import { plannedUndo } from '../policy/undo-plan.js';
+import type { BrokerEvent, HistoryItem, Rule } from '../protocol/api.js';
 import type { CallSummary, EventDetails } from '../protocol/events.js';
 import type { BrokerToWrapper } from '../protocol/names.js';
 import { SETTINGS } from '../protocol/settings.js';
@@ -49,6 +52,8 @@ export interface UndoOptions {
   sessions(): readonly Session[];
   request(sessionId: string, method: typeof BrokerToWrapper.callTool, params: unknown, timeoutMs: number): Promise<unknown>;
   estop(): boolean;
+  /** The user's rules: one that decides by whether a call can be undone must see a snapshot that failed. */
+  rules(): readonly Rule[];
   record<K extends UndoEvent>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
   publish(events: BrokerEvent[]): void;
   /** Push fresh policy to the sessions of a server (a declaration changes the evidence they classify with). */
@@ -121,6 +126,11 @@ export class Undo {
     return this.o.fileTools.snapshotTools(session.info.server);
   }
 
+  /** The tools of a session with a declared inverse (its own `--undo` flags, or stored for its server). */
+  inverseTools(session: Session): string[] {
+    return Object.keys(this.evidence(session));
+  }
+
   /** Read-only claims the session must not believe: tools with a declared inverse. */
   evidence(session: Session): Record<string, string> {
     return this.inverses.evidence(session.info.server, session.info.id);
@@ -165,14 +175,17 @@ export class Undo {
   ticketUndoable(session: Session, tool: string, args: unknown): Undoable {
     const server = session.info.server;
     const spec = this.o.fileTools.snapshotArgs(server, tool);
-    if (spec) {
-      // arguments cut for the ticket are not known here: the wrapper sends the paths themselves before the call
-      if (typeof args !== 'object' || args === null) return { kind: 'snapshot' };
-      const values = spec.args.map((a) => (args as Record<string, unknown>)[a]);
-      return values.every((v) => typeof v === 'string' && v !== '' && this.absolute(v) !== null) ? { kind: 'snapshot' } : null;
-    }
-    const inverse = this.inverses.forCall(server, session.info.id, tool);
-    return inverse ? { kind: 'inverse', inverse: inverse.inverse } : null;
+    // arguments cut for the ticket are not known here: the wrapper sends the paths themselves before the call
+    if (spec && (typeof args !== 'object' || args === null)) return { kind: 'snapshot' };
+    const inverse = spec ? undefined : this.inverses.forCall(server, session.info.id, tool);
+    const plan = plannedUndo({ pathArgs: spec?.args, inverse: inverse !== undefined }, args as Record<string, unknown>, (v) => this.absolute(v) !== null);
+    if (plan === 'snapshot') return { kind: 'snapshot' };
+    return plan === 'inverse' && inverse ? { kind: 'inverse', inverse: inverse.inverse } : null;
+  }
+
+  /** Does a rule decide this call's server and tool by whether it can be undone (`undoable` on a rule)? */
+  private ruleOnUndo(session: Session, tool: string): Rule | undefined {
+    return this.o.rules().find((r) => r.undoable !== undefined && ruleMatches({ ...r, args: undefined, undoable: undefined }, { server: session.info.server, client: session.info.client, tool }));
   }
 
   private absolute(value: string): string | null {
@@ -198,6 +211,13 @@ export class Undo {
       // nothing of this call is kept
       this.records.releaseHeld({ kind: 'snapshot', paths: entries });
       if (early.kind === 'refuse') return refusal(early.reason);
+      // the wrapper judged this call undoable (its paths are absolute); a rule that decided on that must not
+      // let it run now that it is not
+      const rule = plannedUndo({ pathArgs: spec.args, inverse: false }, p.paths, (v) => this.absolute(v) !== null) === 'snapshot' ? this.ruleOnUndo(session, p.tool) : undefined;
+      if (rule) {
+        const reason = `this call could not be undone after all (${early.reason}), and rule ${rule.id} (${describeRule(rule)}) decides by whether a call can be undone, so it was not run`;
+        return { ok: false, undoable: false, reason };
+      }
       try {
         this.records.insert({ ...base, state: 'unavailable', reason: early.reason, plan: { kind: 'snapshot', paths: [] } });
       } catch {

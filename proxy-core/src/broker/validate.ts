@@ -8,7 +8,7 @@ import { CLASS_ORDER, type ToolClass } from '../classify/classify.js';
 import { IpcError } from '../ipc/channel.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { argumentsHash } from '../jsonrpc/canonical.js';
-import { type ArgCondition, type CallRecord, DecidedBySchema, OutcomeSchema, type Ticket } from '../protocol/api.js';
+import { type ArgCondition, type CallRecord, DecidedBySchema, OutcomeSchema, type RuleAction, type Ticket } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
 import { isSettingKey, settingProblem } from '../protocol/settings.js';
 
@@ -54,6 +54,16 @@ export function checkArgConditions(conditions: readonly ArgCondition[] | undefin
       if (c.min === undefined && c.max === undefined) throw bad(`argument ${c.arg}: a range needs a min or a max`);
       if (c.min !== undefined && c.max !== undefined && c.min > c.max) throw bad(`argument ${c.arg}: ${c.min} is above ${c.max}`);
     }
+  }
+}
+
+/**
+ * A rule's condition on undo. An allow for only the calls that cannot be undone would let exactly the riskiest
+ * calls run unasked, which nobody means: it is refused, with what to write instead.
+ */
+export function checkUndoCondition(action: RuleAction, undoable: boolean | undefined): void {
+  if (action === 'allow' && undoable === false) {
+    throw bad('an allow rule for only the calls that cannot be undone would let the riskiest calls run without asking; allow them all (no --irreversible), or allow only what can be undone (--undoable)');
   }
 }
 

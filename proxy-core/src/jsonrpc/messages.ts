@@ -39,10 +39,6 @@ export function isRequest(m: Message): m is Message & JsonRpcRequest {
   return typeof m.method === 'string' && isId(m.id);
 }
 
-export function isNotification(m: Message): m is Message & JsonRpcNotification {
-  return typeof m.method === 'string' && m.id === undefined;
-}
-
 export function isResponse(m: Message): m is Message & JsonRpcResponse {
   return m.method === undefined && ('result' in m || 'error' in m);
 }
@@ -54,10 +50,6 @@ export function idKey(id: JsonRpcId): string {
 
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcResponse {
   return { jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } };
-}
-
-export function resultResponse(id: JsonRpcId, result: unknown): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, result };
 }
 
 /** Serialize for a line-framed stream. JSON.stringify never emits a raw newline, so framing holds. */

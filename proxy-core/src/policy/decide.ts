@@ -7,6 +7,7 @@ import type { ToolClass } from '../classify/classify.js';
 import type { DecidedBySchema, PolicySnapshotSchema } from '../protocol/api.js';
 import { describeCondition, type MatchEnv } from './arg-conditions.js';
 import { type Rule, ruleMatches } from './rules.js';
+import { namesAbsolutePath, plannedUndo, type UndoPlan } from './undo-plan.js';
 
 /**
  * What the broker pushes to each wrapper (versioned, so the broker can wait for every wrapper to apply it):
@@ -60,9 +61,11 @@ const STRICTNESS: Record<Rule['action'], number> = { deny: 3, ask: 2, allow: 1 }
 
 export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv): PolicyDecision {
   if (policy.estop) return { action: 'deny', decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused' };
+  // how the call would be undone, worked out only when a rule asks
+  const subject = call.args !== undefined && policy.rules.some((r) => r.undoable !== undefined) ? { ...call, undo: undoPlanOf(call.tool, call.args, policy, env) } : call;
   let rule: Rule | undefined;
   for (const r of policy.rules) {
-    if (ruleMatches(r, call, env) && (!rule || STRICTNESS[r.action] > STRICTNESS[rule.action])) rule = r;
+    if (ruleMatches(r, subject, env) && (!rule || STRICTNESS[r.action] > STRICTNESS[rule.action])) rule = r;
   }
   if (rule?.action === 'deny') {
     return { action: 'deny', decidedBy: 'rule', ruleId: rule.id, reason: `denied by rule ${rule.id} (${describeRule(rule)})` };
@@ -103,6 +106,14 @@ export function readPins(value: unknown): Record<string, string> | null | undefi
   return pins;
 }
 
+/** How a call would be undone, from what the policy says of the tool (its files snapshotted, an inverse declared). */
+function undoPlanOf(tool: string, args: Record<string, unknown>, policy: PolicySnapshot, env: MatchEnv | undefined): UndoPlan {
+  const fileTools = policy.fileTools;
+  const pathArgs = fileTools && Object.hasOwn(fileTools, tool) ? fileTools[tool] : undefined;
+  const inverse = policy.inverseTools?.includes(tool) ?? false;
+  return plannedUndo({ pathArgs, inverse }, args, (v) => namesAbsolutePath(v, env?.platform));
+}
+
 /** A name as it can be typed in a shell. */
 function shellWord(s: string): string {
   return /^[\w.:@/+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
@@ -110,6 +121,12 @@ function shellWord(s: string): string {
 
 export function describeRule(rule: Rule): string {
   const who = rule.client === undefined ? '' : ` client=${rule.client}`;
-  const when = rule.args?.length ? ` when ${rule.args.map(describeCondition).join(' and ')}` : '';
+  const conditions = [...(rule.args ?? []).map(describeCondition), ...(rule.undoable === undefined ? [] : [describeUndoable(rule.undoable)])];
+  const when = conditions.length ? ` when ${conditions.join(' and ')}` : '';
   return `${rule.action} server=${rule.server} tool=${rule.tool}${who}${when}`;
+}
+
+/** A rule's condition on undo, in words (the CLI's `--undoable` / `--irreversible`). */
+export function describeUndoable(undoable: boolean): string {
+  return undoable ? 'it can be undone' : 'it cannot be undone';
 }

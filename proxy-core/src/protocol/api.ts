@@ -38,6 +38,11 @@ export const RuleSchema = z.object({
   client: text(LIMITS.name).optional(),
   /** All must hold for the rule to apply to a call. */
   args: z.array(ArgConditionSchema).max(16).optional(),
+  /**
+   * Only calls Airlock can undo (true: a file snapshot or a declared inverse), or only calls that change
+   * something and cannot be undone (false; see policy/undo-plan.ts).
+   */
+  undoable: z.boolean().optional(),
   createdAt: ms,
   note: z.string().max(LIMITS.reason).optional(),
 });
@@ -61,6 +66,8 @@ export const PolicySnapshotSchema = z.object({
   pins: z.record(z.string(), z.string()).nullable().optional(),
   /** Tools whose files are snapshotted before a call (tool -> its path arguments): the wrapper waits only for these. */
   fileTools: z.record(z.string(), z.array(z.string())).optional(),
+  /** Tools with a declared inverse in this session: with `fileTools`, what rules on `undoable` judge by. */
+  inverseTools: z.array(z.string()).optional(),
 });
 
 /**
@@ -150,8 +157,13 @@ export const SessionInfoSchema = z.object({
   since: ms,
 });
 
+/** Who turned E-Stop on (a person, or the tripwire, which says why) and when. */
+export const EstopCauseSchema = z.object({ by: z.enum(['user', 'tripwire']), reason: z.string().max(LIMITS.reason).optional(), at: ms.optional() });
+
 export const BrokerStatusSchema = z.object({
   estop: z.boolean(),
+  /** Why E-Stop is on; null when it is off (or was turned on before Airlock kept the cause). */
+  estopCause: EstopCauseSchema.nullable().optional(),
   pending: z.number().int().nonnegative(),
   sessions: z.array(SessionInfoSchema),
   dataDir: z.string(),
@@ -412,6 +424,7 @@ export const userApi = {
         tool: text(LIMITS.toolName),
         client: text(LIMITS.name).optional(),
         args: z.array(ArgConditionSchema).max(16).optional(),
+        undoable: z.boolean().optional(),
       })
       .strict(),
     result: RuleSchema,
@@ -534,6 +547,7 @@ export type WrapperResultOf<M extends WrapperMethodKey> = z.output<WrapperApi[M]
 export type CallRecord = z.output<typeof CallRecordSchema>;
 export type Ticket = z.output<typeof TicketSchema>;
 export type Rule = z.output<typeof RuleSchema>;
+export type EstopCause = z.output<typeof EstopCauseSchema>;
 export type RuleAction = z.output<typeof RuleActionSchema>;
 export type ArgCondition = z.output<typeof ArgConditionSchema>;
 export type PolicySnapshotShape = z.output<typeof PolicySnapshotSchema>;

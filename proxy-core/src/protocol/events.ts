@@ -8,7 +8,7 @@ import type { DeclaredInverse, UndoInfo, UndoReport } from './undo-api.js';
 /** What a `call` event says of a call (the arguments and the result stay in the journal). */
 export type CallSummary = Pick<
   CallRecord,
-  'id' | 'client' | 'server' | 'tool' | 'class' | 'decision' | 'decidedBy' | 'outcome' | 'ticketId' | 'startedAt' | 'finishedAt' | 'durationMs'
+  'id' | 'sessionId' | 'client' | 'server' | 'tool' | 'class' | 'decision' | 'decidedBy' | 'outcome' | 'ticketId' | 'startedAt' | 'finishedAt' | 'durationMs'
 >;
 
 /** A change a client config watcher saw (see clients/watch.ts). */

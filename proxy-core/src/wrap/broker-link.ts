@@ -225,6 +225,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       ...(p.pins === undefined ? {} : { pins: readPins(p.pins) }),
       // tools whose files the broker snapshots before a call (undo-stage.ts): a call of one waits for it
       ...(p.fileTools === undefined ? {} : { fileTools: readFileTools(p.fileTools) }),
+      // tools with a declared inverse: a rule on whether a call can be undone judges by it (policy/undo-plan.ts)
+      ...(Array.isArray(p.inverseTools) ? { inverseTools: p.inverseTools.filter((t) => typeof t === 'string') } : {}),
     };
     // the ticket timeout is a setting: a push carries its current value (an older broker's push does not)
     this.applyTicketTimeout(p.ticketTimeoutSeconds);

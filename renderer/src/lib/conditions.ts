@@ -34,15 +34,28 @@ export function describeCondition(c: ArgCondition): string {
   }
 }
 
+/** Which calls a rule's condition on undo picks, as the form offers it. */
+export const UNDO_CHOICES: readonly { value: 'any' | 'undoable' | 'irreversible'; label: string; help: string }[] = [
+  { value: 'any', label: 'Any call', help: '' },
+  { value: 'undoable', label: 'Only calls Airlock can undo', help: 'a file snapshot is taken first, or an inverse is declared' },
+  { value: 'irreversible', label: 'Only calls that cannot be undone', help: 'they change something and Airlock has no way back; not for Allow' },
+];
+
+/** A rule's condition on undo in words. */
+export function describeUndoable(undoable: boolean): string {
+  return undoable ? 'it can be undone' : 'it cannot be undone';
+}
+
 /** All of a rule's conditions in words, or "any arguments". */
-export function describeConditions(args: readonly ArgCondition[] | undefined): string {
-  return args?.length ? args.map(describeCondition).join(' and ') : 'any arguments';
+export function describeConditions(args: readonly ArgCondition[] | undefined, undoable?: boolean): string {
+  const all = [...(args ?? []).map(describeCondition), ...(undoable === undefined ? [] : [describeUndoable(undoable)])];
+  return all.length ? all.join(' and ') : 'any arguments';
 }
 
 /** A rule in one line: "Allow write_file on filesystem (from cursor) when path is a path matching /tmp/**". */
-export function describeRule(rule: Pick<Rule, 'action' | 'server' | 'tool' | 'client' | 'args'>): string {
+export function describeRule(rule: Pick<Rule, 'action' | 'server' | 'tool' | 'client' | 'args' | 'undoable'>): string {
   const who = rule.client ? ` (from ${rule.client})` : '';
-  const when = rule.args?.length ? ` when ${describeConditions(rule.args)}` : '';
+  const when = rule.args?.length || rule.undoable !== undefined ? ` when ${describeConditions(rule.args, rule.undoable)}` : '';
   return `${ACTION_WORDS[rule.action]} ${rule.tool} on ${rule.server}${who}${when}`;
 }
 

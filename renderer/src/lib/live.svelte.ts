@@ -6,11 +6,7 @@
 import type { BrokerEvent, BrokerStatus } from '@airlock/proxy-core/protocol/api';
 import type { AirlockApi, StreamState } from '@airlock/proxy-core/protocol/ui-contract';
 import { errorText } from './errors.js';
-import { applyEvent, dismissNotice, emptySnapshot, type EstopCause, findEstopCause, type LiveSnapshot, reconcile, withEstopCause } from './live.js';
-
-/** How far back the window looks for why an E-Stop that was on at load was turned on: pages of events. */
-const ESTOP_PAGES = 4;
-const ESTOP_PAGE = 500;
+import { applyEvent, dismissNotice, emptySnapshot, type LiveSnapshot, reconcile } from './live.js';
 
 type Listener = (event: BrokerEvent) => void;
 
@@ -56,29 +52,10 @@ export class Live {
       this.snapshot = reconcile(status, pending, held, head, this.snapshot);
       held = null;
       this.loaded = true;
-      if (this.snapshot.estop && this.snapshot.estopCause === null) void this.loadEstopCause(generation);
     } catch (err) {
       held = null;
       if (generation === this.generation) this.loadError = errorText(err);
     }
-  }
-
-  /** E-Stop was on at load: who turned it on (and why, for the tripwire) is in its last estop-on event. */
-  private async loadEstopCause(generation: number): Promise<void> {
-    let before: number | undefined;
-    let cause: EstopCause | null | undefined;
-    try {
-      for (let page = 0; page < ESTOP_PAGES && cause === undefined; page++) {
-        const r = await this.api.call('events', { limit: ESTOP_PAGE, ...(before !== undefined ? { before } : {}) });
-        cause = findEstopCause(r.events);
-        if (r.nextCursor === null) break;
-        before = r.nextCursor;
-      }
-    } catch {
-      // the banner then says only that E-Stop is on
-      return;
-    }
-    if (generation === this.generation && cause) this.snapshot = withEstopCause(this.snapshot, cause);
   }
 
   stop(): void {

@@ -34,7 +34,7 @@ export interface EstopCause {
 
 export interface LiveSnapshot {
   estop: boolean;
-  /** Why E-Stop is on, when known (null: off, or on and not known yet: see `findEstopCause`). */
+  /** Why E-Stop is on, when known (null: off, or turned on before Airlock kept the cause). */
   estopCause: EstopCause | null;
   /** Newest first. */
   tickets: Ticket[];
@@ -58,8 +58,7 @@ const newestFirst = (a: Ticket, b: Ticket): number => b.createdAt - a.createdAt;
 export function reconcile(status: BrokerStatus, pending: readonly Ticket[], held: readonly BrokerEvent[], head: number, previous?: LiveSnapshot): LiveSnapshot {
   let s: LiveSnapshot = {
     estop: status.estop,
-    // status says only whether it is on: who turned it on is in its last estop-on event (findEstopCause)
-    estopCause: null,
+    estopCause: status.estop && status.estopCause ? estopCauseOf(status.estopCause) : null,
     tickets: [...pending].sort(newestFirst),
     sessions: [...status.sessions],
     ended: previous?.ended ?? {},
@@ -140,23 +139,6 @@ function estopCauseOf(detail: unknown): EstopCause {
   const d = (typeof detail === 'object' && detail !== null ? detail : {}) as Partial<EventDetails['estop-on']>;
   const by = d.by === 'tripwire' ? 'tripwire' : 'user';
   return typeof d.reason === 'string' && d.reason ? { by, reason: d.reason } : { by };
-}
-
-/**
- * Why E-Stop is on, from a page of events newest first: the cause of the newest estop-on, null when an
- * estop-off is newer (it is not on for a reason these events give), undefined when the page has neither.
- */
-export function findEstopCause(newestFirst: readonly BrokerEvent[]): EstopCause | null | undefined {
-  for (const e of newestFirst) {
-    if (e.type === 'estop-on') return estopCauseOf(e.detail);
-    if (e.type === 'estop-off') return null;
-  }
-  return undefined;
-}
-
-/** The snapshot with the cause of an E-Stop that was on when it loaded (a newer estop event wins). */
-export function withEstopCause(s: LiveSnapshot, cause: EstopCause | null): LiveSnapshot {
-  return s.estop && s.estopCause === null && cause ? { ...s, estopCause: cause } : s;
 }
 
 /** The snapshot without one notice (the person dismissed it, or protected the server). */

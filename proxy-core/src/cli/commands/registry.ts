@@ -79,10 +79,14 @@ export const commands: Record<string, Command> = {
     usage:
       'airlock rules [list] [--json]\n' +
       '  airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB] [--arg NAME=VALUE]...\n' +
+      '                   [--undoable | --irreversible]\n' +
       '  airlock rules remove ID\n' +
       '  --arg conditions must all hold: path=~/notes/** (a path under a folder, judged as the real absolute path),\n' +
       '  n=1..10 (a number range), mode="fast" or n=3 (an exact value), name=report-* (a string glob).\n' +
-      '  An allow needs the argument present and of that kind; a deny or an ask also applies when it cannot be checked.',
+      '  An allow needs the argument present and of that kind; a deny or an ask also applies when it cannot be checked.\n' +
+      '  --undoable: only calls Airlock can undo (a file snapshot or a declared inverse). --irreversible: only calls\n' +
+      '  that change something and cannot be undone, e.g. `rules add ask --server "*" --tool "*" --irreversible`\n' +
+      '  asks for those even where another rule or a session approval would let them run.',
     load: () => import('./rules.js'),
   },
   clients: {
@@ -175,8 +179,3 @@ export const commands: Record<string, Command> = {
     load: () => import('./inspect.js'),
   },
 };
-
-/** Commands added by other modules register here so the dispatcher stays one table. */
-export function registerCommand(name: string, command: Command): void {
-  commands[name] = command;
-}

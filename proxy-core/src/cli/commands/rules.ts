@@ -1,6 +1,6 @@
 /** `airlock rules [list|add|remove]`. */
 import { describeCondition } from '../../policy/arg-conditions.js';
-import { describeRule } from '../../policy/decide.js';
+import { describeRule, describeUndoable } from '../../policy/decide.js';
 import { parse } from '../args.js';
 import { argConditions, call, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
@@ -12,6 +12,8 @@ export async function run(argv: string[]): Promise<number> {
     tool: { type: 'string' },
     client: { type: 'string' },
     arg: { type: 'string', multiple: true },
+    undoable: { type: 'boolean' },
+    irreversible: { type: 'boolean' },
   });
   const verb = positionals[0] ?? 'list';
   if (verb === 'list') {
@@ -19,7 +21,8 @@ export async function run(argv: string[]): Promise<number> {
     if (values.json) printJson(rules);
     else if (rules.length === 0) print('No rules: every call that is not trusted read-only asks.');
     else {
-      const rows = rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', (r.args ?? []).map(describeCondition).join(' and '), r.note ?? '']);
+      const when = (r: (typeof rules)[number]) => [...(r.args ?? []).map(describeCondition), ...(r.undoable === undefined ? [] : [describeUndoable(r.undoable)])].join(' and ');
+      const rows = rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', when(r), r.note ?? '']);
       print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'WHEN', 'NOTE'], rows));
     }
     return 0;
@@ -27,11 +30,13 @@ export async function run(argv: string[]): Promise<number> {
   if (verb === 'add') {
     const action = positionals[1];
     if ((action !== 'allow' && action !== 'deny' && action !== 'ask') || positionals.length > 2) {
-      throw new UsageError('usage: airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB] [--arg NAME=VALUE]...');
+      throw new UsageError(`usage: airlock rules add allow|deny|ask --server GLOB --tool GLOB [--client GLOB] [--arg NAME=VALUE]... [--undoable | --irreversible]`);
     }
     if (!values.server || !values.tool) throw new UsageError('rules add needs --server GLOB and --tool GLOB (use "*" for any)');
+    if (values.undoable && values.irreversible) throw new UsageError('--undoable and --irreversible exclude each other: a rule applies to calls that can be undone, or to those that cannot');
     const args = argConditions(values.arg);
-    const rule = await call('rules.add', { action, server: values.server, tool: values.tool, client: values.client, args });
+    const undoable = values.undoable ? true : values.irreversible ? false : undefined;
+    const rule = await call('rules.add', { action, server: values.server, tool: values.tool, client: values.client, args, undoable });
     if (values.json) printJson(rule);
     else print(`Added rule ${rule.id}: ${describeRule(rule)}`);
     return 0;

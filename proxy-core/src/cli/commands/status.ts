@@ -14,7 +14,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   print(`Airlock broker: running (pid ${status.pid}), data in ${status.dataDir}`);
-  print(`E-Stop: ${status.estop ? 'ON — every tool call is refused' : 'off'}`);
+  print(`E-Stop: ${status.estop ? `ON — every tool call is refused${estopWhy(status.estopCause)}` : 'off'}`);
   print(`Pending tickets: ${status.pending}${status.pending ? ' (see `airlock pending`)' : ''}`);
   const snap = status.snapshots;
   if (snap) {
@@ -27,4 +27,11 @@ export async function run(argv: string[]): Promise<number> {
     print(table(['CLIENT', 'SERVER', 'PID', 'SINCE'], status.sessions.map((s) => [s.client, s.server, String(s.pid), ago(s.since)])));
   }
   return 0;
+}
+
+/** Who turned E-Stop on, and when, in words (nothing when that is not known). */
+function estopWhy(cause: BrokerStatus['estopCause']): string {
+  if (!cause) return '';
+  const when = cause.at !== undefined ? `, ${ago(cause.at)}` : '';
+  return cause.by === 'tripwire' ? ` (turned on by the tripwire${cause.reason ? `: ${cause.reason}` : ''}${when})` : ` (turned on by you${when})`;
 }
