@@ -284,8 +284,12 @@ describe('the other pages', () => {
     await form.getByRole('textbox', { name: 'Server' }).fill('nobody-*');
     await form.getByRole('textbox', { name: 'Tool' }).fill('*');
     await form.getByRole('radio', { name: /^Only calls that cannot be undone/ }).check();
+    const logged = ui.pageErrors.length;
     await form.getByRole('button', { name: 'Add rule' }).click();
     await form.getByRole('alert').getByText(/riskiest calls run without asking/).waitFor();
+    // the browser logs the refused request (HTTP 400) on its own: expected here, once, and nothing else
+    await expect.poll(() => ui.pageErrors.length).toBe(logged + 1);
+    expect(ui.pageErrors.splice(logged)).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
     await row.getByRole('button', { name: /^Remove/ }).click();
     await row.waitFor({ state: 'detached' });
     expect((await cliJson<{ id: string }[]>(home, ['rules'])).map((r) => r.id)).not.toContain(rule!.id);
