@@ -61,7 +61,8 @@ export default function setup(): void {
     const before = target.stale();
     if (before.length === 0) continue;
     process.stderr.write(`${target.name} is older than ${before.length} source file(s) (${relative(ROOT, before[0]!)}…): building\n`);
-    execFileSync(process.execPath, target.build, { stdio: 'inherit', cwd: ROOT });
+    // vitest sets NODE_ENV=test, which would give vite a development build of Svelte: build what `npm run build` builds
+    execFileSync(process.execPath, target.build, { stdio: 'inherit', cwd: ROOT, env: { ...process.env, NODE_ENV: 'production' } });
     const after = target.stale();
     if (after.length > 0) throw new Error(`the build left ${target.name} older than ${after.length} source file(s): ${after.slice(0, 3).map((f) => relative(ROOT, f)).join(', ')}`);
   }
