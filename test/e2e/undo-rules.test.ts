@@ -94,4 +94,23 @@ describe('ask for what cannot be undone', () => {
     expect(await cliJson<unknown[]>(home, ['rules'])).toMatchObject([{ action: 'allow', server: 'fs', tool: 'write_file', undoable: true }]);
     expect((await cli(home, ['rules'])).stdout).toMatch(/write_file .*it can be undone/);
   });
+
+  test('approve --always --undoable from the CLI: pending offers it, and the rule it makes lets only undoable calls run', async () => {
+    const home = tempDir();
+    const root = join(home, 'files');
+    mkdirSync(root);
+    await startDaemon(home);
+    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+    const target = join(root, 'a.md');
+    const call = w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'one' } });
+    const ticket = await waitForTicket(home, 'write_file');
+    expect((await cli(home, ['pending'])).stdout).toContain(`calls Airlock can undo: airlock approve ${ticket.id} --always --undoable`);
+    expect((await cli(home, ['approve', ticket.id, '--undoable'])).stderr).toMatch(/add --always/);
+    const approved = await cli(home, ['approve', ticket.id, '--always', '--undoable']);
+    expect(approved.stdout).toMatch(/always: an allow rule was added when it can be undone\)/);
+    expect((await call).isError).toBeFalsy();
+    expect(await cliJson<unknown[]>(home, ['rules'])).toMatchObject([{ action: 'allow', server: 'filesystem', tool: 'write_file', undoable: true }]);
+    expect((await w.client.callTool({ name: 'write_file', arguments: { path: join(root, 'b.md'), content: 'two' } })).isError).toBeFalsy();
+    expect(readFileSync(join(root, 'b.md'), 'utf8')).toBe('two');
+  });
 });

@@ -188,6 +188,41 @@ describe('undo from the browser', () => {
   });
 });
 
+describe('always allow what can be undone', () => {
+  test('"Every call that Airlock can undo": the next call with a snapshot runs unasked; one it cannot undo still asks', async () => {
+    const page = await openPage();
+    const first = join(filesRoot, 'made-1');
+    const call = files.client.callTool({ name: 'create_directory', arguments: { path: first } });
+    const c = card(page, 'create_directory');
+    await c.waitFor();
+    const always = c.getByRole('button', { name: 'Always allow…' });
+    await waitArmed(always);
+    await always.click();
+    const chooser = c.getByRole('group', { name: 'Always allow, from now on:' });
+    await chooser.getByRole('radio', { name: /^Every call of create_directory that Airlock can undo/ }).check();
+    await chooser.getByRole('button', { name: 'Confirm' }).click();
+    expect(textOf(await call)).not.toMatch(/denied/i);
+    expect(existsSync(first)).toBe(true);
+    const rule = (await cliJson<{ id: string; server: string; tool: string; undoable?: boolean }[]>(home, ['rules'])).find((r) => r.tool === 'create_directory');
+    expect(rule).toMatchObject({ server: 'files', undoable: true });
+    try {
+      // an absolute path is snapshotted: it runs without asking
+      const second = join(filesRoot, 'made-2');
+      expect(textOf(await files.client.callTool({ name: 'create_directory', arguments: { path: second } }))).not.toMatch(/denied/i);
+      expect(existsSync(second)).toBe(true);
+      // a relative one cannot be: it asks, and nothing is made
+      const held = files.client.callTool({ name: 'create_directory', arguments: { path: 'made-3' } });
+      const ticket = await waitForTicket(home, 'create_directory');
+      expect(ticket.undoable ?? null).toBeNull();
+      expect((await cli(home, ['deny', ticket.id])).code).toBe(0);
+      expect(textOf(await held)).toMatch(/denied/i);
+    } finally {
+      expect((await cli(home, ['rules', 'remove', rule!.id])).code).toBe(0);
+    }
+    await page.close();
+  });
+});
+
 describe('undo last', () => {
   test('Undo last in the Activity header undoes the newest call that can be, and shows which', async () => {
     await allowWrites();

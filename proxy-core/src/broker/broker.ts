@@ -201,8 +201,9 @@ export class Broker {
   }
 
   /** Approve a held call; `always` adds an allow rule, scoped to calls whose arguments meet `args` when given. */
-  async approve(id: string, remember: Remember = 'once', args?: ArgCondition[]): Promise<{ ok: true; ticket: Ticket; remember: Remember }> {
+  async approve(id: string, remember: Remember = 'once', args?: ArgCondition[], undoable?: true): Promise<{ ok: true; ticket: Ticket; remember: Remember }> {
     if (args !== undefined && remember !== 'always') throw bad('argument conditions scope an "always" approval: give remember "always" with them');
+    if (undoable && remember !== 'always') throw bad('"only calls Airlock can undo" scopes an "always" approval: give remember "always" with it');
     checkArgConditions(args);
     const open = this.tickets.require(id);
     const { session, ticket } = open;
@@ -212,7 +213,7 @@ export class Broker {
     } else if (remember === 'always') {
       const server = exactName(ticket.server);
       const tool = exactName(ticket.tool);
-      this.insertRule({ action: 'allow', server, tool, ...(args?.length ? { args } : {}), note: `from ticket ${ticket.id}` });
+      this.insertRule({ action: 'allow', server, tool, ...(args?.length ? { args } : {}), ...(undoable ? { undoable } : {}), note: `from ticket ${ticket.id}` });
       await this.sessions.push();
     }
     // E-Stop may have been pressed while the push was in flight; it wins.
@@ -396,7 +397,7 @@ export class Broker {
   private readonly userHandlers: UserHandlers = {
     status: () => this.status(),
     pending: () => this.pending(),
-    approve: (p) => this.approve(p.id, p.remember, p.args),
+    approve: (p) => this.approve(p.id, p.remember, p.args, p.undoable),
     deny: (p) => this.deny(p.id, p.reason),
     estop: (p) => this.setEstop(p.on),
     history: (p) => this.history(p),

@@ -392,6 +392,8 @@ export const userApi = {
         remember: RememberSchema.default('once'),
         /** With `always`: the rule holds only for calls whose arguments meet these (e.g. one of the ticket's `scopes`). */
         args: z.array(ArgConditionSchema).min(1).max(16).optional(),
+        /** With `always`: the rule holds only for calls Airlock can undo (offered when the ticket is `undoable`). */
+        undoable: z.literal(true).optional(),
       })
       .strict(),
     result: z.object({ ok: z.literal(true), ticket: TicketSchema, remember: RememberSchema }),

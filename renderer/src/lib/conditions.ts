@@ -34,6 +34,12 @@ export function describeCondition(c: ArgCondition): string {
   }
 }
 
+/** What "Always allow…" was narrowed to: argument conditions, only the calls Airlock can undo, or neither. */
+export interface AlwaysScope {
+  args?: ArgCondition[];
+  undoable?: true;
+}
+
 /** Which calls a rule's condition on undo picks, as the form offers it. */
 export const UNDO_CHOICES: readonly { value: 'any' | 'undoable' | 'irreversible'; label: string; help: string }[] = [
   { value: 'any', label: 'Any call', help: '' },

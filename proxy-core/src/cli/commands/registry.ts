@@ -43,9 +43,10 @@ export const commands: Record<string, Command> = {
   approve: {
     summary: 'approve a pending ticket',
     usage:
-      'airlock approve ID [--remember once|session|always] [--always] [--arg NAME=VALUE]...\n' +
+      'airlock approve ID [--remember once|session|always] [--always] [--arg NAME=VALUE]... [--undoable]\n' +
       '  --always --arg path=~/notes/**: the allow rule holds only for calls whose arguments meet the conditions\n' +
-      '  (as in `airlock rules add`; `airlock pending` shows the scopes each ticket suggests).',
+      '  (as in `airlock rules add`; `airlock pending` shows the scopes each ticket suggests).\n' +
+      '  --always --undoable: only for calls Airlock can undo (a file snapshot or a declared inverse).',
     load: () => import('./tickets.js'),
   },
   deny: {

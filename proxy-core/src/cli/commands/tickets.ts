@@ -1,5 +1,6 @@
 /** `airlock pending`, `airlock approve`, `airlock deny`. */
 import { describeCondition } from '../../policy/arg-conditions.js';
+import { describeUndoable } from '../../policy/decide.js';
 import type { ArgCondition, Remember, Ticket } from '../../protocol/api.js';
 import { parse } from '../args.js';
 import { ago, argConditions, call, oneLine, print, printJson, table } from '../control.js';
@@ -19,9 +20,10 @@ export async function run(argv: string[]): Promise<number> {
           tickets.map((t) => [t.id, t.client, t.server, t.tool, t.class, argumentsCell(t), ago(t.createdAt)]),
         ),
       );
-      for (const t of tickets.filter((x) => x.scopes?.length)) {
+      for (const t of tickets.filter((x) => x.scopes?.length || x.undoable)) {
         print(`\n${t.id} may be allowed always, but only for calls with:`);
-        for (const s of t.scopes!) print(`  ${s.label}: airlock approve ${t.id} --always ${s.args.map((c) => `--arg ${shellQuote(argSpec(c))}`).join(' ')}`);
+        for (const s of t.scopes ?? []) print(`  ${s.label}: airlock approve ${t.id} --always ${s.args.map((c) => `--arg ${shellQuote(argSpec(c))}`).join(' ')}`);
+        if (t.undoable) print(`  calls Airlock can undo: airlock approve ${t.id} --always --undoable`);
       }
       for (const t of tickets.filter((x) => x.pinChange)) {
         print(`\n${t.id}: the definition of ${t.tool} changed since it was pinned (${t.pinChange!.fields.join(', ')}); every call asks until you accept it.`);
@@ -32,16 +34,24 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (name === 'approve') {
-    const { values, positionals } = parse(rest, { remember: { type: 'string' }, always: { type: 'boolean' }, arg: { type: 'string', multiple: true }, json: { type: 'boolean' } });
+    const { values, positionals } = parse(rest, {
+      remember: { type: 'string' },
+      always: { type: 'boolean' },
+      arg: { type: 'string', multiple: true },
+      undoable: { type: 'boolean' },
+      json: { type: 'boolean' },
+    });
     const id = single(positionals, 'approve');
     if (values.always && values.remember !== undefined && values.remember !== 'always') throw new UsageError('--always is --remember always');
     const remember = values.always ? 'always' : (values.remember ?? 'once');
     if (remember !== 'once' && remember !== 'session' && remember !== 'always') throw new UsageError('--remember takes once, session or always');
     const args = argConditions(values.arg);
     if (args && remember !== 'always') throw new UsageError('--arg scopes an "always" approval: add --always');
-    const out = await call('approve', { id, remember, ...(args ? { args } : {}) });
+    if (values.undoable && remember !== 'always') throw new UsageError('--undoable scopes an "always" approval: add --always');
+    const out = await call('approve', { id, remember, ...(args ? { args } : {}), ...(values.undoable ? { undoable: true as const } : {}) });
+    const when = [...(args ?? []).map(describeCondition), ...(values.undoable ? [describeUndoable(true)] : [])];
     if (values.json) printJson(out);
-    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}${args ? ` when ${args.map(describeCondition).join(' and ')}` : ''}).`);
+    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}${when.length ? ` when ${when.join(' and ')}` : ''}).`);
     return 0;
   }
   const { values, positionals } = parse(rest, { reason: { type: 'string' }, json: { type: 'boolean' } });
