@@ -213,7 +213,7 @@ describe('always allow what can be undone', () => {
       // a relative one cannot be: it asks, and nothing is made
       const held = files.client.callTool({ name: 'create_directory', arguments: { path: 'made-3' } });
       const ticket = await waitForTicket(home, 'create_directory');
-      expect(ticket.undoable ?? null).toBeNull();
+      expect((ticket as unknown as { undoable?: unknown }).undoable ?? null).toBeNull();
       expect((await cli(home, ['deny', ticket.id])).code).toBe(0);
       expect(textOf(await held)).toMatch(/denied/i);
     } finally {
