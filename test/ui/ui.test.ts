@@ -279,6 +279,7 @@ describe('the other pages', () => {
     expect(rule).toMatchObject({ undoable: false });
     const row = page.getByRole('row').filter({ hasText: 'nobody-*' });
     expect(await row.innerText()).toContain('it cannot be undone');
+    await screenshot(page, 'rules');
     // an allow for only the irreversible calls is refused, with why
     await form.getByRole('radio', { name: 'Allow', exact: true }).check();
     await form.getByRole('textbox', { name: 'Server' }).fill('nobody-*');

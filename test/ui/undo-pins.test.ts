@@ -200,6 +200,8 @@ describe('always allow what can be undone', () => {
     await always.click();
     const chooser = c.getByRole('group', { name: 'Always allow, from now on:' });
     await chooser.getByRole('radio', { name: /^Every call of create_directory that Airlock can undo/ }).check();
+    await chooser.scrollIntoViewIfNeeded();
+    await screenshot(page, 'card-always-undoable');
     await chooser.getByRole('button', { name: 'Confirm' }).click();
     expect(textOf(await call)).not.toMatch(/denied/i);
     expect(existsSync(first)).toBe(true);
