@@ -22,6 +22,11 @@ function help(): string {
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name !== 'wrap') {
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => readerGone(err, name === 'daemon'));
+    // stderr gone too (`airlock daemon 2>&1 | head -1`): there is nowhere left to say anything, and no reason to stop
+    process.stderr.on('error', () => {});
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(help() + '\n');
     return name === undefined ? 2 : 0;
@@ -39,6 +44,20 @@ async function main(argv: string[]): Promise<number> {
   }
   const mod = await command.load();
   return mod.run([name, ...rest]);
+}
+
+/**
+ * stdout failed. A reader that went away (`airlock history | head`) is no error: the output is no longer wanted,
+ * and the command ends quietly, as a pipe's writer does. The broker keeps running: its output is a courtesy, and
+ * stopping it would refuse every call. Anything else is reported. (`wrap` handles its own stdout: the client's.)
+ */
+function readerGone(err: NodeJS.ErrnoException, keepRunning: boolean): void {
+  if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') {
+    if (!keepRunning) process.exit(0);
+    return;
+  }
+  process.stderr.write(`airlock: writing the output failed: ${err.message}\n`);
+  if (!keepRunning) process.exit(1);
 }
 
 /** `cmd -- x --help`: the --help belongs to x. */
@@ -72,8 +91,8 @@ function flushed(stream: NodeJS.WriteStream): Promise<void> {
 
 /**
  * A command is done when its run() settles: the process ends then, once stdout and stderr are flushed, even
- * if a handle is still open (`wrap`'s stdin, when the server left first). The program's only process.exit:
- * library code returns exit codes and leaves the process to whoever composed it.
+ * if a handle is still open (`wrap`'s stdin, when the server left first). With readerGone, the program's only
+ * process.exit: library code returns exit codes and leaves the process to whoever composed it.
  */
 async function exit(code: number): Promise<never> {
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
