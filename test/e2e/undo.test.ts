@@ -33,6 +33,8 @@ async function finished(home: string, tool: string, count = 1): Promise<HistoryI
 
 async function undo(home: string, args: string[]): Promise<{ code: number; report: UndoReport }> {
   const r = await cli(home, ['undo', ...args, '--json']);
+  // no report at all is a failure of its own: say what the CLI said instead
+  if (!r.stdout.trim()) throw new Error(`airlock undo ${args.join(' ')} printed no report (exit ${r.code}): ${r.stderr}`);
   return { code: r.code, report: JSON.parse(r.stdout) as UndoReport };
 }
 

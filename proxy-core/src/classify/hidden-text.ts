@@ -136,6 +136,27 @@ export function printable(text: string, maxLength = 200): string {
   return oneLine.length > maxLength ? `${oneLine.slice(0, maxLength - 1)}…` : oneLine;
 }
 
+// what a terminal would act on or not show, in text of many lines: all of the above, and a carriage return,
+// which sends the cursor back to overwrite what the line said
+const TERMINAL_UNSAFE = new RegExp(`${ESCAPE_FOR_DISPLAY.source}|\\r`, 'gu');
+
+/** Text of many lines for a terminal: every character printable() spells out, spelled out; lines and tabs kept. */
+export function terminalSafe(text: string): string {
+  return text.replace(TERMINAL_UNSAFE, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`);
+}
+
+/**
+ * JSON text for a terminal: the same characters as `\uXXXX` escapes, which JSON reads back as the very same
+ * string (JSON.stringify leaves C1 controls, bidi controls and tag characters raw). They only occur inside strings.
+ */
+export function terminalSafeJson(json: string): string {
+  return json.replace(TERMINAL_UNSAFE, (ch) => {
+    let out = '';
+    for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    return out;
+  });
+}
+
 /**
  * Hits grouped into one line per kind, naming up to `places` paths: what a verdict's reasons say (the hidden
  * characters spelled out, so the line itself is safe to print).

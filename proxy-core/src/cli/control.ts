@@ -3,6 +3,7 @@ import { IpcError } from '../ipc/channel.js';
 import { type ArgCondition, parseArgCondition } from '../policy/arg-conditions.js';
 import { dataDir } from '../ipc/paths.js';
 import type { ParamsOf, ResultOf, UserMethodKey } from '../protocol/api.js';
+import { terminalSafe, terminalSafeJson } from '../classify/hidden-text.js';
 import { BrokerClient } from '../protocol/client.js';
 import { CliError, UsageError } from './errors.js';
 
@@ -27,12 +28,26 @@ export async function call<M extends UserMethodKey>(method: M, params: ParamsOf<
   }
 }
 
-export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+/**
+ * What the CLI shows comes in part from servers, clients, models and config files: a tool name, an argument, a
+ * reason. Every character a terminal would act on (ANSI escapes, a carriage return) or not show (bidi controls,
+ * zero-width and tag characters) is spelled out, so `airlock pending` shows what the call says, not what it
+ * makes the terminal draw. JSON stays JSON that reads back the same.
+ */
+/** `indent` 0: one line (a stream of events, one per line). */
+export function printJson(value: unknown, indent = 2): void {
+  process.stdout.write(terminalSafeJson(JSON.stringify(value, null, indent)) + '\n');
 }
 
 export function print(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+  const safe = terminalSafe(text);
+  process.stdout.write(safe.endsWith('\n') ? safe : safe + '\n');
+}
+
+/** A line for stderr, made safe the same way. */
+export function printError(text: string): void {
+  const safe = terminalSafe(text);
+  process.stderr.write(safe.endsWith('\n') ? safe : safe + '\n');
 }
 
 /** A plain text table: no colours, widths from content. */

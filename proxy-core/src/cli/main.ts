@@ -2,6 +2,7 @@
  * `airlock` entry point: dispatch to a lazily loaded command. Errors end up as one line on stderr and a
  * non-zero exit code; stdout is left to the command (for `wrap` it belongs to the MCP client).
  */
+import { terminalSafe } from '../classify/hidden-text.js';
 import { commands } from './commands/registry.js';
 import { CliError } from './errors.js';
 
@@ -103,7 +104,8 @@ main(process.argv.slice(2)).then(
   (code) => exit(code),
   (err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`airlock: ${message}\n`);
+    // a broker's or a server's words may be in it: spelled out where a terminal would act on them
+    process.stderr.write(`airlock: ${terminalSafe(message)}\n`);
     return exit(err instanceof CliError ? err.exitCode : 1);
   },
 );

@@ -18,11 +18,12 @@ import {
   type Scope,
   type ServerEntry,
 } from '../../clients/index.js';
+import { print, printError, printJson } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
 import { cliLauncher } from '../launcher.js';
 
-const out = (s: string) => process.stdout.write(s + '\n');
-const err = (s: string) => process.stderr.write(s + '\n');
+const out = print;
+const err = printError;
 
 function state(s: ServerEntry): string {
   if (s.protected && s.staleLauncher) return `protected, but ${s.staleLauncher} is gone: run \`airlock protect\` again`;
@@ -57,7 +58,7 @@ async function listClients(args: string[]): Promise<number> {
     allowPositionals: false,
   });
   const reports = await discoverClients({ projectDir: values.project });
-  if (values.json) out(JSON.stringify(reports.map(reportJson), null, 2));
+  if (values.json) printJson(reports.map(reportJson));
   else printReports(reports);
   return 0;
 }
@@ -93,7 +94,7 @@ async function change(action: Action, args: string[]): Promise<number> {
       ...(action === 'protect' ? { launcher: cliLauncher() } : {}),
     });
     if (values.json) {
-      out(JSON.stringify(report, null, 2));
+      printJson(report);
       return 0;
     }
     if (report.outcomes.length === 0) out(`${CLIENTS[id].label} has no servers to ${action}.`);

@@ -5,15 +5,17 @@
  */
 import type { BrokerEvent } from '../../protocol/api.js';
 import { parse } from '../args.js';
-import { call, connect, oneLine, print } from '../control.js';
+import { call, connect, oneLine, print, printJson } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
 
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv.slice(1), { json: { type: 'boolean' }, since: { type: 'string' }, follow: { type: 'boolean' }, limit: { type: 'string' } }, false);
   const since = values.since === undefined ? undefined : Number(values.since);
   if (since !== undefined && (!Number.isInteger(since) || since < 0)) throw new UsageError('--since takes a sequence number (0 or more)');
-  const show = (e: BrokerEvent) =>
-    print(values.json ? JSON.stringify(e) : `${e.seq}\t${new Date(e.at).toISOString()}\t${e.type}\t${e.server ?? ''}\t${e.tool ?? ''}\t${oneLine(JSON.stringify(e.detail), 100)}`);
+  const show = (e: BrokerEvent): void => {
+    if (values.json) printJson(e, 0);
+    else print(`${e.seq}\t${new Date(e.at).toISOString()}\t${e.type}\t${e.server ?? ''}\t${e.tool ?? ''}\t${oneLine(JSON.stringify(e.detail), 100)}`);
+  };
 
   if (!values.follow) {
     const limit = values.limit === undefined ? 50 : Number(values.limit);

@@ -9,6 +9,7 @@ import { inspectServer } from '../../inspect/inspect.js';
 import { ExecutionPolicy } from '../../inspect/execution-policy.js';
 import { renderText } from '../../inspect/report.js';
 import type { ServerCommand } from '../../inspect/server-process.js';
+import { print, printJson } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
 
 const USAGE = 'airlock inspect [OPTIONS] -- COMMAND [ARG...]  |  airlock inspect [OPTIONS] --client C --server NAME';
@@ -97,7 +98,8 @@ export async function run(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   try {
     const report = await inspectServer(command, { policy, argOverrides, timeoutMs, clientVersion: '0.1.0', signal: interrupt.signal });
-    process.stdout.write(values.json === true ? JSON.stringify(report, null, 2) + '\n' : renderText(report));
+    if (values.json === true) printJson(report);
+    else print(renderText(report));
     return 0;
   } catch (err) {
     if (interrupt.signal.aborted) throw new CliError('inspect interrupted; the server was stopped', 130);
