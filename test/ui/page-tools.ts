@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { onCleanup, ROOT, startDaemon, type Daemon } from '../helpers/airlock.js';
+import { onCleanup, ROOT, startDaemon, waitFor, type Daemon } from '../helpers/airlock.js';
 import { launchChromium, uiUrlFrom } from '../helpers/chromium.mjs';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -63,8 +63,8 @@ export interface UiSession {
  */
 export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promise<UiSession> {
   const daemon = await startDaemon(home, ['--ui', '--port', '0'], env);
-  const url = uiUrlFrom(daemon.stderr());
-  if (!url) throw new Error(`no UI URL in: ${daemon.stderr()}`);
+  await waitFor(() => uiUrlFrom(daemon.stderr()) !== null, 10_000, "the UI URL on the daemon's stderr");
+  const url = uiUrlFrom(daemon.stderr())!;
   const browser = await launchChromium();
   onCleanup(() => browser.close());
   const first = await browser.context.newPage();
