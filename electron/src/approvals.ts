@@ -12,7 +12,7 @@ import { type Log, messageOf } from './log.js';
 import type { Rect } from './popup-layout.js';
 import { PopupStack } from './popups.js';
 import type { AppState } from './state.js';
-import { approvalStyle, type ApprovalStyle, argsText, STYLE_SETTING } from './ticket-text.js';
+import { approvalStyle, type ApprovalStyle, argsText, native, STYLE_SETTING } from './ticket-text.js';
 import type { Windows } from './windows.js';
 
 export interface ApprovalDeps {
@@ -84,8 +84,8 @@ export function setupApprovals(deps: ApprovalDeps): Approvals {
     // buttons on a notification: macOS and Windows toasts have them; elsewhere a click opens the popup
     const actions = env.platform === 'darwin' || env.platform === 'win32';
     const n = new Notification({
-      title: `${t.client} asks to run ${t.tool}`,
-      body: `${t.server} · ${t.class}. ${argsText(t, 160)}`,
+      title: native(`${t.client} asks to run ${t.tool}`),
+      body: `${native(`${t.server} · ${t.class}.`)} ${argsText(t, 160)}`,
       ...(actions ? { actions: [{ type: 'button', text: 'Allow once' }, { type: 'button', text: 'Deny' }], closeButtonText: 'Later' } : {}),
     });
     n.on('click', () => popups.focus(t.id));
@@ -107,8 +107,8 @@ export function setupApprovals(deps: ApprovalDeps): Approvals {
     const { response } = await dialog.showMessageBox({
       type: 'question',
       title: 'Airlock',
-      message: `${t.client} asks to run ${t.server} · ${t.tool}`,
-      detail: `Arguments:\n${argsText(t, 4000)}\n\n${t.class}${t.reasons.length ? `: ${t.reasons.join('; ')}` : ''}`,
+      message: native(`${t.client} asks to run ${t.server} · ${t.tool}`),
+      detail: `Arguments:\n${argsText(t, 4000)}\n\n${native(`${t.class}${t.reasons.length ? `: ${t.reasons.join('; ')}` : ''}`)}`,
       buttons: DIALOG_BUTTONS.map((b) => b.label),
       defaultId: DENY,
       cancelId: DENY,

@@ -5,6 +5,7 @@
  */
 import { Notification, type Tray } from 'electron';
 import type { Log } from './log.js';
+import { native } from './ticket-text.js';
 
 /** Notices kept referenced so their click handlers live (a collected notification loses them). */
 const KEEP = 8;
@@ -30,7 +31,10 @@ export class Notices {
     });
   }
 
-  say(title: string, body: string, opts: { onClick?: () => void } = {}): void {
+  say(rawTitle: string, rawBody: string, opts: { onClick?: () => void } = {}): void {
+    // a notice may name a server from a config file, a tool, a path: none reaches the OS raw
+    const title = native(rawTitle);
+    const body = native(rawBody);
     this.deps.log.info(`${title}: ${body}`);
     const tray = this.current;
     if (this.deps.platform === 'win32' && tray && !tray.isDestroyed()) {

@@ -1,5 +1,15 @@
-/** How a ticket is put to the person outside the approval card: the style setting and the arguments as text. Pure. */
-import type { Ticket } from '@airlock/proxy-core';
+/**
+ * How a ticket is put to the person outside the approval card: the style setting, the arguments as text, and
+ * any server's, client's or model's words made safe for a native label. Pure.
+ */
+import { spellOutHidden, type Ticket } from '@airlock/proxy-core';
+
+/**
+ * Text for a menu item, a message box or a notification. What the OS draws there cannot mark an escape the way
+ * the card does, so characters that reorder or hide text (bidi controls, zero-width, tags) or that are controls
+ * are written out as `\u{202E}`: a tool named to read backwards shows what it is.
+ */
+export const native = (text: string): string => spellOutHidden(text);
 
 export type ApprovalStyle = 'popup' | 'dialog' | 'notification';
 export const STYLE_SETTING = 'approval-style';
@@ -18,5 +28,5 @@ export function argsText(t: Ticket, max: number): string {
     text = String(t.arguments);
   }
   const cut = text.length > max || t.argsTruncated;
-  return cut ? `${text.slice(0, max)}… (${t.argsBytes} bytes in all)` : text;
+  return native(cut ? `${text.slice(0, max)}… (${t.argsBytes} bytes in all)` : text);
 }

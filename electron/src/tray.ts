@@ -13,6 +13,7 @@ import type { StartAtLogin } from './login-item.js';
 import type { Notices } from './notices.js';
 import type { Shortcut } from './shortcut.js';
 import type { AppState } from './state.js';
+import { native } from './ticket-text.js';
 import { estopCauseLabel, trayIconFile, trayLook, trayTooltip } from './tray-look.js';
 import type { UndoLast } from './undo.js';
 import { undoLastLabel } from './undo-text.js';
@@ -47,11 +48,12 @@ export function setupTray(deps: TrayDeps): Tray {
       look = now;
       tray.setImage(nativeImage.createFromPath(trayIconFile(env.trayIcons, now, env.platform)));
     }
-    tray.setToolTip(trayTooltip(state.health, state.estop, pending, state.estopCause));
+    tray.setToolTip(native(trayTooltip(state.health, state.estop, pending, state.estopCause)));
     // the count: next to the icon in the macOS menu bar; a badge where the OS has one (macOS Dock, Unity launcher)
     if (env.platform === 'darwin') tray.setTitle(pending > 0 ? String(pending) : '');
     if (env.platform !== 'win32') app.setBadgeCount(pending);
-    tray.setContextMenu(Menu.buildFromTemplate(menu(deps, startAtLogin)));
+    // labels carry servers', clients' and tools' names: none reaches the menu raw
+    tray.setContextMenu(Menu.buildFromTemplate(menu(deps, startAtLogin).map((i) => (i.label === undefined ? i : { ...i, label: native(i.label) }))));
   };
 
   state.changed.on(render);

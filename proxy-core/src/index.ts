@@ -37,6 +37,7 @@ export * as clients from './clients/index.js';
 export { inspectServer, type InspectOptions } from './inspect/inspect.js';
 export { ExecutionPolicy, NO_ANNOTATIONS_REASON, type ExecutionPolicyOptions } from './inspect/execution-policy.js';
 export { validateStructuredContent } from './util/json-schema.js';
+export { spellOutHidden } from './classify/hidden-text.js';
 /** What the UI codes against, whoever hosts it (the browser host, the desktop app's preload). */
 export type { AirlockApi, ApiErrorShape, EventHandlers, HostInfo, StreamState, UiMethod } from './protocol/ui-contract.js';
 /** Whether a broker answers for a data dir: the desktop app attaches to it rather than starting its own. */

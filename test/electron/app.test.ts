@@ -397,6 +397,42 @@ test('approval-style: the OS message box, or a notification only', async () => {
   expect(executedCalls(fx.log, 'write_note')).toHaveLength(1);
 });
 
+test('a tool named to read backwards is spelled out in the tray, the message box and the notification', async () => {
+  const home = tempDir();
+  const app = launchApp({ home });
+  await app.until((r) => r.type === 'tray-menu' && (r.items as { id: string }[]).some((i) => i.id === 'none-waiting'), 'the tray of a running broker');
+  const fx = fixture(home, ['--catalog', 'terminal']);
+  const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+  const RAW = /[\u202a-\u202e\u2066-\u2069\u200b\u009b]/u;
+  const tool = 'wipe\u202Eelif_daer';
+
+  expect((await cli(home, ['settings', 'approval-style', 'dialog'])).code).toBe(0);
+  let mark = app.last();
+  const first = w.client.callTool({ name: tool, arguments: { text: 'photo\u202Egnp.exe' } });
+  const box = await app.next(mark, (r) => r.type === 'dialog-shown', 'the message box');
+  const options = box.options as { message: string; detail: string };
+  expect(options.message).toContain('wipe\\u{202E}elif_daer');
+  expect(options.detail).toContain('photo\\u{202E}gnp.exe');
+  const tray = await app.next(mark, (r) => r.type === 'tray-menu' && (r.items as { id: string }[]).some((i) => i.id.startsWith('ticket:')), 'the call in the tray');
+  const item = (tray.items as { id: string; label: string }[]).find((i) => i.id.startsWith('ticket:'))!;
+  expect(item.label).toContain('wipe\\u{202E}elif_daer');
+  await app.command('answerDialog', { dialog: box.dialog, response: 3 });
+  expect((await first).isError).toBe(true);
+
+  expect((await cli(home, ['settings', 'approval-style', 'notification'])).code).toBe(0);
+  mark = app.last();
+  const second = w.client.callTool({ name: tool, arguments: { text: 'again\u200B' } });
+  const note = await app.next(mark, (r) => r.type === 'notification-shown', 'the notification');
+  const shown = note.options as { title: string; body: string };
+  expect(shown.title).toContain('wipe\\u{202E}elif_daer');
+  expect(shown.body).toContain('again\\u{200B}');
+  expect((await cli(home, ['deny', (await waitForTicket(home, tool)).id])).code).toBe(0);
+  expect((await second).isError).toBe(true);
+  // nothing the app handed the OS to draw carried one raw (the page gets them raw: the card escapes them itself)
+  const drawn = app.records.filter((r) => ['tray-menu', 'tray-tooltip', 'dialog-shown', 'notification-shown'].includes(String(r.type)));
+  expect(drawn.filter((r) => RAW.test(JSON.stringify(r))).map((r) => r.type)).toEqual([]);
+});
+
 test('estop-shortcut: other keys, or none', async () => {
   const home = tempDir();
   const app = launchApp({ home });

@@ -75,12 +75,12 @@ describe('one implementation', () => {
 
 describe('text for a terminal', () => {
   const hostile = 'a\u001b[2Kb\rc\u009b31m\u202Ed\u{E0041}e\u200Bf\tg\nh';
-  test('terminalSafe spells out what a terminal acts on or hides, and keeps lines and tabs', () => {
-    expect(detectors.terminalSafe(hostile)).toBe('a\\u{1B}[2Kb\\u{D}c\\u{9B}31m\\u{202E}d\\u{E0041}e\\u{200B}f\tg\nh');
-    expect(detectors.terminalSafe('plain text, é and 😀')).toBe('plain text, é and 😀');
+  test('spellOutHidden spells out what a terminal acts on or hides, and keeps lines and tabs', () => {
+    expect(detectors.spellOutHidden(hostile)).toBe('a\\u{1B}[2Kb\\u{D}c\\u{9B}31m\\u{202E}d\\u{E0041}e\\u{200B}f\tg\nh');
+    expect(detectors.spellOutHidden('plain text, é and 😀')).toBe('plain text, é and 😀');
   });
-  test('terminalSafeJson writes them as \\u escapes: the JSON reads back as the same string', () => {
-    const json = detectors.terminalSafeJson(JSON.stringify({ [hostile]: hostile }));
+  test('spellOutHiddenJson writes them as \\u escapes: the JSON reads back as the same string', () => {
+    const json = detectors.spellOutHiddenJson(JSON.stringify({ [hostile]: hostile }));
     expect(json).not.toMatch(/[\u001b\r\u009b\u202e\u200b]|[\u{E0000}-\u{E007F}]/u);
     expect(JSON.parse(json)).toEqual({ [hostile]: hostile });
   });

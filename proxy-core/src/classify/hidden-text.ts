@@ -141,7 +141,7 @@ export function printable(text: string, maxLength = 200): string {
 const TERMINAL_UNSAFE = new RegExp(`${ESCAPE_FOR_DISPLAY.source}|\\r`, 'gu');
 
 /** Text of many lines for a terminal: every character printable() spells out, spelled out; lines and tabs kept. */
-export function terminalSafe(text: string): string {
+export function spellOutHidden(text: string): string {
   return text.replace(TERMINAL_UNSAFE, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`);
 }
 
@@ -149,7 +149,7 @@ export function terminalSafe(text: string): string {
  * JSON text for a terminal: the same characters as `\uXXXX` escapes, which JSON reads back as the very same
  * string (JSON.stringify leaves C1 controls, bidi controls and tag characters raw). They only occur inside strings.
  */
-export function terminalSafeJson(json: string): string {
+export function spellOutHiddenJson(json: string): string {
   return json.replace(TERMINAL_UNSAFE, (ch) => {
     let out = '';
     for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;

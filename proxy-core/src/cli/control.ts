@@ -3,7 +3,7 @@ import { IpcError } from '../ipc/channel.js';
 import { type ArgCondition, parseArgCondition } from '../policy/arg-conditions.js';
 import { dataDir } from '../ipc/paths.js';
 import type { ParamsOf, ResultOf, UserMethodKey } from '../protocol/api.js';
-import { terminalSafe, terminalSafeJson } from '../classify/hidden-text.js';
+import { spellOutHidden, spellOutHiddenJson } from '../classify/hidden-text.js';
 import { BrokerClient } from '../protocol/client.js';
 import { CliError, UsageError } from './errors.js';
 
@@ -36,17 +36,17 @@ export async function call<M extends UserMethodKey>(method: M, params: ParamsOf<
  */
 /** `indent` 0: one line (a stream of events, one per line). */
 export function printJson(value: unknown, indent = 2): void {
-  process.stdout.write(terminalSafeJson(JSON.stringify(value, null, indent)) + '\n');
+  process.stdout.write(spellOutHiddenJson(JSON.stringify(value, null, indent)) + '\n');
 }
 
 export function print(text: string): void {
-  const safe = terminalSafe(text);
+  const safe = spellOutHidden(text);
   process.stdout.write(safe.endsWith('\n') ? safe : safe + '\n');
 }
 
 /** A line for stderr, made safe the same way. */
 export function printError(text: string): void {
-  const safe = terminalSafe(text);
+  const safe = spellOutHidden(text);
   process.stderr.write(safe.endsWith('\n') ? safe : safe + '\n');
 }
 

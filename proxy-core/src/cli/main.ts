@@ -2,7 +2,7 @@
  * `airlock` entry point: dispatch to a lazily loaded command. Errors end up as one line on stderr and a
  * non-zero exit code; stdout is left to the command (for `wrap` it belongs to the MCP client).
  */
-import { terminalSafe } from '../classify/hidden-text.js';
+import { spellOutHidden } from '../classify/hidden-text.js';
 import { commands } from './commands/registry.js';
 import { CliError } from './errors.js';
 
@@ -105,7 +105,7 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
     // a broker's or a server's words may be in it: spelled out where a terminal would act on them
-    process.stderr.write(`airlock: ${terminalSafe(message)}\n`);
+    process.stderr.write(`airlock: ${spellOutHidden(message)}\n`);
     return exit(err instanceof CliError ? err.exitCode : 1);
   },
 );
