@@ -55,7 +55,7 @@ export function setupApprovals(deps: ApprovalDeps): Approvals {
     trayBounds: deps.trayBounds,
     titleOf: (id) => {
       const t = state.ticket(id);
-      return t ? `Airlock: ${t.client} asks to run ${t.server} · ${t.tool}` : 'Airlock: a call waits for you';
+      return t ? native(`Airlock: ${t.client} asks to run ${t.server} · ${t.tool}`) : 'Airlock: a call waits for you';
     },
   });
 

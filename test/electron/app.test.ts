@@ -397,7 +397,7 @@ test('approval-style: the OS message box, or a notification only', async () => {
   expect(executedCalls(fx.log, 'write_note')).toHaveLength(1);
 });
 
-test('a tool named to read backwards is spelled out in the tray, the message box and the notification', async () => {
+test('a tool named to read backwards is spelled out in the tray, the message box, the notification and the popup\'s title', async () => {
   const home = tempDir();
   const app = launchApp({ home });
   await app.until((r) => r.type === 'tray-menu' && (r.items as { id: string }[]).some((i) => i.id === 'none-waiting'), 'the tray of a running broker');
@@ -426,10 +426,14 @@ test('a tool named to read backwards is spelled out in the tray, the message box
   const shown = note.options as { title: string; body: string };
   expect(shown.title).toContain('wipe\\u{202E}elif_daer');
   expect(shown.body).toContain('again\\u{200B}');
+  // a click on it opens the popup, whose window title names the tool too
+  await app.command('notification', { notification: note.notification, event: 'click' });
+  const popup = await app.next(mark, (r) => r.type === 'window-created', 'the popup');
+  expect((popup.options as { title: string }).title).toContain('wipe\\u{202E}elif_daer');
   expect((await cli(home, ['deny', (await waitForTicket(home, tool)).id])).code).toBe(0);
   expect((await second).isError).toBe(true);
   // nothing the app handed the OS to draw carried one raw (the page gets them raw: the card escapes them itself)
-  const drawn = app.records.filter((r) => ['tray-menu', 'tray-tooltip', 'dialog-shown', 'notification-shown'].includes(String(r.type)));
+  const drawn = app.records.filter((r) => ['tray-menu', 'tray-tooltip', 'dialog-shown', 'notification-shown', 'window-created'].includes(String(r.type)));
   expect(drawn.filter((r) => RAW.test(JSON.stringify(r))).map((r) => r.type)).toEqual([]);
 });
 
