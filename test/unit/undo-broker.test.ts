@@ -363,6 +363,23 @@ describe('declared inverses', () => {
     expect(entry(broker, id).undo).toMatchObject({ available: false, kind: 'inverse', reason: "the call's result has no structuredContent to build its inverse from" });
   });
 
+  test('what a rule on undoable counts on: a flag once the listing checked it, a stored one while both tools are listed', async () => {
+    const { broker } = setup();
+    const w = await wrapper(broker, { server: 'mem', command: ['mem'], undo: [{ tool: 'create', inverse: 'delete', from: 'args' }] });
+    // before the wrapper has listed its tools, its flag is not yet a way back
+    expect(w.policies.at(-1)!.inverseTools).toEqual([]);
+    await w.catalog(['create', 'delete', 'add', 'remove']);
+    await tick();
+    expect(w.policies.at(-1)!.inverseTools).toEqual(['create']);
+    await broker.callUser('inverses.set', { server: 'mem', tool: 'add', inverse: 'remove' });
+    expect(w.policies.at(-1)!.inverseTools!.sort()).toEqual(['add', 'create']);
+    // the server stops listing the inverse: a call of add can no longer count on it
+    await w.catalog(['create', 'delete', 'add']);
+    // (the next push, whatever it is for, says so)
+    await broker.callUser('trust.set', { server: 'mem', on: false });
+    expect(w.policies.at(-1)!.inverseTools).toEqual(['create']);
+  });
+
   test("a wrapper's flags that do not fit its server's tools are refused when it lists them; stored ones when saved", async () => {
     const { broker } = setup();
     const w = await wrapper(broker, {

@@ -30,6 +30,8 @@ interface SessionDecls {
   server: string;
   client: string;
   decls: Map<string, InverseDecl>;
+  /** The wrapper has reported its listing, and the flags were checked against it. */
+  checked: boolean;
 }
 
 /** Sessions whose flags are remembered after they close (a late journal entry may still need them). */
@@ -122,7 +124,7 @@ export class Inverses {
       }
       decls.set(d.tool, { tool: d.tool, inverse: d.inverse, from: d.from, ...(d.map ? { map: d.map } : {}) });
     }
-    this.sessions.set(sessionId, { server, client, decls });
+    this.sessions.set(sessionId, { server, client, decls, checked: false });
   }
 
   /**
@@ -133,7 +135,9 @@ export class Inverses {
     const s = this.sessions.get(sessionId);
     if (!s || s.decls.size === 0) return false;
     const listed = new Set(names);
-    let dropped = false;
+    // checked for the first time: its flags now count as a way to undo (see usable)
+    let dropped = !s.checked;
+    s.checked = true;
     for (const d of [...s.decls.values()]) {
       const problems = declarationProblems([d], listed);
       if (problems.length === 0) continue;
@@ -159,6 +163,26 @@ export class Inverses {
       if (d) return d;
     }
     return this.stored.get(server)?.get(tool);
+  }
+
+  /**
+   * The declaration a call of this tool may count on before it runs (the ticket's `undoable`, a rule on
+   * `undoable`): the session's flag once its listing checked it, or a stored one, and only while the server's
+   * last listing has both the tool and its inverse. What `forCall` finds afterwards is tried either way.
+   */
+  usable(server: string, sessionId: string, tool: string, listed: ReadonlySet<string> = new Set(this.o.listed(server))): InverseDecl | undefined {
+    const s = this.sessions.get(sessionId);
+    const flag = s && s.server === server && s.checked ? s.decls.get(tool) : undefined;
+    const decl = flag ?? this.stored.get(server)?.get(tool);
+    return decl && listed.has(decl.tool) && listed.has(decl.inverse) ? decl : undefined;
+  }
+
+  /** Every tool of a session that `usable` finds a declaration for. */
+  usableTools(server: string, sessionId: string): string[] {
+    const tools = new Set([...(this.stored.get(server)?.keys() ?? []), ...(this.sessions.get(sessionId)?.decls.keys() ?? [])]);
+    if (tools.size === 0) return [];
+    const listed = new Set(this.o.listed(server));
+    return [...tools].filter((t) => this.usable(server, sessionId, t, listed) !== undefined);
   }
 
   /** Cheap: might a call of this tool of this server have an inverse (any session's flag, or a stored one)? */

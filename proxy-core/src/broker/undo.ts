@@ -126,9 +126,9 @@ export class Undo {
     return this.o.fileTools.snapshotTools(session.info.server);
   }
 
-  /** The tools of a session with a declared inverse (its own `--undo` flags, or stored for its server). */
+  /** The tools of a session whose declared inverse it can count on (policy/undo-plan.ts). */
   inverseTools(session: Session): string[] {
-    return Object.keys(this.evidence(session));
+    return this.inverses.usableTools(session.info.server, session.info.id);
   }
 
   /** Read-only claims the session must not believe: tools with a declared inverse. */
@@ -177,7 +177,7 @@ export class Undo {
     const spec = this.o.fileTools.snapshotArgs(server, tool);
     // arguments cut for the ticket are not known here: the wrapper sends the paths themselves before the call
     if (spec && (typeof args !== 'object' || args === null)) return { kind: 'snapshot' };
-    const inverse = spec ? undefined : this.inverses.forCall(server, session.info.id, tool);
+    const inverse = spec ? undefined : this.inverses.usable(server, session.info.id, tool);
     const plan = plannedUndo({ pathArgs: spec?.args, inverse: inverse !== undefined }, args as Record<string, unknown>, (v) => this.absolute(v) !== null);
     if (plan === 'snapshot') return { kind: 'snapshot' };
     return plan === 'inverse' && inverse ? { kind: 'inverse', inverse: inverse.inverse } : null;
