@@ -173,8 +173,8 @@ function rawWrap(home: string, command: string, args: string[], env: NodeJS.Proc
     stderr: () => stderr,
     exited,
     send: (m: unknown) => proc.stdin.write((typeof m === 'string' ? m : JSON.stringify(m)) + '\n'),
-    response: async (id: unknown) => {
-      await waitFor(() => lines.some((l) => l.id === id), 8000, `response ${String(id)}`);
+    response: async (id: unknown, timeoutMs = 8000) => {
+      await waitFor(() => lines.some((l) => l.id === id), timeoutMs, `response ${String(id)}`);
       return lines.find((l) => l.id === id)!;
     },
     init: async function () {
@@ -259,12 +259,13 @@ describe('bad input and lifecycle', () => {
     await raw.init();
     const bytes = 64 * 1024 * 1024;
     raw.send({ jsonrpc: '2.0', id: 'big-result', method: 'tools/call', params: { name: 'huge', arguments: { bytes } } });
-    const result = (await raw.response('big-result')).result as { content: { text: string }[] };
+    // 64 MB each way is seconds of copying on a busy 2-core machine: the test's own budget bounds it
+    const result = (await raw.response('big-result', 25_000)).result as { content: { text: string }[] };
     expect(result.content[0]!.text.length).toBe(bytes);
     expect(/^x+$/.test(result.content[0]!.text)).toBe(true);
     const big = 'y'.repeat(bytes);
     raw.send({ jsonrpc: '2.0', id: 'big-request', method: 'tools/call', params: { name: 'echo', arguments: { text: big } } });
-    const echoed = (await raw.response('big-request')).result as { content: { text: string }[] };
+    const echoed = (await raw.response('big-request', 25_000)).result as { content: { text: string }[] };
     expect(echoed.content[0]!.text).toBe(`echo: ${JSON.stringify({ text: big })}`);
     raw.proc.stdin.end();
     await raw.exited;
