@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { type ArgCondition, conditionsMatch, type MatchEnv, parseArgCondition, systemMatchEnv } from '../../proxy-core/src/policy/arg-conditions.js';
 import { decide, type PolicySnapshot } from '../../proxy-core/src/policy/decide.js';
+import { policySnapshot } from '../helpers/policy.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'al-args-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -102,7 +103,7 @@ describe('matching', () => {
 });
 
 describe('rules with conditions in the policy', () => {
-  const policy = (rules: PolicySnapshot['rules']): PolicySnapshot => ({ version: 1, estop: false, rules, sessionAllows: [], trustReadOnlyHints: false, withdrawn: {} });
+  const policy = (rules: PolicySnapshot['rules']): PolicySnapshot => policySnapshot({ rules });
   const base = { server: 'filesystem', client: 'cursor', tool: 'write_file', toolClass: 'destructive' as const };
   const allowNotes = { id: 'r1', action: 'allow' as const, server: 'filesystem', tool: 'write_file', createdAt: 1, args: [parseArgCondition('path=~/notes/**', env)] };
 

@@ -2,18 +2,10 @@ import { describe, expect, test } from 'vitest';
 import type { ToolClass } from '../../proxy-core/src/classify/classify.js';
 import { decide, type PolicySnapshot } from '../../proxy-core/src/policy/decide.js';
 import { globMatch } from '../../proxy-core/src/policy/glob.js';
-import type { Rule } from '../../proxy-core/src/policy/rules.js';
+import { policySnapshot, ruleFor } from '../helpers/policy.js';
 
-const policy = (over: Partial<PolicySnapshot> = {}): PolicySnapshot => ({
-  version: 1,
-  estop: false,
-  rules: [],
-  sessionAllows: [],
-  trustReadOnlyHints: false,
-  withdrawn: {},
-  ...over,
-});
-const rule = (action: Rule['action'], tool: string, extra: Partial<Rule> = {}): Rule => ({ id: `r-${action}-${tool}`, action, server: '*', tool, createdAt: 0, ...extra });
+const policy = policySnapshot;
+const rule = ruleFor;
 const call = (toolClass: ToolClass, tool = 'write', client = 'cursor') => ({ server: 'fs', client, tool, toolClass });
 
 describe('decide', () => {

@@ -17,6 +17,7 @@ import type { AskAnswer, BrokerEvent, PinInfo, Ticket } from '../../proxy-core/s
 import { WrapperMethod } from '../../proxy-core/src/protocol/names.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { channelPair } from '../helpers/memory-channel.js';
+import { policySnapshot } from '../helpers/policy.js';
 import { Harness, settle } from '../helpers/relay-harness.js';
 
 const tool = (name: string, description = `tool ${name}`, extra: Record<string, unknown> = {}) => ({
@@ -80,7 +81,7 @@ describe('definition fingerprints', () => {
 });
 
 describe('the policy holds a changed definition', () => {
-  const policy = (over: Partial<PolicySnapshot> = {}): PolicySnapshot => ({ version: 1, estop: false, rules: [], sessionAllows: [], trustReadOnlyHints: false, withdrawn: {}, ...over });
+  const policy = policySnapshot;
   const allowAll = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', tool: '*', createdAt: 0 }] };
   const call = (definition?: { fingerprint: string; firstSeen: string }) => ({ server: 'fs', client: 'c', tool: 'write', toolClass: 'read-only-trusted' as const, definition });
 

@@ -3,19 +3,11 @@ import type { ToolClass } from '../../proxy-core/src/classify/classify.js';
 import { decide, describeRule, type PolicySnapshot } from '../../proxy-core/src/policy/decide.js';
 import { ruleMatches, type Rule } from '../../proxy-core/src/policy/rules.js';
 import { namesAbsolutePath, plannedUndo } from '../../proxy-core/src/policy/undo-plan.js';
+import { policySnapshot, ruleFor } from '../helpers/policy.js';
 
-const policy = (over: Partial<PolicySnapshot> = {}): PolicySnapshot => ({
-  version: 1,
-  estop: false,
-  rules: [],
-  sessionAllows: [],
-  trustReadOnlyHints: false,
-  withdrawn: {},
-  fileTools: { write_file: ['path'], move_file: ['source', 'destination'] },
-  inverseTools: ['create_entities'],
-  ...over,
-});
-const rule = (action: Rule['action'], extra: Partial<Rule> = {}): Rule => ({ id: `r-${action}`, action, server: '*', tool: '*', createdAt: 0, ...extra });
+const policy = (over: Partial<PolicySnapshot> = {}): PolicySnapshot =>
+  policySnapshot({ fileTools: { write_file: ['path'], move_file: ['source', 'destination'] }, inverseTools: ['create_entities'], ...over });
+const rule = (action: Rule['action'], extra: Partial<Rule> = {}): Rule => ruleFor(action, '*', extra);
 const call = (tool: string, args: Record<string, unknown>, toolClass: ToolClass = 'mutating') => ({ server: 'fs', client: 'cursor', tool, toolClass, args });
 
 describe('plannedUndo: will the call be undoable?', () => {
