@@ -129,9 +129,12 @@ const ESCAPE_FOR_DISPLAY = new RegExp(
   'gu',
 );
 
+/** One character as its code point, written out: `\u{202E}`. */
+const spelled = (ch: string): string => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`;
+
 /** Make server-supplied text safe to print on a terminal: invisible and control characters spelled out. */
 export function printable(text: string, maxLength = 200): string {
-  const escaped = text.replace(ESCAPE_FOR_DISPLAY, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`);
+  const escaped = text.replace(ESCAPE_FOR_DISPLAY, spelled);
   const oneLine = escaped.replace(/\r?\n|\r|\t/g, ' ');
   return oneLine.length > maxLength ? `${oneLine.slice(0, maxLength - 1)}…` : oneLine;
 }
@@ -142,7 +145,7 @@ const TERMINAL_UNSAFE = new RegExp(`${ESCAPE_FOR_DISPLAY.source}|\\r`, 'gu');
 
 /** Text of many lines for a terminal: every character printable() spells out, spelled out; lines and tabs kept. */
 export function spellOutHidden(text: string): string {
-  return text.replace(TERMINAL_UNSAFE, (ch) => `\\u{${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}}`);
+  return text.replace(TERMINAL_UNSAFE, spelled);
 }
 
 /**

@@ -28,26 +28,28 @@ export async function call<M extends UserMethodKey>(method: M, params: ParamsOf<
   }
 }
 
-/**
- * What the CLI shows comes in part from servers, clients, models and config files: a tool name, an argument, a
- * reason. Every character a terminal would act on (ANSI escapes, a carriage return) or not show (bidi controls,
- * zero-width and tag characters) is spelled out, so `airlock pending` shows what the call says, not what it
- * makes the terminal draw. JSON stays JSON that reads back the same.
- */
+// What the CLI shows comes in part from servers, clients, models and config files: a tool name, an argument, a
+// reason. Every character a terminal would act on (ANSI escapes, a carriage return) or not show (bidi controls,
+// zero-width and tag characters) is spelled out, so `airlock pending` shows what the call says, not what it
+// makes the terminal draw. JSON stays JSON that reads back the same.
+
 /** `indent` 0: one line (a stream of events, one per line). */
 export function printJson(value: unknown, indent = 2): void {
   process.stdout.write(spellOutHiddenJson(JSON.stringify(value, null, indent)) + '\n');
 }
 
 export function print(text: string): void {
-  const safe = spellOutHidden(text);
-  process.stdout.write(safe.endsWith('\n') ? safe : safe + '\n');
+  writeLine(process.stdout, text);
 }
 
 /** A line for stderr, made safe the same way. */
 export function printError(text: string): void {
+  writeLine(process.stderr, text);
+}
+
+function writeLine(stream: NodeJS.WriteStream, text: string): void {
   const safe = spellOutHidden(text);
-  process.stderr.write(safe.endsWith('\n') ? safe : safe + '\n');
+  stream.write(safe.endsWith('\n') ? safe : safe + '\n');
 }
 
 /** A plain text table: no colours, widths from content. */

@@ -121,12 +121,12 @@ function shellWord(s: string): string {
 
 export function describeRule(rule: Rule): string {
   const who = rule.client === undefined ? '' : ` client=${rule.client}`;
-  const conditions = [...(rule.args ?? []).map(describeCondition), ...(rule.undoable === undefined ? [] : [describeUndoable(rule.undoable)])];
-  const when = conditions.length ? ` when ${conditions.join(' and ')}` : '';
-  return `${rule.action} server=${rule.server} tool=${rule.tool}${who}${when}`;
+  const conditions = describeConditions(rule);
+  return `${rule.action} server=${rule.server} tool=${rule.tool}${who}${conditions ? ` when ${conditions}` : ''}`;
 }
 
-/** A rule's condition on undo, in words (the CLI's `--undoable` / `--irreversible`). */
-export function describeUndoable(undoable: boolean): string {
-  return undoable ? 'it can be undone' : 'it cannot be undone';
+/** A rule's conditions in words, joined by "and" (empty when it has none): on its arguments, then on undo. */
+export function describeConditions(rule: Pick<Rule, 'args' | 'undoable'>): string {
+  const undo = rule.undoable === undefined ? [] : [rule.undoable ? 'it can be undone' : 'it cannot be undone'];
+  return [...(rule.args ?? []).map(describeCondition), ...undo].join(' and ');
 }

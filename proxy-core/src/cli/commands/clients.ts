@@ -22,9 +22,6 @@ import { print, printError, printJson } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
 import { cliLauncher } from '../launcher.js';
 
-const out = print;
-const err = printError;
-
 function state(s: ServerEntry): string {
   if (s.protected && s.staleLauncher) return `protected, but ${s.staleLauncher} is gone: run \`airlock protect\` again`;
   if (s.protected) return 'protected';
@@ -35,20 +32,20 @@ function state(s: ServerEntry): string {
 function printReports(reports: ClientReport[]): void {
   const found = reports.filter((r) => r.found);
   for (const r of found) {
-    out(`${r.label} (${r.client})`);
+    print(`${r.label} (${r.client})`);
     for (const l of r.locations.filter((x) => x.exists)) {
       if (l.error) {
-        out(`  ${l.location.path} [${l.location.scope}]: cannot read: ${l.error}`);
+        print(`  ${l.location.path} [${l.location.scope}]: cannot read: ${l.error}`);
         continue;
       }
-      out(`  ${l.location.path} [${l.location.scope}]${l.servers.length ? '' : ': no servers'}`);
+      print(`  ${l.location.path} [${l.location.scope}]${l.servers.length ? '' : ': no servers'}`);
       const width = Math.max(0, ...l.servers.map((s) => s.name.length));
-      for (const s of l.servers) out(`    ${s.name.padEnd(width)}  ${s.transport.padEnd(5)}  ${state(s)}`);
+      for (const s of l.servers) print(`    ${s.name.padEnd(width)}  ${s.transport.padEnd(5)}  ${state(s)}`);
     }
   }
   const missing = reports.filter((r) => !r.found).map((r) => r.client);
-  if (found.length === 0) out('No MCP client configs found.');
-  if (missing.length) out(`${found.length ? '\n' : ''}Not found: ${missing.join(', ')}`);
+  if (found.length === 0) print('No MCP client configs found.');
+  if (missing.length) print(`${found.length ? '\n' : ''}Not found: ${missing.join(', ')}`);
 }
 
 async function listClients(args: string[]): Promise<number> {
@@ -90,19 +87,19 @@ async function change(action: Action, args: string[]): Promise<number> {
       servers: values.all ? 'all' : servers,
       scope: scope as Scope | undefined,
       projectDir: values.project,
-      warn: (m) => err(`airlock: warning: ${m}`),
+      warn: (m) => printError(`airlock: warning: ${m}`),
       ...(action === 'protect' ? { launcher: cliLauncher() } : {}),
     });
     if (values.json) {
       printJson(report);
       return 0;
     }
-    if (report.outcomes.length === 0) out(`${CLIENTS[id].label} has no servers to ${action}.`);
+    if (report.outcomes.length === 0) print(`${CLIENTS[id].label} has no servers to ${action}.`);
     for (const o of report.outcomes) {
-      out(`${o.result.padEnd(11)} ${o.server}  (${o.scope}: ${o.path})${o.reason ? `: ${o.reason}` : ''}`);
+      print(`${o.result.padEnd(11)} ${o.server}  (${o.scope}: ${o.path})${o.reason ? `: ${o.reason}` : ''}`);
     }
-    for (const b of report.backups) out(`original saved to ${b}`);
-    if (report.restart) out(report.restart);
+    for (const b of report.backups) print(`original saved to ${b}`);
+    if (report.restart) print(report.restart);
     return 0;
   } catch (e) {
     if (e instanceof ClientConfigError || e instanceof LauncherError) throw new CliError(e.message, 1);

@@ -1,6 +1,5 @@
 /** `airlock rules [list|add|remove]`. */
-import { describeCondition } from '../../policy/arg-conditions.js';
-import { describeRule, describeUndoable } from '../../policy/decide.js';
+import { describeConditions, describeRule } from '../../policy/decide.js';
 import { parse } from '../args.js';
 import { argConditions, call, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
@@ -21,8 +20,7 @@ export async function run(argv: string[]): Promise<number> {
     if (values.json) printJson(rules);
     else if (rules.length === 0) print('No rules: every call that is not trusted read-only asks.');
     else {
-      const when = (r: (typeof rules)[number]) => [...(r.args ?? []).map(describeCondition), ...(r.undoable === undefined ? [] : [describeUndoable(r.undoable)])].join(' and ');
-      const rows = rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', when(r), r.note ?? '']);
+      const rows = rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', describeConditions(r), r.note ?? '']);
       print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'WHEN', 'NOTE'], rows));
     }
     return 0;

@@ -1,6 +1,5 @@
 /** `airlock pending`, `airlock approve`, `airlock deny`. */
-import { describeCondition } from '../../policy/arg-conditions.js';
-import { describeUndoable } from '../../policy/decide.js';
+import { describeConditions } from '../../policy/decide.js';
 import type { ArgCondition, Remember, Ticket } from '../../protocol/api.js';
 import { parse } from '../args.js';
 import { ago, argConditions, call, oneLine, print, printJson, table } from '../control.js';
@@ -49,9 +48,9 @@ export async function run(argv: string[]): Promise<number> {
     if (args && remember !== 'always') throw new UsageError('--arg scopes an "always" approval: add --always');
     if (values.undoable && remember !== 'always') throw new UsageError('--undoable scopes an "always" approval: add --always');
     const out = await call('approve', { id, remember, ...(args ? { args } : {}), ...(values.undoable ? { undoable: true as const } : {}) });
-    const when = [...(args ?? []).map(describeCondition), ...(values.undoable ? [describeUndoable(true)] : [])];
+    const when = describeConditions({ ...(args ? { args } : {}), ...(values.undoable ? { undoable: true } : {}) });
     if (values.json) printJson(out);
-    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}${when.length ? ` when ${when.join(' and ')}` : ''}).`);
+    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}${when ? ` when ${when}` : ''}).`);
     return 0;
   }
   const { values, positionals } = parse(rest, { reason: { type: 'string' }, json: { type: 'boolean' } });
