@@ -84,3 +84,14 @@ test('a broker whose stdout and stderr readers left keeps running and answers', 
   daemon.proc.kill('SIGTERM');
   expect(await daemon.exited).toBe(0);
 });
+
+test('a call id that begins with a dash reaches the broker as an id, not as an unknown option', async () => {
+  const home = tempDir();
+  await startDaemon(home);
+  const r = await cli(home, ['undo', '-Zk3pQr7Xa9bC:12']);
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toContain('no call -Zk3pQr7Xa9bC:12 in the journal');
+  expect(r.stderr).not.toMatch(/unknown option/i);
+  const forced = await cli(home, ['undo', '-Zk3pQr7Xa9bC:12', '--force']);
+  expect(forced.stderr).toContain('no call -Zk3pQr7Xa9bC:12 in the journal');
+});

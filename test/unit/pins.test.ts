@@ -37,10 +37,25 @@ describe('definition fingerprints', () => {
     const c = toolDefinition('t', [{ name: 't', description: 'd ', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } }]);
     expect(c.fingerprint).not.toBe(a.fingerprint);
     expect(changedParts(a.parts, c.parts)).toEqual(['description']);
-    // a part that appears is a change too; other fields (icons, _meta) are not part of the definition
+    // a part that appears is a change too, and every member the server declares is a part
     const d = toolDefinition('t', [{ name: 't', description: 'd', inputSchema: { type: 'object', properties: { x: { type: 'string' } } }, annotations: {}, _meta: { x: 1 } }]);
-    expect(changedParts(a.parts, d.parts)).toEqual(['annotations']);
-    expect(toolDefinition('t', [{ name: 't', description: 'd', inputSchema: b.parts.inputSchema ? JSON.parse(b.parts.inputSchema.text) : null, _meta: { y: 2 } }]).fingerprint).toBe(a.fingerprint);
+    expect(changedParts(a.parts, d.parts)).toEqual(['annotations', '_meta']);
+    const base = { name: 't', description: 'd', inputSchema: { type: 'object', properties: { x: { type: 'string' } } } };
+    for (const [member, value, part] of [
+      ['_meta', { y: 2 }, '_meta'],
+      ['icons', [{ src: 'a.png' }], 'icons'],
+      ['execution', { taskSupport: 'optional' }, 'execution'],
+      ['x-anything', 'new', 'other'],
+      ['__proto__', { polluted: true }, 'other'],
+    ] as const) {
+      const changed = toolDefinition('t', [JSON.parse(JSON.stringify({ ...base, [member]: value })) as Record<string, unknown>]);
+      expect(changed.fingerprint, member).not.toBe(a.fingerprint);
+      expect(changedParts(a.parts, changed.parts), member).toEqual([part]);
+    }
+    // members other than the named parts are one part, whatever their order
+    const one = toolDefinition('t', [{ ...base, 'x-a': 1, 'x-b': 2 }]);
+    expect(toolDefinition('t', [{ 'x-b': 2, ...base, 'x-a': 1 }]).fingerprint).toBe(one.fingerprint);
+    expect(changedParts(one.parts, toolDefinition('t', [{ ...base, 'x-a': 1, 'x-b': 3 }]).parts)).toEqual(['other']);
   });
 
   test('the same text as jsonrpc/canonical.ts, without recursion: a definition nested past the call stack is hashed', () => {
@@ -207,11 +222,14 @@ describe('the wrapper holds a changed tool in the same tick', () => {
     expect(verdicts.find((v) => v.name === 'huge')!.definition!.parts.description).toMatchObject({ cut: true });
     expect(verdicts.find((v) => v.name === 'dup')!.definition!.fingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(() => JSON.stringify(h.link.catalogs.at(-1))).not.toThrow();
-    // a listing nested past the call stack is refused whole, before anything walks it: the client gets an error
+    // a tool nested past what Airlock reads is withheld alone: the client gets the rest of the listing as it is
     h.client({ jsonrpc: '2.0', id: 'list', method: 'tools/list' });
     const listId = h.toUpstream.at(-1)!.id as string;
     h.server(`{"jsonrpc":"2.0","id":${JSON.stringify(listId)},"result":{"tools":[{"name":"deep","inputSchema":${deep}},{"name":"fine"}]}}`);
-    expect(h.answer('list').error).toMatchObject({ message: expect.stringContaining('nested deeper than 100 levels') });
+    const listedTools = (h.answer('list').result as { tools: { name: string; description?: string; _meta: Record<string, { class: string }> }[] }).tools;
+    expect(listedTools.map((t) => t.name)).toEqual(['deep', 'fine']);
+    expect(listedTools[0]!.description).toMatch(/withheld this tool's definition: its definition is nested deeper than 100 levels/);
+    expect(listedTools[0]!._meta['airlock/verdict']!.class).toBe('unclassifiable');
     expect(h.logs.join('\n')).toMatch(/nested deeper than 100 levels/);
     tools[2] = tool('dup', 'c');
     h.server({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });

@@ -51,6 +51,7 @@ import { type FileToolDeclaration, FileTools } from './file-tools.js';
 import { Inspections } from './inspections.js';
 import { JournalWriter } from './journal-writer.js';
 import { Pins } from './pins.js';
+import { heldArguments, requireArgumentsSeen } from './held-arguments.js';
 import { previewCall } from './preview.js';
 import { parseJson } from './queries.js';
 import { type Session, Sessions } from './sessions.js';
@@ -201,11 +202,12 @@ export class Broker {
   }
 
   /** Approve a held call; `always` adds an allow rule, scoped to calls whose arguments meet `args` when given. */
-  async approve(id: string, remember: Remember = 'once', args?: ArgCondition[], undoable?: true): Promise<{ ok: true; ticket: Ticket; remember: Remember }> {
+  async approve(id: string, remember: Remember = 'once', args?: ArgCondition[], undoable?: true, argsSeen?: string): Promise<{ ok: true; ticket: Ticket; remember: Remember }> {
     if (args !== undefined && remember !== 'always') throw bad('argument conditions scope an "always" approval: give remember "always" with them');
     if (undoable && remember !== 'always') throw bad('"only calls Airlock can undo" scopes an "always" approval: give remember "always" with it');
     checkArgConditions(args);
     const open = this.tickets.require(id);
+    requireArgumentsSeen(open.ticket, argsSeen);
     const { session, ticket } = open;
     if (remember === 'session') {
       session.sessionAllows.add(ticket.tool);
@@ -345,6 +347,11 @@ export class Broker {
     return key === TICKET_TIMEOUT_KEY ? this.ticketTimeout.shown() : this.store.getSetting(key);
   }
 
+  /** A page of a held call's whole arguments, from the wrapper that holds it (held-arguments.ts). */
+  ticketArguments(id: string, offset: number): Promise<ResultOf<'ticket.arguments'>> {
+    return heldArguments(this.tickets.require(id), offset, (sessionId, params) => this.sessions.request(sessionId, BrokerToWrapper.heldArguments, params, 10_000));
+  }
+
   /** What approving a held call would do to the file it writes (preview.ts). */
   async preview(id: string): Promise<Preview> {
     const { ticket, session } = this.tickets.require(id);
@@ -397,7 +404,7 @@ export class Broker {
   private readonly userHandlers: UserHandlers = {
     status: () => this.status(),
     pending: () => this.pending(),
-    approve: (p) => this.approve(p.id, p.remember, p.args, p.undoable),
+    approve: (p) => this.approve(p.id, p.remember, p.args, p.undoable, p.argsSeen),
     deny: (p) => this.deny(p.id, p.reason),
     estop: (p) => this.setEstop(p.on),
     history: (p) => this.history(p),
@@ -422,6 +429,7 @@ export class Broker {
     'clients.unprotect': (p) => this.changeClients('unprotect', p),
     inspect: (p) => this.inspect(p),
     'ticket.preview': (p) => this.preview(p.id),
+    'ticket.arguments': (p) => this.ticketArguments(p.id, p.offset),
     'file-tools.list': () => this.fileToolList(),
     'file-tools.set': (p) => this.setFileTool(p),
     'file-tools.remove': (p) => this.removeFileTool(p.server, p.tool),

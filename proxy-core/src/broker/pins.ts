@@ -11,7 +11,7 @@
  */
 import type Database from 'better-sqlite3';
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from 'diff';
-import { changedParts, DEFINITION_PARTS, isFingerprint, PART_TEXT_LIMITS, type ToolDefinition } from '../classify/definition.js';
+import { changedParts, DEFINITION_PARTS, FIRST_DEFINITION_PARTS, isFingerprint, PART_TEXT_LIMITS, type ToolDefinition } from '../classify/definition.js';
 import { IpcError } from '../ipc/channel.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { PinChange, PinInfo } from '../protocol/api.js';
@@ -127,7 +127,7 @@ export class Pins {
         if (!row) {
           if (count >= MAX_PINS_PER_SERVER) continue;
           count++;
-          const text = JSON.stringify(d.parts);
+          const text = storedText(d.parts);
           this.stmts.insert.run(server, tool, d.fingerprint, text, now, d.fingerprint, text, now);
           added = true;
           if (!first) note('tool-added', tool, { client, fingerprint: d.fingerprint });
@@ -136,9 +136,15 @@ export class Pins {
         const returned = row.present !== 1;
         const newlySeen = row.seen_fingerprint !== d.fingerprint;
         if (!newlySeen && !returned) continue;
-        this.stmts.seen.run(d.fingerprint, JSON.stringify(d.parts), now, server, tool);
+        const text = storedText(d.parts);
+        this.stmts.seen.run(d.fingerprint, text, now, server, tool);
         if (returned) note('tool-added', tool, { client, fingerprint: d.fingerprint, returned: true });
-        if (d.fingerprint !== row.fingerprint) {
+        if (d.fingerprint !== row.fingerprint && pinnedBeforeFullDefinitions(row.definition) && changedParts(readParts(row.definition), d.parts, FIRST_DEFINITION_PARTS).length === 0) {
+          // Pinned by an Airlock that fingerprinted fewer parts, and the same in every part it did: the pin now
+          // covers the whole definition as listed, with its first pinning time (the person accepted nothing new).
+          this.stmts.accept.run(d.fingerprint, text, row.pinned_at, server, tool);
+          added = true;
+        } else if (d.fingerprint !== row.fingerprint) {
           const change = this.change(row.fingerprint, readParts(row.definition), d.fingerprint, d.parts);
           note('tool-changed', tool, { client, fields: change.fields, pinned: change.pinned, current: change.current, diff: cut(change.diff, EVENT_DIFF_LIMIT) });
         }
@@ -243,7 +249,7 @@ export class Pins {
       const d = listed.get(row.tool);
       if (!d) continue;
       live = true;
-      if (d.fingerprint !== row.fingerprint && !out.some((c) => c.fingerprint === d.fingerprint)) out.push({ fingerprint: d.fingerprint, text: JSON.stringify(d.parts) });
+      if (d.fingerprint !== row.fingerprint && !out.some((c) => c.fingerprint === d.fingerprint)) out.push({ fingerprint: d.fingerprint, text: storedText(d.parts) });
     }
     if (!live && row.present === 1 && row.seen_fingerprint !== row.fingerprint) out.push({ fingerprint: row.seen_fingerprint, text: row.seen_definition });
     return out;
@@ -324,6 +330,24 @@ export function readDefinition(v: unknown): ToolDefinition | null {
     parts[part] = { sha256: p.sha256, text: p.text.slice(0, limit), ...(p.cut === true || p.text.length > limit ? { cut: true as const } : {}) };
   }
   return { fingerprint: v.fingerprint, parts };
+}
+
+/** Marks a stored definition as covering every part (DEFINITION_PARTS); one without it covers FIRST_DEFINITION_PARTS. */
+const FULL_DEFINITION_MARK = '$parts';
+
+/** A definition's parts as stored in a pin row. */
+function storedText(parts: Parts): string {
+  return JSON.stringify({ [FULL_DEFINITION_MARK]: 'all', ...parts });
+}
+
+/** True for a stored definition written before pins covered `_meta`, icons, execution and other members. */
+function pinnedBeforeFullDefinitions(text: string): boolean {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return !(isObject(v) && v[FULL_DEFINITION_MARK] === 'all');
+  } catch {
+    return false;
+  }
 }
 
 /** Stored parts (written by `report`); an unreadable row reads as no parts, so every part shows as changed. */

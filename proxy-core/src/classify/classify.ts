@@ -59,6 +59,12 @@ export function isReadOnlyClass(c: ToolClass): boolean {
   return c === 'read-only-trusted' || c === 'read-only-unchecked';
 }
 
+/**
+ * The `_meta` key of a tool entry the wrapper withheld (wrap/deep-tools.ts): such an entry is unclassifiable.
+ * A server that sets it itself only makes its own tool stricter.
+ */
+export const WITHHELD_META_KEY = 'airlock/withheld';
+
 export function stricter(a: ToolClass, b: ToolClass): ToolClass {
   return CLASS_ORDER.indexOf(a) >= CLASS_ORDER.indexOf(b) ? a : b;
 }
@@ -101,6 +107,8 @@ function classifyDeclaration(entry: unknown, opts: ClassifyOptions): Verdict {
   if (name.length === 0) return unclassifiable('tool name is empty');
   // a server that stops reading a string at NUL (or a terminal that acts on an escape) would see another name
   if (CONTROL_CHARACTERS.test(name)) return unclassifiable(`tool name ${JSON.stringify(name)} contains control characters`);
+  const withheld = isPlainObject(entry._meta) ? entry._meta[WITHHELD_META_KEY] : undefined;
+  if (withheld !== undefined) return unclassifiable(`Airlock withheld this tool: ${typeof withheld === 'string' ? withheld.slice(0, 200) : 'its definition could not be read'}`);
   if (declared === undefined) {
     return { name, class: 'destructive', reasons: ['no annotations: destructive by spec default'], declared };
   }

@@ -1,7 +1,10 @@
 /**
- * A tool's definition as Airlock pins it: the fingerprint of what a model is told about the tool (sha256 of
- * the canonical JSON of its name, title, description, input and output schemas and annotations), and each of
- * those parts with its own hash and a text cut for display, so a change can be shown and not only detected.
+ * A tool's definition as Airlock pins it: the fingerprint of everything the server declares about the tool
+ * (sha256 of the canonical JSON of the whole entry: name, title, description, input and output schemas,
+ * annotations, `_meta`, icons, execution, and any member a later revision adds), and each of those parts with
+ * its own hash and a text cut for display, so a change can be shown and not only detected. Nothing the server
+ * sends is outside the pin: a client may hand any member to the model or act on it (`execution` says whether a
+ * call runs as a task), so a member left out would be one the server could change freely.
  *
  * Computed once per listing by the wrapper (never per call) and sent to the broker with its catalog; the
  * broker keeps the first one it sees per server and tool (broker/pins.ts), and a later one that differs holds
@@ -12,9 +15,15 @@
  */
 import { createHash } from 'node:crypto';
 
-/** The parts of a definition, besides its name (the key it is pinned under). */
-export const DEFINITION_PARTS = ['title', 'description', 'inputSchema', 'outputSchema', 'annotations'] as const;
+/**
+ * The parts of a definition, besides its name (the key it is pinned under). `other` holds every member not named
+ * here, as one object: what a later revision of the protocol (or a server of its own accord) adds is pinned too.
+ */
+export const DEFINITION_PARTS = ['title', 'description', 'inputSchema', 'outputSchema', 'annotations', '_meta', 'icons', 'execution', 'other'] as const;
 export type DefinitionPart = (typeof DEFINITION_PARTS)[number];
+/** The parts pinned before `_meta`, icons, execution and other members were: a pin stored without them compares on these. */
+export const FIRST_DEFINITION_PARTS: readonly DefinitionPart[] = ['title', 'description', 'inputSchema', 'outputSchema', 'annotations'];
+const NAMED_MEMBERS = new Set<string>(['name', ...DEFINITION_PARTS.filter((p) => p !== 'other')]);
 
 export interface DefinitionPartView {
   /** sha256 of the part's canonical JSON: two parts are the same exactly when these are. */
@@ -39,6 +48,10 @@ export const PART_TEXT_LIMITS: Readonly<Record<DefinitionPart, number>> = {
   inputSchema: 8192,
   outputSchema: 8192,
   annotations: 2048,
+  _meta: 4096,
+  icons: 2048,
+  execution: 512,
+  other: 4096,
 };
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;
@@ -120,6 +133,23 @@ function displayText(value: unknown, canonical: string, limit: number): { text: 
   return text.length > limit ? { text: text.slice(0, limit), cut: true } : { text, cut: false };
 }
 
+/** The members of an entry that no named part covers, as one object; undefined when there are none. */
+function otherMembers(entry: Record<string, unknown>): Record<string, unknown> | undefined {
+  let other: Record<string, unknown> | undefined;
+  for (const key of Object.keys(entry)) {
+    if (NAMED_MEMBERS.has(key) || entry[key] === undefined) continue;
+    // defineProperty: a member named "__proto__" is kept as data, like any other
+    other ??= {};
+    Object.defineProperty(other, key, { value: entry[key], enumerable: true, writable: true, configurable: true });
+  }
+  return other;
+}
+
+/** One part of one entry. */
+function partOf(entry: Record<string, unknown>, part: DefinitionPart): unknown {
+  return part === 'other' ? otherMembers(entry) : entry[part];
+}
+
 /**
  * The definition of the tool(s) listed under one name. Two entries with one name (unclassifiable anyway) are
  * pinned together: each part is then the list of the entries' values, and a change to either is a change.
@@ -130,21 +160,24 @@ export function toolDefinition(name: string, entries: readonly Record<string, un
   const whole: string[] = [];
   const members: [string, string][] = [['name', JSON.stringify(name)]];
   for (const part of DEFINITION_PARTS) {
-    const value = one ? one[part] : entries.some((e) => e[part] !== undefined) ? entries.map((e) => e[part] ?? null) : undefined;
+    const value = one ? partOf(one, part) : entries.some((e) => partOf(e, part) !== undefined) ? entries.map((e) => partOf(e, part) ?? null) : undefined;
     if (value === undefined) continue;
     const canonical = canonicalText(value);
     members.push([part, canonical]);
     const shown = displayText(value, canonical, PART_TEXT_LIMITS[part]);
     parts[part] = { sha256: sha256(canonical), text: shown.text, ...(shown.cut ? { cut: true as const } : {}) };
   }
-  // the canonical JSON of {name, title, description, inputSchema, outputSchema, annotations}: keys sorted
+  // the canonical JSON of {name, title, …, other}: keys sorted
   members.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   for (const [key, text] of members) whole.push(`${JSON.stringify(key)}:${text}`);
   const body = `{${whole.join(',')}}`;
   return { fingerprint: sha256(entries.length === 1 ? body : `${entries.length}:${body}`), parts };
 }
 
-/** The parts that differ between two definitions (a part present in one only differs too), in a fixed order. */
-export function changedParts(before: ToolDefinition['parts'], after: ToolDefinition['parts']): DefinitionPart[] {
-  return DEFINITION_PARTS.filter((p) => before[p]?.sha256 !== after[p]?.sha256);
+/**
+ * The parts that differ between two definitions (a part present in one only differs too), in a fixed order;
+ * among `among` only when given.
+ */
+export function changedParts(before: ToolDefinition['parts'], after: ToolDefinition['parts'], among: readonly DefinitionPart[] = DEFINITION_PARTS): DefinitionPart[] {
+  return among.filter((p) => before[p]?.sha256 !== after[p]?.sha256);
 }

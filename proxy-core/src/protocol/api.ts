@@ -394,6 +394,11 @@ export const userApi = {
         args: z.array(ArgConditionSchema).min(1).max(16).optional(),
         /** With `always`: the rule holds only for calls Airlock can undo (offered when the ticket is `undoable`). */
         undoable: z.literal(true).optional(),
+        /**
+         * For a ticket whose arguments were cut (`argsTruncated`): the `argsSha256` of the whole arguments the
+         * person was shown (`ticket.arguments`, `airlock pending ID --full`). Without it such a call is not allowed.
+         */
+        argsSeen: z.string().regex(/^[0-9a-f]{64}$/).optional(),
       })
       .strict(),
     result: z.object({ ok: z.literal(true), ticket: TicketSchema, remember: RememberSchema }),
@@ -456,6 +461,14 @@ export const userApi = {
     result: InspectReportSchema,
   },
   [UserMethod.preview]: { params: z.object({ id: text(64) }).strict(), result: PreviewSchema },
+  /**
+   * A page of a held call's whole arguments, from the wrapper that holds the call (a ticket carries only their
+   * first LIMITS.argsShown characters): a person reads them all before a cut call can be allowed.
+   */
+  [UserMethod.ticketArguments]: {
+    params: z.object({ id: text(64), offset: z.number().int().nonnegative().default(0) }).strict(),
+    result: z.object({ text: z.string(), offset: z.number().int().nonnegative(), total: z.number().int().nonnegative(), argsSha256: z.string() }),
+  },
   [UserMethod.fileToolsList]: { params: Empty, result: z.array(FileToolSchema) },
   [UserMethod.fileToolsSet]: { params: FileToolSchema.omit({ builtIn: true }).strict(), result: FileToolSchema },
   [UserMethod.fileToolsRemove]: { params: z.object({ server: text(LIMITS.name), tool: text(LIMITS.toolName) }).strict(), result: Ok },

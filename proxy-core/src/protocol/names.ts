@@ -36,6 +36,7 @@ export const UserMethod = {
   unprotect: 'clients.unprotect',
   inspect: 'inspect',
   preview: 'ticket.preview',
+  ticketArguments: 'ticket.arguments',
   fileToolsList: 'file-tools.list',
   fileToolsSet: 'file-tools.set',
   fileToolsRemove: 'file-tools.remove',
@@ -75,6 +76,8 @@ export const BrokerToWrapper = {
   status: 'wrapper.status',
   /** Run one tools/call upstream on the broker's behalf: a declared inverse, for an undo a person asked for. */
   callTool: 'wrapper.call-tool',
+  /** A page of a held call's whole arguments (a ticket carries only their first part), for a person to read. */
+  heldArguments: 'wrapper.held-arguments',
 } as const;
 export type BrokerToWrapperName = (typeof BrokerToWrapper)[keyof typeof BrokerToWrapper];
 

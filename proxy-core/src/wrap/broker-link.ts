@@ -80,6 +80,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   private ticketTimeoutSeconds = DEFAULT_TICKET_TIMEOUT_S;
   /** Runs a tools/call the broker asks for (a declared inverse, for an undo): the relay's, set by run-wrapper. */
   toolCaller: ((params: unknown) => Promise<unknown>) | null = null;
+  /** Serves a held call's whole arguments a page at a time (wrap/held-arguments.ts). */
+  heldArguments: ((params: unknown) => unknown) | null = null;
 
   constructor(
     private readonly dir: string,
@@ -115,6 +117,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
           // what the broker may ask a wrapper (a front end's `wrapper.request`): who it is and how it is
           request: (method, params) => {
             if (method === BrokerToWrapper.callTool && this.toolCaller) return this.toolCaller(params);
+            if (method === BrokerToWrapper.heldArguments && this.heldArguments) return this.heldArguments(params);
             if (method !== BrokerToWrapper.status) throw new IpcError('unknown-method', `a wrapper does not answer ${method}`);
             return {
               server: this.session.server,

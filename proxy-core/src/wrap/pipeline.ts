@@ -119,6 +119,11 @@ export class CallPipeline {
     return this.tickets.held().map((t) => ({ askId: t.askId, tool: t.tool, ticketId: t.ticketId, decided: t.outcome !== undefined }));
   }
 
+  /** The call waiting on the ticket the broker knows by this call id (that of its first asker), if one waits now. */
+  waitingOn(askId: string): Call | undefined {
+    return this.tickets.get(askId)?.owner ?? undefined;
+  }
+
   // ---- the stages ----------------------------------------------------------------------------------------
 
   /** A checked tools/call from the client: starts its way through the stages. */

@@ -8,6 +8,7 @@ import { CONTROL_CHARACTERS } from '../classify/classify.js';
  * pipeline's (`pipeline.ts`), one `Call` record per call; the relay hands it checked calls, the server's
  * answers to them, and the client's cancellations.
  */
+import { withholdDeepTools } from './deep-tools.js';
 import {
   checkClientMessage,
   type ClientCheckContext,
@@ -210,6 +211,13 @@ export class Relay {
    */
   private tooDeep(m: Record<string, unknown>): boolean {
     if (!nestedDeeperThan(m, MAX_NESTING)) return false;
+    const listingAnswer = isId(m.id) && !Object.hasOwn(m, 'method') && (this.verdicts.listing.reserves(m.id) || this.forwarded.get(idKey(m.id))?.method === 'tools/list');
+    const kept = listingAnswer ? withholdDeepTools(m, MAX_NESTING) : null;
+    if (kept) {
+      this.o.log(`airlock: the server listed ${kept.withheld.length} tool(s) nested deeper than ${MAX_NESTING} levels (${kept.withheld.map((n) => JSON.stringify(n.slice(0, 80))).join(', ')}); withheld, every call to them asks`);
+      this.upstreamMessage(kept.message, Buffer.from(JSON.stringify(kept.message)));
+      return true;
+    }
     this.o.log(`airlock: the server wrote a message nested deeper than ${MAX_NESTING} levels; refused`);
     if (!Object.hasOwn(m, 'method') && isId(m.id)) {
       const answer: Message = { ...errorResponse(m.id, INTERNAL_ERROR, `Airlock refused the server's answer: it is nested deeper than ${MAX_NESTING} levels`) };
@@ -224,6 +232,8 @@ export class Relay {
     if (isRequest(m)) {
       if (method === 'tools/call') return this.onToolsCall(m);
       if (method === 'initialize') this.init.clientAsked(m);
+      // calls pipelined behind the client's own listing wait for its answer (it may change a definition)
+      if (method === 'tools/list') this.verdicts.listing.clientListingSent(idKey(m.id));
       this.forwarded.set(idKey(m.id), { id: m.id, method: m.method });
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(m);
@@ -237,7 +247,10 @@ export class Relay {
         // a call the server never saw: the pipeline ends it, and the server does not hear of it
         if (this.calls.clientCancelled(key)) return;
         // a cancelled request is not answered by the server, so its id is free again
-        if (!this.calls.has(key)) this.forwarded.delete(key);
+        if (!this.calls.has(key)) {
+          this.forwarded.delete(key);
+          this.verdicts.listing.clientListingEnded(key);
+        }
       }
     }
     this.forwardUpstream(m);
@@ -302,6 +315,10 @@ export class Relay {
         this.forwarded.delete(key);
         if (method === 'tools/list') {
           const result = m.result;
+          // the page is evidence first (a declaration that differs makes our listing stale), then the calls
+          // that waited behind it are decided
+          if (isObject(result)) listing.observe(result.tools);
+          listing.clientListingEnded(key);
           if (!isObject(result)) return this.forwardClient(raw);
           const send = () => this.o.toClient(frame({ ...m, result: this.verdicts.annotate(result) }));
           // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
@@ -379,9 +396,10 @@ export class Relay {
   /** The server is going away: each request it was sent and has not answered gets an error now. */
   private abandonRequests(why: string): void {
     this.inverses.abandon(why);
-    const open = [...this.forwarded.values()];
+    const open = [...this.forwarded.entries()];
     this.forwarded.clear();
-    for (const { id } of open) this.reply(errorResponse(id, INTERNAL_ERROR, why));
+    for (const [key] of open) this.verdicts.listing.clientListingEnded(key);
+    for (const [, { id }] of open) this.reply(errorResponse(id, INTERNAL_ERROR, why));
   }
 
   /** The server is back (or will not be): the lines held meanwhile are taken as if they came now. */

@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { dataDir } from '../ipc/paths.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { BrokerLink } from './broker-link.js';
+import { heldArgumentsPage } from './held-arguments.js';
 import type { UpstreamControl } from './estop.js';
 import { Relay } from './relay.js';
 import type { Upstream } from './upstream.js';
@@ -90,6 +91,7 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
     ...(Number.isFinite(holdMs) && holdMs >= 0 ? { holdAnswerMs: holdMs } : {}),
   });
   link.toolCaller = (params) => relay.inverses.call(params);
+  link.heldArguments = (params) => heldArgumentsPage((callId) => relay.calls.waitingOn(callId), params);
 
   const tooLong = (who: string) => (bytes: number) =>
     log(`airlock: ${who} a message over ${MAX_MESSAGE_BYTES / 2 ** 20} MiB (${bytes} bytes so far); dropped`);

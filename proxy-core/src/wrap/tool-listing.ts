@@ -13,8 +13,13 @@
  * differs from its pin asks. Until the broker's pins arrive, the first definition this wrapper saw of a tool
  * stands in for its pin, so a change within this wrapper's life holds the tool at once.
  *
+ * A listing the client asked for is evidence in flight: until its answer has been compared (or it failed, or
+ * waited past a page's timeout), the catalog is not ready, so a call pipelined right behind it is decided on
+ * what that answer says, not on the definition it may be about to replace.
+ *
  * All of its state is private: the relay tells it what happened (`allowListing`, `markStale`, `observe`,
- * `takeResponse`, `abandon`) and asks it what is known (`ready`, `classify`, `outputSchema`, `definition`).
+ * `clientListingSent`, `clientListingEnded`, `takeResponse`, `abandon`) and asks it what is known (`ready`,
+ * `classify`, `outputSchema`, `definition`).
  */
 import { randomBytes } from 'node:crypto';
 import { type Catalog, classifyTool, classifyTools, stricter } from '../classify/classify.js';
@@ -31,6 +36,8 @@ export const RESERVED_ID_PREFIX = 'airlock-internal:';
 const MAX_DECLARATIONS_PER_TOOL = 8;
 /** Names remembered across listings (bounds memory against a server that invents names on every listing). */
 const MAX_NAMES_SEEN = 50_000;
+/** Client listings tracked at once (a client that pipelines more is not waited on for the rest). */
+const MAX_CLIENT_LISTINGS = 64;
 
 /** A definition fingerprinted in the last listing, by the JSON text of its entries (reused when unchanged). */
 interface Fingerprinted {
@@ -70,6 +77,8 @@ export class ToolListing {
   private definitions = new Map<string, Fingerprinted>();
   /** The first fingerprint this wrapper saw of each tool: its pin until the broker says otherwise. */
   private readonly firstSeen = new Map<string, string>();
+  /** The client's own tools/list requests the server has not answered yet: request key -> when it was sent. */
+  private readonly clientListings = new Map<string, number>();
 
   constructor(
     private readonly sendUpstream: (message: unknown) => void,
@@ -92,9 +101,37 @@ export class ToolListing {
     }
   }
 
-  /** A complete listing is at hand and nothing has made it stale since. */
+  /** A complete listing is at hand, nothing has made it stale since, and no listing the client asked for is out. */
   get ready(): boolean {
-    return this.raw !== null && !this.stale;
+    return this.raw !== null && !this.stale && !this.clientListingOut();
+  }
+
+  /**
+   * True while a client's listing is unanswered. One the server leaves unanswered past a page's timeout stops
+   * counting: the calls behind it are then decided on the wrapper's own listing, which every declaration
+   * seen so far only makes stricter.
+   */
+  private clientListingOut(): boolean {
+    if (this.clientListings.size === 0) return false;
+    const now = this.clock.now();
+    for (const [key, at] of this.clientListings) if (now - at >= PAGE_TIMEOUT_MS) this.clientListings.delete(key);
+    return this.clientListings.size > 0;
+  }
+
+  /** The client asked the server for its tools (request key): calls wait for the answer. */
+  clientListingSent(key: string): void {
+    if (this.clientListings.size >= MAX_CLIENT_LISTINGS) return;
+    this.clientListings.set(key, this.clock.now());
+    // whoever waits gives up after its own timeout; the page's timeout here lets a silent server's listing lapse
+    this.clock.setTimeout(() => {
+      if (this.clientListings.get(key) !== undefined && this.ready) this.wake(true);
+    }, PAGE_TIMEOUT_MS);
+  }
+
+  /** The client's listing was answered (after `observe`), failed or was cancelled: calls behind it go on. */
+  clientListingEnded(key: string): void {
+    if (!this.clientListings.delete(key)) return;
+    if (this.ready) this.wake(true);
   }
 
   /** Some complete listing has been read (it may be stale). */
@@ -200,8 +237,9 @@ export class ToolListing {
         }, timeoutMs),
       };
       this.waiters.add(waiter);
-      // before the initialize answer, listing starts in allowListing (a client that pipelines its first messages)
-      if (this.listingAllowed) void this.refresh();
+      // before the initialize answer, listing starts in allowListing (a client that pipelines its first messages);
+      // a wait only for the client's own listing needs no listing of ours
+      if (this.listingAllowed && (this.raw === null || this.stale)) void this.refresh();
     });
   }
 
@@ -322,6 +360,7 @@ export class ToolListing {
   abandon(): void {
     for (const [id, done] of this.pendingRequests) done({ jsonrpc: '2.0', id, error: { code: -32603, message: 'server exited' } });
     this.pendingRequests.clear();
+    this.clientListings.clear();
     this.listingAllowed = false;
   }
 }

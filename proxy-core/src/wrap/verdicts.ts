@@ -85,7 +85,6 @@ export class ToolVerdicts {
    * the client is shown the stricter of the page's own verdict and the wrapper's.
    */
   annotate(result: Record<string, unknown>): Record<string, unknown> {
-    this.listing.observe(result.tools);
     // the wrapper's listing even when stale: with every declaration seen, it can only be stricter
     const full = this.listing.listed ? this.current() : null;
     const { trust, withdrawn } = this.trustInputs();

@@ -166,3 +166,55 @@ export function cutSegments(segments: readonly Segment[], max: number): { shown:
   }
   return { shown, hidden: Math.max(0, total - used) };
 }
+
+/** Runs of this many spaces or more are drawn as a count: padding that pushes the rest of a value out of sight. */
+export const SPACE_RUN = 8;
+
+/** The words for a run of `n` spaces, as drawn in place of it. */
+export function spaceRunText(n: number): string {
+  return `[${n.toLocaleString('en-US')} spaces]`;
+}
+
+/**
+ * The same segments with every run of SPACE_RUN or more plain spaces drawn as one escape that counts them, so a
+ * value padded to hide its end (`"echo hello" + 3,000 spaces + "&& rm -rf ~/"`) shows the end where it is.
+ */
+export function markSpaceRuns(segments: readonly Segment[]): Segment[] {
+  const out: Segment[] = [];
+  const run = new RegExp(` {${SPACE_RUN},}`, 'g');
+  for (const s of segments) {
+    if (s.escaped || !s.text.includes(' '.repeat(SPACE_RUN))) {
+      out.push(s);
+      continue;
+    }
+    let at = 0;
+    for (const m of s.text.matchAll(run)) {
+      if (m.index > at) out.push({ text: s.text.slice(at, m.index), escaped: false });
+      out.push({ text: spaceRunText(m[0].length), escaped: true });
+      at = m.index + m[0].length;
+    }
+    if (at < s.text.length) out.push({ text: s.text.slice(at), escaped: false });
+  }
+  return out;
+}
+
+/** The last `max` visible characters of some segments (an escape is never cut), the counterpart of cutSegments. */
+export function lastSegments(segments: readonly Segment[], max: number): Segment[] {
+  const shown: Segment[] = [];
+  let used = 0;
+  for (let i = segments.length - 1; i >= 0 && used < max; i--) {
+    const s = segments[i]!;
+    if (s.escaped || s.text.length <= max - used) {
+      shown.unshift(s);
+      used += s.text.length;
+      continue;
+    }
+    let from = s.text.length - (max - used);
+    // never split a surrogate pair
+    const code = s.text.charCodeAt(from);
+    if (code >= 0xdc00 && code <= 0xdfff) from += 1;
+    if (from < s.text.length) shown.unshift({ text: s.text.slice(from), escaped: false });
+    break;
+  }
+  return shown;
+}

@@ -3,9 +3,10 @@
  * it), with every string escaped (escape.ts) and what is too long or too deep folded behind a "Show all"
  * toggle. Pure: which folds are open is passed in as a set of paths, so one component can draw any value.
  */
-import { cutSegments, escapeText, type Segment } from './escape.js';
+import { cutSegments, escapeText, lastSegments, markSpaceRuns, type Segment } from './escape.js';
 
-export type TokenKind = 'punct' | 'key' | 'string' | 'number' | 'literal' | 'escape' | 'more' | 'less';
+/** `gap`: where a fold hides part of a string, with how much it hides. */
+export type TokenKind = 'punct' | 'key' | 'string' | 'number' | 'literal' | 'escape' | 'gap' | 'more' | 'less';
 
 export interface Token {
   kind: TokenKind;
@@ -28,9 +29,13 @@ export interface JsonViewOptions {
   maxEntries?: number;
   /** Past this many lines, every further object or array is folded. */
   maxLines?: number;
+  /** Characters of a folded string's end shown after the fold (its end is where padding hides things). */
+  tail?: number;
+  /** Every fold open ("Show everything"). */
+  openAll?: boolean;
 }
 
-export const JSON_VIEW_DEFAULTS: Required<JsonViewOptions> = { maxString: 300, maxDepth: 6, maxEntries: 100, maxLines: 1500 };
+export const JSON_VIEW_DEFAULTS: Required<JsonViewOptions> = { maxString: 300, maxDepth: 6, maxEntries: 100, maxLines: 1500, tail: 80, openAll: false };
 
 /** The label of a fold's toggle. */
 export function showAllLabel(chars: number): string {
@@ -42,6 +47,20 @@ const pointer = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, 
 
 const jsonLength = (v: unknown): number => JSON.stringify(v)?.length ?? 0;
 
+const visibleLength = (segments: readonly Segment[]): number => segments.reduce((n, s) => n + s.text.length, 0);
+
+/** How many folds the lines leave closed: what the person has not been shown yet. */
+export function foldedCount(lines: readonly Line[]): number {
+  let n = 0;
+  for (const l of lines) for (const t of l.tokens) if (t.kind === 'more') n++;
+  return n;
+}
+
+/** The words of a fold inside a string. */
+export function gapText(hidden: number): string {
+  return ` … ${hidden.toLocaleString('en-US')} chars folded here … `;
+}
+
 function segmentTokens(segments: readonly Segment[], kind: 'key' | 'string'): Token[] {
   return segments.map((s) => ({ kind: s.escaped ? 'escape' : kind, text: s.text }));
 }
@@ -50,18 +69,23 @@ function segmentTokens(segments: readonly Segment[], kind: 'key' | 'string'): To
 export function jsonLines(value: unknown, expanded: ReadonlySet<string> = new Set(), options: JsonViewOptions = {}): Line[] {
   const o = { ...JSON_VIEW_DEFAULTS, ...options };
   const lines: Line[] = [];
+  const isOpen = (path: string): boolean => o.openAll || expanded.has(path);
 
   const stringTokens = (s: string, path: string, kind: 'key' | 'string'): { tokens: Token[]; more: Token | null } => {
-    const segments = escapeText(s, { json: true });
-    const open = kind === 'key' || expanded.has(path) || s.length <= o.maxString;
+    const segments = markSpaceRuns(escapeText(s, { json: true }));
+    const length = visibleLength(segments);
+    const open = kind === 'key' || isOpen(path) || length <= o.maxString;
     if (open) {
       const tokens = [{ kind: 'punct', text: '"' } as Token, ...segmentTokens(segments, kind), { kind: 'punct', text: '"' } as Token];
-      const less = kind === 'string' && s.length > o.maxString ? ({ kind: 'less', text: 'Show less', path } as Token) : null;
+      const less = kind === 'string' && !o.openAll && length > o.maxString ? ({ kind: 'less', text: 'Show less', path } as Token) : null;
       return { tokens, more: less };
     }
-    const { shown } = cutSegments(segments, o.maxString);
+    // the start and the end stay in view, and the fold says how much lies between them
+    const tail = lastSegments(segments, Math.min(o.tail, Math.floor(o.maxString / 3)));
+    const { shown } = cutSegments(segments, o.maxString - visibleLength(tail));
+    const hidden = length - visibleLength(shown) - visibleLength(tail);
     return {
-      tokens: [{ kind: 'punct', text: '"' }, ...segmentTokens(shown, 'string'), { kind: 'punct', text: '…"' }],
+      tokens: [{ kind: 'punct', text: '"' }, ...segmentTokens(shown, 'string'), { kind: 'gap', text: gapText(hidden) }, ...segmentTokens(tail, 'string'), { kind: 'punct', text: '"' }],
       more: { kind: 'more', text: showAllLabel(s.length), path },
     };
   };
@@ -93,7 +117,7 @@ export function jsonLines(value: unknown, expanded: ReadonlySet<string> = new Se
       lines.push({ depth, tokens: [...prefix, { kind: 'punct', text: open + close }, ...end] });
       return;
     }
-    const opened = expanded.has(path);
+    const opened = isOpen(path);
     const wouldFold = !inOpen && (depth >= o.maxDepth || lines.length >= o.maxLines);
     if (wouldFold && !opened) {
       const count = `${entries.length} ${isArray ? (entries.length === 1 ? 'item' : 'items') : entries.length === 1 ? 'key' : 'keys'}`;
@@ -104,7 +128,7 @@ export function jsonLines(value: unknown, expanded: ReadonlySet<string> = new Se
       return;
     }
     const limit = opened || inOpen ? entries.length : Math.min(entries.length, o.maxEntries);
-    const less = opened && !inOpen && (wouldFold || entries.length > o.maxEntries) ? [{ kind: 'punct', text: ' ' } as Token, { kind: 'less', text: 'Show less', path } as Token] : [];
+    const less = opened && !o.openAll && !inOpen && (wouldFold || entries.length > o.maxEntries) ? [{ kind: 'punct', text: ' ' } as Token, { kind: 'less', text: 'Show less', path } as Token] : [];
     lines.push({ depth, tokens: [...prefix, { kind: 'punct', text: open }, ...less] });
     for (let i = 0; i < limit; i++) {
       const [key, child] = entries[i]!;
@@ -129,7 +153,7 @@ export function jsonLines(value: unknown, expanded: ReadonlySet<string> = new Se
 /** The text the lines show (toggles left out), indented two spaces a level. */
 export function linesToText(lines: readonly Line[]): string {
   return lines
-    .map((l) => '  '.repeat(l.depth) + l.tokens.filter((t) => t.kind !== 'more' && t.kind !== 'less').map((t) => t.text).join(''))
+    .map((l) => '  '.repeat(l.depth) + l.tokens.filter((t) => t.kind !== 'more' && t.kind !== 'less').map((t) => (t.kind === 'gap' ? '…' : t.text)).join(''))
     .map((l) => l.replace(/ +$/, ''))
     .join('\n');
 }

@@ -10,6 +10,10 @@ const PARTS: Readonly<Record<string, string>> = {
   inputSchema: 'input schema',
   outputSchema: 'output schema',
   annotations: 'annotations',
+  _meta: 'metadata (_meta)',
+  icons: 'icons',
+  execution: 'execution',
+  other: 'other members',
 };
 
 /** A part of a definition in words ("input schema"); an unknown one as it is. */

@@ -37,13 +37,14 @@ export const commands: Record<string, Command> = {
   },
   pending: {
     summary: 'list tickets waiting for a decision',
-    usage: 'airlock pending [--json]',
+    usage: 'airlock pending [--json]\nairlock pending ID --full [--json]: the whole arguments of a ticket whose arguments were cut, and how to allow exactly these',
     load: () => import('./tickets.js'),
   },
   approve: {
     summary: 'approve a pending ticket',
     usage:
-      'airlock approve ID [--remember once|session|always] [--always] [--arg NAME=VALUE]... [--undoable]\n' +
+      'airlock approve ID [--remember once|session|always] [--always] [--arg NAME=VALUE]... [--undoable] [--args-seen SHA256]\n' +
+      '  --args-seen: for a ticket whose arguments were cut, the hash `airlock pending ID --full` printed under them.\n' +
       '  --always --arg path=~/notes/**: the allow rule holds only for calls whose arguments meet the conditions\n' +
       '  (as in `airlock rules add`; `airlock pending` shows the scopes each ticket suggests).\n' +
       '  --always --undoable: only for calls Airlock can undo (a file snapshot or a declared inverse).',

@@ -8,7 +8,8 @@ import { UsageError } from '../errors.js';
 export async function run(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === 'pending') {
-    const { values } = parse(rest, { json: { type: 'boolean' } }, false);
+    const { values, positionals } = parse(rest, { json: { type: 'boolean' }, full: { type: 'boolean' } });
+    if (values.full || positionals.length > 0) return showWhole(single(positionals, 'pending'), values.json === true);
     const tickets = await call('pending', {});
     if (values.json) printJson(tickets);
     else if (tickets.length === 0) print('No pending tickets.');
@@ -38,6 +39,7 @@ export async function run(argv: string[]): Promise<number> {
       always: { type: 'boolean' },
       arg: { type: 'string', multiple: true },
       undoable: { type: 'boolean' },
+      'args-seen': { type: 'string' },
       json: { type: 'boolean' },
     });
     const id = single(positionals, 'approve');
@@ -47,7 +49,8 @@ export async function run(argv: string[]): Promise<number> {
     const args = argConditions(values.arg);
     if (args && remember !== 'always') throw new UsageError('--arg scopes an "always" approval: add --always');
     if (values.undoable && remember !== 'always') throw new UsageError('--undoable scopes an "always" approval: add --always');
-    const out = await call('approve', { id, remember, ...(args ? { args } : {}), ...(values.undoable ? { undoable: true as const } : {}) });
+    const seen = values['args-seen'];
+    const out = await call('approve', { id, remember, ...(args ? { args } : {}), ...(values.undoable ? { undoable: true as const } : {}), ...(seen ? { argsSeen: seen } : {}) });
     const when = describeConditions({ ...(args ? { args } : {}), ...(values.undoable ? { undoable: true } : {}) });
     if (values.json) printJson(out);
     else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}${when ? ` when ${when}` : ''}).`);
@@ -61,9 +64,38 @@ export async function run(argv: string[]): Promise<number> {
   return 0;
 }
 
+/**
+ * `airlock pending ID --full`: a ticket's whole arguments, read page by page from the wrapper that holds the
+ * call, so a person can read what a cut ticket will send; then how to allow exactly these.
+ */
+async function showWhole(id: string, json: boolean): Promise<number> {
+  const ticket = (await call('pending', {})).find((t) => t.id === id);
+  if (!ticket) throw new UsageError(`no pending ticket ${id} (see \`airlock pending\`)`);
+  let text = ticket.argsTruncated ? '' : JSON.stringify(ticket.arguments ?? {});
+  let sha = ticket.argsSha256;
+  if (ticket.argsTruncated) {
+    for (let offset = 0; ; ) {
+      const page = await call('ticket.arguments', { id, offset }, 30_000);
+      text += page.text;
+      sha = page.argsSha256;
+      offset += page.text.length;
+      if (offset >= page.total || page.text.length === 0) break;
+    }
+  }
+  if (json) {
+    printJson({ id, arguments: text, argsSha256: sha });
+    return 0;
+  }
+  print(`Arguments of ${id} (${ticket.server}/${ticket.tool}), ${text.length.toLocaleString('en-US')} characters, as the server will receive them:`);
+  // a long run of spaces would push what follows it off the screen: it is counted instead
+  for (const line of text.split('\n')) print(line.replace(/ {8,}/g, (run) => `[${run.length} spaces]`));
+  if (ticket.argsTruncated) print(`\nTo allow exactly these arguments: airlock approve ${id} --args-seen ${sha}`);
+  return 0;
+}
+
 /** One line of a ticket's arguments; cut arguments say so, with the size of the whole. */
 function argumentsCell(t: Ticket): string {
-  if (t.argsTruncated) return `${oneLine(String(t.arguments), 40)} (cut: ${t.argsBytes} chars in all)`;
+  if (t.argsTruncated) return `${oneLine(String(t.arguments), 40)} (cut: ${t.argsBytes} chars in all; \`airlock pending ${t.id} --full\`)`;
   return oneLine(JSON.stringify(t.arguments));
 }
 

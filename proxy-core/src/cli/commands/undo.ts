@@ -4,7 +4,7 @@
  */
 import type { RollbackReport, UndoReport } from '../../protocol/undo-api.js';
 import { parseUndoSpec, UndoSpecError } from '../../wrap/undo-spec.js';
-import { parse } from '../args.js';
+import { parse, parseWithDashIds } from '../args.js';
 import { call, print, printJson, table } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
 
@@ -20,7 +20,7 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 async function undo(args: string[]): Promise<number> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' }, force: { type: 'boolean' }, last: { type: 'boolean' }, server: { type: 'string' } });
+  const { values, positionals } = parseWithDashIds(args, { json: { type: 'boolean' }, force: { type: 'boolean' }, last: { type: 'boolean' }, server: { type: 'string' } });
   const force = values.force === true;
   let report: UndoReport;
   if (values.last) {
