@@ -171,6 +171,35 @@ describe('the wrapper holds a changed tool in the same tick', () => {
     expect(h.forwardedCalls().map((m) => m.id)).toEqual([1, 3, 4]);
   });
 
+  test("a call behind the client's own listing waits for its answer; one the server never answers lapses after 10 s", async () => {
+    const tools = [tool('echo')];
+    const h = await new Harness({ policy: allowAll, tools }).start();
+    h.client({ jsonrpc: '2.0', id: 'l1', method: 'tools/list' });
+    const listId = h.toUpstream.at(-1)!.id as string;
+    h.call(1, 'echo');
+    await settle();
+    expect(h.forwardedCalls()).toHaveLength(0);
+    // the answer is the same listing: the call goes on under the rule
+    h.server({ jsonrpc: '2.0', id: listId, result: { tools } });
+    await settle();
+    expect(h.forwardedCalls().map((m) => m.id)).toEqual([1]);
+
+    // a listing the server leaves unanswered holds the calls behind it for a page's timeout, no longer
+    h.client({ jsonrpc: '2.0', id: 'l2', method: 'tools/list' });
+    h.call(2, 'echo');
+    await settle();
+    expect(h.forwardedCalls()).toHaveLength(1);
+    h.clock.advance(10_000);
+    await settle();
+    expect(h.forwardedCalls().map((m) => m.id)).toEqual([1, 2]);
+    // a cancelled listing holds nothing either
+    h.client({ jsonrpc: '2.0', id: 'l3', method: 'tools/list' });
+    h.client({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'l3' } });
+    h.call(3, 'echo');
+    await settle();
+    expect(h.forwardedCalls().map((m) => m.id)).toEqual([1, 2, 3]);
+  });
+
   test("a restart onto another definition: the broker's pin holds the tool from the first listing", async () => {
     const pinned = toolDefinition('echo', [tool('echo', 'the old wording')]).fingerprint;
     const h = await new Harness({ policy: { ...allowAll, pins: { echo: pinned } }, tools: [tool('echo'), tool('fresh')] }).start();
@@ -335,6 +364,38 @@ describe('the broker pins', () => {
       ['c', 'pinned'],
       ['d', 'pinned'],
     ]);
+  });
+
+  test('a pin stored when only five parts were pinned is carried over quietly when those parts are the same; a change still holds', async () => {
+    const { broker, store } = setup();
+    const withMeta = (t: Record<string, unknown>) => ({ ...t, _meta: { 'vendor/x': 1 }, icons: [{ src: 'a.png' }] });
+    // what an older Airlock stored: the fingerprint and parts of the five parts it pinned, without the mark
+    const old = (t: Record<string, unknown>) => {
+      const five = { name: t.name, description: t.description, inputSchema: t.inputSchema, annotations: t.annotations };
+      const d = toolDefinition(t.name as string, [five]);
+      return { fingerprint: d.fingerprint, text: JSON.stringify(d.parts) };
+    };
+    const insert = store.db.prepare(`INSERT INTO tool_pins (server, tool, fingerprint, definition, pinned_at, seen_fingerprint, seen_definition, seen_at, present)
+      VALUES ('fs', ?, ?, ?, 1, ?, ?, 1, 1)`);
+    for (const t of [tool('same'), tool('reworded')]) {
+      const o = old(t);
+      insert.run(t.name, o.fingerprint, o.text, o.fingerprint, o.text);
+    }
+    const w = await wrapper(broker);
+    expect(w.opened.policy.pins!.same).toBe(old(tool('same')).fingerprint);
+    await w.report([withMeta(tool('same')), withMeta(tool('reworded', 'reworded now'))]);
+    // the same five parts: the pin now covers the whole definition, with no event and its first pinning time
+    expect(w.pushes.at(-1)!.pins!.same).toBe(toolDefinition('same', [withMeta(tool('same'))]).fingerprint);
+    expect(events(broker, 'tool-changed').map((e) => e.tool)).toEqual(['reworded']);
+    const list = broker.callUser('pins.list', { server: 'fs' }) as PinInfo[];
+    expect(list.map((p) => [p.tool, p.status, p.pinnedAt])).toEqual([
+      ['reworded', 'changed', 1],
+      ['same', 'pinned', 1],
+    ]);
+    // a later change to a member the older pin did not cover holds the tool like any other
+    await w.report([{ ...withMeta(tool('same')), _meta: { 'vendor/x': 2 } }, withMeta(tool('reworded', 'reworded now'))]);
+    expect(events(broker, 'tool-changed').map((e) => e.tool)).toEqual(['reworded', 'same']);
+    expect(events(broker, 'tool-changed')[1]!.detail).toMatchObject({ fields: ['_meta'] });
   });
 
   test('a failed listing or an older wrapper (no definitions) removes nothing; a malformed definition is not pinned', async () => {
