@@ -96,7 +96,10 @@ async function showWhole(id: string, json: boolean): Promise<number> {
 /** One line of a ticket's arguments; cut arguments say so, with the size of the whole. */
 function argumentsCell(t: Ticket): string {
   if (t.argsTruncated) return `${oneLine(String(t.arguments), 40)} (cut: ${t.argsBytes} chars in all; \`airlock pending ${t.id} --full\`)`;
-  return oneLine(JSON.stringify(t.arguments));
+  const text = JSON.stringify(t.arguments) ?? '';
+  const cell = oneLine(text);
+  // the table shows the start: where it cuts, it says how to read the rest
+  return cell.endsWith('…') || cell.length < text.length ? `${cell} (${text.length} chars: \`airlock pending ${t.id} --full\`)` : cell;
 }
 
 function single(positionals: string[], verb: string): string {
