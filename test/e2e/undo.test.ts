@@ -22,7 +22,7 @@ async function finished(home: string, tool: string, count = 1): Promise<HistoryI
     (e) => e.type === 'call' || e.type === 'undo-known',
     async (c) => {
       const calls = (await c.call('history', { tool, limit: 100 })).calls.filter(
-        (x) => x.client !== 'airlock-undo' && x.finishedAt !== undefined && x.outcome !== 'pending' && x.undo?.state !== 'prepared',
+        (x) => !x.id.startsWith('undo-') && x.client !== 'airlock-undo' && x.finishedAt !== undefined && x.outcome !== 'pending' && x.undo?.state !== 'prepared',
       );
       return calls.length >= count ? calls : undefined;
     },
@@ -202,18 +202,25 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
 
     const [entry] = await finished(home, 'create_entities');
     expect(entry!.undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete_entities' });
-    const { code, report } = await undo(home, [entry!.id]);
+    // the inverse is a call like any other: delete_entities is destructive, so it asks, marked as this undo
+    const undoing = undo(home, [entry!.id]);
+    const inverseTicket = await waitForTicket(home, 'delete_entities');
+    expect(inverseTicket).toMatchObject({ undoOf: entry!.id, arguments: { entityNames: ['Airlock'] } });
+    await cli(home, ['approve', inverseTicket.id]);
+    const { code, report } = await undoing;
     expect(code).toBe(0);
     expect(report).toMatchObject({ ok: true, kind: 'inverse', residue: [] });
     const graph = readFileSync(memoryFile, 'utf8');
     expect(graph).not.toContain('Airlock');
     expect(graph).toContain('was there before');
 
-    // the inverse call is journaled as what ran: delete_entities with the names, by Airlock for you
+    // the inverse call is journaled as what ran: delete_entities with the names, approved by you, as an undo
     const history = await cliJson<HistoryItem[]>(home, ['history']);
     expect(history.find((h) => h.id === report.undoId)).toMatchObject({
-      client: 'airlock-undo',
+      client: 'test-client',
       tool: 'delete_entities',
+      decidedBy: 'user',
+      reasons: expect.arrayContaining([`undo of call ${entry!.id} (create_entities), asked for by you`]),
       arguments: JSON.stringify({ entityNames: ['Airlock'] }),
       outcome: 'ok',
       undo: { available: false, reason: 'Airlock cannot redo an inverse call', undoOf: entry!.id },

@@ -106,6 +106,8 @@ export interface WrapOptions {
   env?: NodeJS.ProcessEnv;
   /** The SDK client refuses messages over 10 MB unless told otherwise. */
   maxBufferSize?: number;
+  /** More flags for `airlock wrap` (before the server's command), e.g. `--undo TOOL=INVERSE`. */
+  flags?: string[];
 }
 
 /** Wait until the broker has this many sessions (wrappers connected and registered). */
@@ -164,6 +166,7 @@ export function wrapArgs(o: WrapOptions): string[] {
     '--client',
     o.client ?? 'test-client',
     ...(o.trust ? ['--trust-read-only-hints'] : []),
+    ...(o.flags ?? []),
     '--',
     o.command,
     ...o.args,

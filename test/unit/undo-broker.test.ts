@@ -332,8 +332,70 @@ describe('declared inverses', () => {
     expect(entry(broker, id).undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete' });
     const report = await broker.undo.undo(id, false);
     expect(report).toMatchObject({ ok: true, kind: 'inverse' });
-    expect(w.toolCalls).toEqual([{ tool: 'delete', arguments: { names: ['A', 'B'] } }]);
-    expect(entry(broker, report.undoId!)).toMatchObject({ client: 'airlock-undo', tool: 'delete', outcome: 'ok', undo: { available: false, undoOf: id } });
+    // the wrapper runs it through its pipeline, journaled under the undo's id, saying what it undoes and who asked
+    expect(w.toolCalls).toEqual([{ tool: 'delete', arguments: { names: ['A', 'B'] }, undoId: report.undoId, note: `undo of call ${id} (create), asked for by you`, waitMs: 150_000 }]);
+    expect(entry(broker, id).undo).toMatchObject({ state: 'undone', undoneBy: report.undoId });
+  });
+
+  test('never in a wrapper that took the name with another command; in one started with the same command, yes', async () => {
+    const { broker } = setup();
+    const w = await memory(broker);
+    const { id } = await w.call('create', {}, () => {}, { server: 'mem', result: JSON.stringify(created) });
+    w.peer.destroy();
+    await tick();
+    const other = await wrapper(broker, { server: 'mem', command: ['evil-mem'] });
+    const refused = await broker.undo.undo(id, false);
+    expect(refused).toMatchObject({ ok: false, summary: expect.stringMatching(/no wrapper of mem started with `mem` is connected \(the wrapper connected as mem runs `evil-mem`: another server/) });
+    expect(other.toolCalls).toEqual([]);
+    const same = await wrapper(broker, { server: 'mem', command: ['mem'] });
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });
+    expect(same.toolCalls).toHaveLength(1);
+    expect(other.toolCalls).toEqual([]);
+  });
+
+  test("a ticket the inverse asks for is marked as an undo (only the wrapper it was sent to, for that tool); a denial leaves the undo not done", async () => {
+    const { broker } = setup();
+    const asks: unknown[] = [];
+    let w!: Awaited<ReturnType<typeof memory>>;
+    w = await memory(broker, (p) => {
+      const undoId = (p as unknown as { undoId: string }).undoId;
+      const ask = (callId: string, tool: string) => w.peer.request<{ decision: string; decidedBy: string; reason: string }>('call.ask', { callId, tool, arguments: p.arguments, class: 'destructive', reasons: [] });
+      // another call of the session naming the undo's id for another tool is not marked
+      void ask(undoId, 'create');
+      return ask(undoId, p.tool).then((a) => {
+        asks.push(a);
+        return { ok: false, notRun: { decidedBy: a.decidedBy, reason: a.reason } };
+      });
+    });
+    const { id } = await w.call('create', {}, () => {}, { server: 'mem', result: JSON.stringify(created) });
+    const report = broker.undo.undo(id, false);
+    let pending: ReturnType<Broker['pending']> = [];
+    while (pending.length < 2) {
+      await tick();
+      pending = broker.pending();
+    }
+    const marked = pending.find((t) => t.tool === 'delete')!;
+    expect(marked).toMatchObject({ undoOf: id, arguments: { names: ['A', 'B'] } });
+    expect(marked.reasons[0]).toMatch(new RegExp(`an undo you asked for: delete undoes call ${id} \\(create\\)`));
+    expect(pending.find((t) => t.tool === 'create')!.undoOf).toBeUndefined();
+    broker.deny(marked.id);
+    expect(await report).toMatchObject({ ok: false, residue: [expect.stringMatching(/was not run \(user: denied by you\)/)] });
+    expect(entry(broker, id).undo).toMatchObject({ available: true, state: 'failed', reason: expect.stringMatching(/denied by you/) });
+  });
+
+  test('an inverse a rule denies cannot be declared, and a call cannot count on one a rule denies later', async () => {
+    const { broker } = setup();
+    const w = await wrapper(broker, { server: 'mem', command: ['mem'] });
+    await w.catalog(['create', 'delete']);
+    const rule = await broker.addRule({ action: 'deny', server: 'mem', tool: 'del*', client: 'someone-else' });
+    await expect(Promise.resolve().then(() => broker.callUser('inverses.set', { server: 'mem', tool: 'create', inverse: 'delete' }))).rejects.toThrow(
+      new RegExp(`delete cannot be the inverse of create: rule ${rule.id} .*denies it`),
+    );
+    await broker.removeRule(rule.id);
+    await broker.callUser('inverses.set', { server: 'mem', tool: 'create', inverse: 'delete' });
+    expect(w.policies.at(-1)!.inverseTools).toEqual(['create']);
+    await broker.addRule({ action: 'deny', server: 'mem', tool: 'delete' });
+    expect(w.policies.at(-1)!.inverseTools).toEqual([]);
   });
 
   test('an inverse that fails is residue; one with no wrapper connected, or under E-Stop, says why and can be tried again', async () => {
@@ -349,7 +411,7 @@ describe('declared inverses', () => {
     await broker.setEstop(false);
     w.peer.destroy();
     await tick();
-    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: false, summary: expect.stringMatching(/no wrapper of mem is connected/) });
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: false, summary: expect.stringMatching(/no wrapper of mem started with `mem` is connected/) });
     fail = false;
     const again = await memory(broker, () => ({ ok: true, result: {} }));
     expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });

@@ -92,9 +92,12 @@ describe('a call of a file tool waits for its snapshot', () => {
 });
 
 describe("a declared inverse, run for the broker's undo", () => {
-  test('sent with an id of the reserved namespace; the answer goes to the broker, not the client', async () => {
+  const UNDO = 'undo-0123456789ab';
+  const asUndo = (tool: string, args: unknown = {}, extra: Record<string, unknown> = {}) => ({ tool, arguments: args, undoId: UNDO, note: 'undo of call c-1 (create), asked for by you', ...extra });
+
+  test('sent with an id of the reserved namespace; the answer goes to the broker, not the client; journaled under the undo id', async () => {
     const h = await new Harness({ policy: allowAll }).start();
-    const answer = h.relay.inverses.call({ tool: 'delete_all', arguments: { names: ['a'] } });
+    const answer = h.relay.inverses.call(asUndo('delete_all', { names: ['a'] }));
     const sent = h.toUpstream.find((m) => m.method === 'tools/call')!;
     expect(sent).toMatchObject({ params: { name: 'delete_all', arguments: { names: ['a'] } } });
     expect(String(sent.id)).toMatch(/^airlock-internal:undo-/);
@@ -102,33 +105,72 @@ describe("a declared inverse, run for the broker's undo", () => {
     h.server({ jsonrpc: '2.0', id: sent.id as string, result: { content: [{ type: 'text', text: 'deleted' }] } });
     await expect(answer).resolves.toEqual({ ok: true, result: { content: [{ type: 'text', text: 'deleted' }] } });
     expect(h.toClient.length).toBe(before);
+    expect(h.link.latest.get(UNDO)).toMatchObject({ tool: 'delete_all', decision: 'allow', decidedBy: 'rule', outcome: 'ok' });
+    expect(h.link.latest.get(UNDO)!.reasons[0]).toBe('undo of call c-1 (create), asked for by you');
   });
 
-  test('refused under E-Stop, before the server is initialized, and for a malformed request', async () => {
-    const h = await new Harness({ policy: { ...allowAll, estop: true } }).start();
-    await expect(h.relay.inverses.call({ tool: 'x', arguments: {} })).rejects.toMatchObject({ code: 'refused', message: expect.stringMatching(/E-Stop/) });
+  test('a rule that denies it, E-Stop, an uninitialized server: not sent, and the broker hears what decided it', async () => {
+    const h = await new Harness({ policy: { rules: [{ id: 'r9', action: 'deny', server: '*', tool: 'delete_all', createdAt: 0 }] } }).start();
+    await expect(h.relay.inverses.call(asUndo('delete_all'))).resolves.toEqual({ ok: false, notRun: { decidedBy: 'rule', reason: expect.stringMatching(/denied by rule r9/) } });
+    expect(h.link.latest.get(UNDO)).toMatchObject({ decision: 'deny', decidedBy: 'rule', outcome: 'not-run' });
+    expect(h.link.latest.get(UNDO)!.reasons[0]).toBe('undo of call c-1 (create), asked for by you');
+    const stopped = await new Harness({ policy: { ...allowAll, estop: true } }).start();
+    await expect(stopped.relay.inverses.call(asUndo('x'))).resolves.toMatchObject({ ok: false, notRun: { decidedBy: 'estop' } });
     const fresh = new Harness({ policy: allowAll });
-    await expect(fresh.relay.inverses.call({ tool: 'x', arguments: {} })).rejects.toMatchObject({ code: 'refused', message: 'the server has not been initialized' });
+    await expect(fresh.relay.inverses.call(asUndo('x'))).resolves.toMatchObject({ ok: false, notRun: { decidedBy: 'error', reason: expect.stringMatching(/not been initialized/) } });
+    expect([...h.toUpstream, ...stopped.toUpstream, ...fresh.toUpstream].filter((m) => m.method === 'tools/call')).toEqual([]);
+  });
+
+  test('a malformed request, or one without its undo id, is refused before the pipeline', async () => {
     const up = await new Harness({ policy: allowAll }).start();
-    await expect(up.relay.inverses.call({ tool: 'x', arguments: [] })).rejects.toMatchObject({ code: 'bad-request' });
-    await expect(up.relay.inverses.call({ tool: 'a\u0000b' })).rejects.toMatchObject({ code: 'bad-request' });
-    expect([...h.toUpstream, ...fresh.toUpstream, ...up.toUpstream].filter((m) => m.method === 'tools/call')).toEqual([]);
+    await expect(up.relay.inverses.call(asUndo('x', []))).rejects.toMatchObject({ code: 'bad-request' });
+    await expect(up.relay.inverses.call(asUndo('a\u0000b'))).rejects.toMatchObject({ code: 'bad-request' });
+    await expect(up.relay.inverses.call({ tool: 'x', arguments: {} })).rejects.toMatchObject({ code: 'bad-request' });
+    await expect(up.relay.inverses.call(asUndo('x', {}, { undoId: 'call-1' }))).rejects.toMatchObject({ code: 'bad-request' });
+    expect(up.toUpstream.filter((m) => m.method === 'tools/call')).toEqual([]);
   });
 
-  test('the server going away ends a call it never answered', async () => {
-    const h = await new Harness({ policy: allowAll }).start();
-    const answer = h.relay.inverses.call({ tool: 'slow', arguments: {} });
-    h.relay.upstreamExited('exited (code 1)');
-    await expect(answer).rejects.toMatchObject({ code: 'upstream-gone' });
+  test('one that asks holds a ticket with its arguments, never answered "still waiting", never taking a held client ticket', async () => {
+    const h = await new Harness({ policy: {}, holdAnswerMs: 1000 }).start();
+    // a client call of the same tool and arguments, answered "still waiting" and approved meanwhile
+    h.call(1, 'delete_all', { names: ['a'] });
+    await settle();
+    await h.advance(1000);
+    h.link.asks.shift()!.answer({ decision: 'allow' });
+    await settle();
+    const answer = h.relay.inverses.call(asUndo('delete_all', { names: ['a'] }));
+    await settle();
+    expect(h.forwardedCalls()).toEqual([]);
+    expect(h.link.asks.map((a) => a.request)).toEqual([expect.objectContaining({ callId: UNDO, tool: 'delete_all', arguments: { names: ['a'] } })]);
+    await h.advance(60_000);
+    expect(h.forwardedCalls()).toEqual([]);
+    h.link.asks.shift()!.answer({ decision: 'deny', decidedBy: 'user', reason: 'denied by you' });
+    await expect(answer).resolves.toEqual({ ok: false, notRun: { decidedBy: 'user', reason: 'denied by you' } });
+    expect(h.toUpstream.filter((m) => m.method === 'tools/call')).toEqual([]);
   });
 
-  test('a server that does not answer in time is told to cancel, and the broker hears it timed out', async () => {
+  test('the server going away ends a call it never answered; the client cannot cancel it', async () => {
     const h = await new Harness({ policy: allowAll }).start();
-    const answer = h.relay.inverses.call({ tool: 'slow', arguments: {} });
-    const outcome = expect(answer).rejects.toMatchObject({ code: 'timeout' });
+    const answer = h.relay.inverses.call(asUndo('slow'));
     const sent = h.toUpstream.find((m) => m.method === 'tools/call')!;
-    await h.advance(28_000);
-    await outcome;
+    h.client({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: sent.id } });
+    expect(h.toUpstream.filter((m) => m.method === 'notifications/cancelled')).toEqual([]);
+    h.relay.upstreamExited('exited (code 1)');
+    await expect(answer).resolves.toEqual({ ok: false, unknown: expect.stringMatching(/exited \(code 1\) before answering/) });
+  });
+
+  test('past the time the broker gives, a call still held is withdrawn and one sent is cancelled', async () => {
+    const h = await new Harness({ policy: allowAll }).start();
+    const answer = h.relay.inverses.call(asUndo('slow', {}, { waitMs: 5000 }));
+    const sent = h.toUpstream.find((m) => m.method === 'tools/call')!;
+    await h.advance(5000);
+    await expect(answer).resolves.toEqual({ ok: false, unknown: expect.stringMatching(/ended while running \(timeout/) });
     expect(h.toUpstream.at(-1)).toMatchObject({ method: 'notifications/cancelled', params: { requestId: sent.id } });
+    const asking = await new Harness({ policy: {} }).start();
+    const held = asking.relay.inverses.call(asUndo('delete_all', {}, { waitMs: 5000 }));
+    await settle();
+    await asking.advance(5000);
+    await expect(held).resolves.toMatchObject({ ok: false, notRun: { decidedBy: 'timeout' } });
+    expect(asking.link.cancelled).toEqual([asking.link.asked[0]!.callId]);
   });
 });

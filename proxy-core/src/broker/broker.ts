@@ -129,6 +129,7 @@ export class Broker {
       sessions: () => this.sessions.all(),
       request: (sessionId, method, params, timeoutMs) => this.sessions.request(sessionId, method, params, timeoutMs),
       estop: () => this.estop,
+      ticketTimeoutSeconds: () => this.ticketTimeout.seconds,
       rules: () => this.rulesCache,
       record,
       publish: (events) => this.bus.publish(events),
@@ -144,6 +145,7 @@ export class Broker {
       },
       pinChange: (session, tool) => this.pins.ticketChange(session, tool),
       undoable: (session, tool, args) => this.undo.ticketUndoable(session, tool, args),
+      undoOf: (session, callId, tool) => this.undo.ticketUndo(session, callId, tool),
       record,
     });
     const env = options.env ?? process.env;

@@ -4,7 +4,8 @@
  * `--undo` flags, reported when its session opens and good for that session (they win over a stored one for the
  * same tool). A declaration is refused when it names a tool the server does not list (checked against the
  * stored catalog when saved, and against the wrapper's own listing once it reports it), a tool names itself,
- * it cannot be parsed, or the tool already has one.
+ * it cannot be parsed, the tool already has one, or a rule denies the inverse (an undo runs it as a call like any
+ * other, so it would only be denied then; and a declaration must not become a way to run a tool a rule forbids).
  *
  * A declared inverse is also evidence: a tool that can be undone changes something, so its read-only claim is
  * not believed (the evidence goes into the policy's withdrawn claims, as observed contradictions do).
@@ -23,6 +24,8 @@ export interface InversesOptions {
   now(): number;
   /** The names a server listed last (its stored catalog), or empty when Airlock has not seen them. */
   listed(server: string): string[];
+  /** Why a rule denies calls of `tool` of `server` (for `client`, or any client when undefined), or undefined. */
+  denies(server: string, client: string | undefined, tool: string): string | undefined;
   record<K extends InverseEvent>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
 }
 
@@ -95,6 +98,8 @@ export class Inverses {
     if (listed.length === 0) throw bad(`Airlock has not seen the tools of ${server} yet: start it through airlock wrap once, then declare its inverses`);
     const problems = declarationProblems([decl], new Set(listed));
     if (problems.length) throw bad(problems.join('; '));
+    const denied = this.o.denies(server, undefined, decl.inverse);
+    if (denied) throw bad(deniedInverse(decl, denied));
     this.stmts.insert.run(server, decl.tool, decl.inverse, decl.from, decl.map ? JSON.stringify(decl.map) : null, this.o.now());
     this.forServer(server).set(decl.tool, decl);
     const out = shown(server, decl, 'setting');
@@ -118,6 +123,8 @@ export class Inverses {
       try {
         checkDecl(d);
         if (decls.has(d.tool)) throw new UndoSpecError(`${d.tool} is declared more than once`);
+        const denied = this.o.denies(server, client, d.inverse);
+        if (denied) throw new UndoSpecError(deniedInverse(d, denied));
       } catch (err) {
         this.o.record('inverse-refused', server, d.tool ?? null, { spec, problems: [(err as Error).message], client });
         continue;
@@ -174,7 +181,8 @@ export class Inverses {
     const s = this.sessions.get(sessionId);
     const flag = s && s.server === server && s.checked ? s.decls.get(tool) : undefined;
     const decl = flag ?? this.stored.get(server)?.get(tool);
-    return decl && listed.has(decl.tool) && listed.has(decl.inverse) ? decl : undefined;
+    // an inverse a rule denies now would only be denied when the undo runs it: no way back to count on
+    return decl && listed.has(decl.tool) && listed.has(decl.inverse) && !this.o.denies(server, s?.client, decl.inverse) ? decl : undefined;
   }
 
   /** Every tool of a session that `usable` finds a declaration for. */
@@ -203,6 +211,10 @@ export class Inverses {
     if (s) for (const d of s.decls.values()) add(d, 'airlock wrap --undo');
     return out;
   }
+}
+
+function deniedInverse(d: InverseDecl, denied: string): string {
+  return `${d.inverse} cannot be the inverse of ${d.tool}: ${denied}, and an undo runs its inverse as a call like any other (remove the rule, or declare another inverse)`;
 }
 
 function shown(server: string, d: InverseDecl, source: 'setting' | 'wrapper'): DeclaredInverse {

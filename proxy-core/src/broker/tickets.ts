@@ -31,6 +31,8 @@ export interface TicketsOptions {
   pinChange?(session: Session, tool: string): { change: NonNullable<Ticket['pinChange']>; reason: string } | undefined;
   /** Whether the call will be undoable if approved (undo.ts). */
   undoable?(session: Session, tool: string, args: unknown): Ticket['undoable'];
+  /** The call asking is an undo's inverse the broker sent (undo-inverse.ts): which call it undoes, and what to say first. */
+  undoOf?(session: Session, callId: string, tool: string): { undoOf: string; reason: string } | undefined;
   record<K extends 'ticket-created' | 'ticket-ended'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
 }
 
@@ -72,6 +74,11 @@ export class Tickets {
     if (pin) {
       ticket.pinChange = pin.change;
       ticket.reasons = [pin.reason, ...ticket.reasons];
+    }
+    const undo = this.o.undoOf?.(session, p.callId, ticket.tool);
+    if (undo) {
+      ticket.undoOf = undo.undoOf;
+      ticket.reasons = [undo.reason, ...ticket.reasons];
     }
     this.o.store.insertTicket(ticket);
     return new Promise<AskAnswer>((resolve) => {

@@ -43,6 +43,11 @@ export interface InversePlan {
   arguments: Record<string, unknown>;
   /** The declaration it came from, in its text form. */
   spec: string;
+  /**
+   * The command and arguments the call's session was started with: the inverse runs only in a session of that
+   * same server (absent in records made before Airlock kept it: the call's session row says).
+   */
+  command?: string[];
 }
 
 export type UndoPlan = SnapshotPlan | InversePlan;

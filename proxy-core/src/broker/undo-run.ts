@@ -1,6 +1,6 @@
 /**
  * Running one undo: put back the files a call changed (from their snapshots), or call the declared inverse
- * through a connected wrapper of the call's server. Never throws: whatever fails is residue in the report, and
+ * through a connected wrapper of the call's server (undo-inverse.ts). Never throws: whatever fails is residue in the report, and
  * the record says the undo failed (it can be tried again).
  *
  * A file is put back only when it is as the call left it (or already as it was before: nothing to do). Any
@@ -12,15 +12,16 @@ import { randomBytes } from 'node:crypto';
 import type { CallRecord, HistoryItem } from '../protocol/api.js';
 import type { EventDetails } from '../protocol/events.js';
 import { LIMITS } from '../protocol/limits.js';
-import { BrokerToWrapper } from '../protocol/names.js';
+import type { BrokerToWrapper } from '../protocol/names.js';
 import type { UndoReport } from '../protocol/undo-api.js';
 import type { BrokerEvent } from '../protocol/api.js';
 import type { Clock } from '../util/clock.js';
 import type { Session } from './sessions.js';
+import { type RunningInverse, undoInverse } from './undo-inverse.js';
 import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
 import type { Store } from './store.js';
 import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './undo-files.js';
-import type { InversePlan, PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './undo-records.js';
+import type { PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './undo-records.js';
 
 /** The journal ids of undos start with this (never a wrapper's: theirs are random base64url then a counter). */
 export const UNDO_ID_PREFIX = 'undo-';
@@ -28,7 +29,6 @@ export const UNDO_ID_PREFIX = 'undo-';
 export const UNDO_CLIENT = 'airlock-undo';
 /** Files bigger than this are not hashed (their state is unknown to undo: a conflict unless forced). */
 export const HASH_LIMIT = 1024 * 1024 * 1024;
-const INVERSE_TIMEOUT_MS = 30_000;
 
 export interface UndoRunContext {
   store: Store;
@@ -41,6 +41,12 @@ export interface UndoRunContext {
   estop(): boolean;
   sessions(): readonly Session[];
   request(sessionId: string, method: typeof BrokerToWrapper.callTool, params: unknown, timeoutMs: number): Promise<unknown>;
+  /** How long a ticket waits for a person now: a held inverse may wait that long. */
+  ticketTimeoutSeconds(): number;
+  /** The command a session was started with (the sessions table), or null. */
+  sessionCommand(sessionId: string): string[] | null;
+  /** Inverses on their way, by undo id: a ticket one asks for is marked as an undo. */
+  running: Map<string, RunningInverse>;
   record<K extends 'undo'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
   publish(events: BrokerEvent[]): void;
   /** Keep snapshots under their cap (the records in `keep` are not pruned). */
@@ -216,86 +222,6 @@ function insertRecord(ctx: UndoRunContext, r: Omit<UndoRecord, 'holds'>, content
       // the undo itself is journaled; only its redo is lost
     }
   }
-}
-
-async function undoInverse(ctx: UndoRunContext, rec: UndoRecord, plan: InversePlan): Promise<UndoReport> {
-  const fail = (summary: string) => {
-    const report = refused(rec, summary, { residue: [summary] });
-    ctx.record('undo', rec.server, rec.tool, report);
-    return report;
-  };
-  if (ctx.estop()) return fail(`E-Stop is on: the inverse (${plan.inverse}) is a tool call, and E-Stop refuses every one; release it and undo again`);
-  const all = ctx.sessions().filter((s) => s.info.server === rec.server);
-  const session = all.find((s) => s.info.id === rec.sessionId) ?? all[0];
-  if (!session) return fail(`no wrapper of ${rec.server} is connected, and its inverse (${plan.inverse}) is a call to that server: start its client, then undo again`);
-
-  const undoId = newUndoId();
-  const startedAt = ctx.clock.now();
-  let outcome: CallRecord['outcome'];
-  let result: unknown;
-  let residue: string[] = [];
-  try {
-    const answer = (await ctx.request(session.info.id, BrokerToWrapper.callTool, { tool: plan.inverse, arguments: plan.arguments }, INVERSE_TIMEOUT_MS)) as {
-      ok?: unknown;
-      result?: unknown;
-      error?: { message?: unknown };
-    };
-    if (answer?.ok === true) {
-      result = answer.result;
-      const isError = typeof result === 'object' && result !== null && (result as { isError?: unknown }).isError === true;
-      outcome = isError ? 'tool-error' : 'ok';
-      if (isError) residue = [`the inverse call ${plan.inverse} returned an error: ${textOf(result)}`];
-    } else {
-      outcome = 'rpc-error';
-      result = answer?.error ?? answer;
-      residue = [`the server refused the inverse call ${plan.inverse}: ${String(answer?.error?.message ?? 'no reason given')}`];
-    }
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    outcome = code === 'refused' ? 'not-run' : 'unknown';
-    residue = [
-      code === 'refused'
-        ? `the wrapper did not run the inverse call ${plan.inverse}: ${(err as Error).message}`
-        : `the inverse call ${plan.inverse} did not answer (${(err as Error).message}); whether it ran is unknown`,
-    ];
-  }
-  const finishedAt = ctx.clock.now();
-  const ok = outcome === 'ok';
-  const summary = ok ? `called ${plan.inverse} through the wrapper of ${rec.server} (session ${session.info.id})` : `undo left residue: ${residue.join('; ')}`;
-  const report: UndoReport = { callId: rec.callId, ok, kind: 'inverse', undoId, summary, restored: [], conflicts: [], residue };
-  journalUndo(ctx, rec, undoId, {
-    tool: plan.inverse,
-    args: plan.arguments,
-    detail: `undo of call ${rec.callId} (${plan.spec}): ${summary}`,
-    outcome,
-    result: result ?? report,
-    startedAt,
-    finishedAt,
-  });
-  insertRecord(ctx, {
-    callId: undoId,
-    server: rec.server,
-    tool: plan.inverse,
-    sessionId: null,
-    kind: 'inverse',
-    state: 'unavailable',
-    reason: 'Airlock cannot redo an inverse call',
-    plan: null,
-    createdAt: finishedAt,
-    undoneBy: null,
-    undoOf: rec.callId,
-  }, new Map());
-  const now = ctx.clock.now();
-  if (ok) ctx.records.update(rec.callId, { state: 'undone', reason: null, undoneBy: undoId }, now);
-  else ctx.records.update(rec.callId, { state: 'failed', reason: `the last undo (${undoId}) left residue: ${residue.join('; ')}`.slice(0, LIMITS.detail) }, now);
-  ctx.record('undo', rec.server, rec.tool, report);
-  return report;
-}
-
-function textOf(result: unknown): string {
-  const content = (result as { content?: unknown })?.content;
-  const text = Array.isArray(content) ? content.map((c) => (typeof (c as { text?: unknown })?.text === 'string' ? (c as { text: string }).text : '')).join(' ') : '';
-  return (text || JSON.stringify(result) || '').slice(0, 500);
 }
 
 /** The undo's own journal entry: what ran, who asked (a person), and what came of it. */

@@ -30,7 +30,7 @@ import type { BrokerToWrapper } from '../protocol/names.js';
 import { SETTINGS } from '../protocol/settings.js';
 import type { DeclaredInverse, InverseDeclInput, PrepareAnswer, PrepareRequest, RollbackReport, SnapshotTotals, UndoInfo, Undoable, UndoReport } from '../protocol/undo-api.js';
 import type { Clock } from '../util/clock.js';
-import { inverseArguments, formatUndoSpec, type InverseDecl } from '../wrap/undo-spec.js';
+import type { InverseDecl } from '../wrap/undo-spec.js';
 import { absoluteArgPath } from './arg-paths.js';
 import type { FileTools, SnapshotArgs } from './file-tools.js';
 import { Inverses } from './inverses.js';
@@ -39,6 +39,7 @@ import { SnapshotBlobs, snapshotCaps, type SnapshotCaps } from './snapshots.js';
 import type { Store } from './store.js';
 import { capture, currentState, type FileState, hold, readHeld, realPathSync, sameState, sha256, why } from './undo-files.js';
 import { type PathEntry, type UndoRecord, UndoRecords } from './undo-records.js';
+import { type InverseRecordDeps, recordInverse, type RunningInverse, sessionCommands, undoTicketMark } from './undo-inverse.js';
 import { HASH_LIMIT, refused, runUndo, UNDO_ID_PREFIX, type UndoRunContext } from './undo-run.js';
 
 type UndoEvent = 'undo' | 'undo-known' | 'rollback' | 'snapshots-pruned' | 'snapshot-failed' | 'inverse-declared' | 'inverse-removed' | 'inverse-refused';
@@ -52,6 +53,8 @@ export interface UndoOptions {
   sessions(): readonly Session[];
   request(sessionId: string, method: typeof BrokerToWrapper.callTool, params: unknown, timeoutMs: number): Promise<unknown>;
   estop(): boolean;
+  /** How long a ticket waits for a person now (a held inverse may wait that long). */
+  ticketTimeoutSeconds(): number;
   /** The user's rules: one that decides by whether a call can be undone must see a snapshot that failed. */
   rules(): readonly Rule[];
   record<K extends UndoEvent>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
@@ -78,6 +81,9 @@ export class Undo {
   private storageFailed: string | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly run: UndoRunContext;
+  private readonly inverseRecords: InverseRecordDeps;
+  /** Inverses on their way to a wrapper, by undo id (a ticket one of them asks for is marked as an undo). */
+  private readonly running = new Map<string, RunningInverse>();
 
   constructor(private readonly o: UndoOptions) {
     const db = o.store.db;
@@ -96,6 +102,7 @@ export class Undo {
       db,
       now: () => o.clock.now(),
       listed: (server) => o.store.catalog(server).map((t) => t.name),
+      denies: (server, client, tool) => this.deniedBy(server, client, tool),
       record: (type, server, tool, detail) => o.record(type, server, tool, detail),
     });
     this.run = {
@@ -109,10 +116,33 @@ export class Undo {
       estop: o.estop,
       sessions: o.sessions,
       request: o.request,
+      ticketTimeoutSeconds: o.ticketTimeoutSeconds,
+      sessionCommand: sessionCommands(db),
+      running: this.running,
       record: (type, server, tool, detail) => o.record(type, server, tool, detail),
       publish: o.publish,
       prune: (keep) => this.prune(keep),
     };
+    this.inverseRecords = {
+      records: this.records,
+      store: o.store,
+      now: () => o.clock.now(),
+      declaration: (server, sessionId, tool) => this.inverses.forCall(server, sessionId, tool),
+      sessionCommand: this.run.sessionCommand,
+    };
+  }
+
+  /** A rule that denies calls of `tool` of `server` (for `client`, or for any client when undefined), in words. */
+  private deniedBy(server: string, client: string | undefined, tool: string): string | undefined {
+    const rule = this.o.rules().find(
+      (r) => r.action === 'deny' && ruleMatches({ ...r, ...(client === undefined ? { client: undefined } : {}) }, { server, tool, client: client ?? '' }, this.o.matchEnv),
+    );
+    return rule ? `rule ${rule.id} (${describeRule(rule)}) denies it` : undefined;
+  }
+
+  /** A ticket asked for by a call the broker sent for an undo: marked so, with what it undoes. */
+  ticketUndo(session: Session, callId: string, tool: string): { undoOf: string; reason: string } | undefined {
+    return undoTicketMark(this.running, session, callId, tool);
   }
 
   caps(): SnapshotCaps {
@@ -335,7 +365,7 @@ export class Undo {
         this.prepared.delete(d.id);
         this.track(d.id, this.finish(d).then(() => this.known(d)));
       } else if (d.decision === 'allow' && d.outcome === 'ok' && !d.id.startsWith(UNDO_ID_PREFIX) && this.inverses.mayHave(d.server, d.tool)) {
-        this.recordInverse(d);
+        recordInverse(this.inverseRecords, d);
         this.known(d);
       }
     }
@@ -405,26 +435,6 @@ export class Undo {
       this.records.releaseHeld(rec.plan);
     }
     if (contents.size) this.prune(new Set([d.id]));
-  }
-
-  private recordInverse(d: CallSummary): void {
-    try {
-      if (this.records.get(d.id)) return;
-      const call = this.o.store.call(d.id);
-      if (!call) return;
-      const decl = this.inverses.forCall(d.server, call.sessionId, d.tool);
-      if (!decl) return;
-      const base = { callId: d.id, server: d.server, tool: d.tool, sessionId: call.sessionId ?? null, kind: 'inverse' as const, createdAt: this.o.clock.now(), undoneBy: null, undoOf: null };
-      const source = inverseSource(decl, call);
-      const args = 'reason' in source ? source : inverseArguments(decl, source.value);
-      if (!args.ok) {
-        this.records.insert({ ...base, state: 'unavailable', reason: args.reason, plan: null });
-        return;
-      }
-      this.records.insert({ ...base, state: 'ready', reason: null, plan: { kind: 'inverse', inverse: decl.inverse, arguments: args.args, spec: formatUndoSpec(decl) } });
-    } catch {
-      // a call whose inverse could not be recorded is simply not undoable; its history entry says no more
-    }
   }
 
   // ---- reading -------------------------------------------------------------------------------------------
@@ -527,29 +537,6 @@ function refusal(reason: string): PrepareAnswer {
 
 function mb(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(bytes < 1024 * 1024 ? 2 : 1)} MB`;
-}
-
-/** The source an inverse is built from: the call's arguments, or its result's structuredContent. */
-function inverseSource(decl: InverseDecl, call: HistoryItem): { value: unknown } | { ok: false; reason: string } {
-  if (decl.from === 'args') {
-    if (call.argsTruncated) return { ok: false, reason: "the call's arguments were too large to keep, so its inverse cannot be built from them" };
-    return parsed(call.arguments, "the call's arguments");
-  }
-  if (call.result === undefined) return { ok: false, reason: 'the call has no result to build its inverse from' };
-  if (call.resultTruncated) return { ok: false, reason: "the call's result was too large to keep, so its inverse cannot be built from it" };
-  const result = parsed(call.result, "the call's result");
-  if (!('value' in result)) return result;
-  const structured = (result.value as { structuredContent?: unknown } | null)?.structuredContent;
-  if (structured === undefined) return { ok: false, reason: "the call's result has no structuredContent to build its inverse from" };
-  return { value: structured };
-}
-
-function parsed(text: string, what: string): { value: unknown } | { ok: false; reason: string } {
-  try {
-    return { value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false, reason: `${what} cannot be read back` };
-  }
 }
 
 function stateReason(r: UndoRecord): string {

@@ -146,6 +146,8 @@ export const TicketSchema = z.object({
   pinChange: PinChangeSchema.optional(),
   /** Whether the call will be undoable if approved (a file snapshot, a declared inverse), or null: it will not. */
   undoable: UndoableSchema.optional(),
+  /** The call is the declared inverse of this journaled call, run for an undo a person asked for. */
+  undoOf: z.string().optional(),
 });
 
 export const SessionInfoSchema = z.object({

@@ -13,6 +13,7 @@ import type { DecidedBy } from '../policy/decide.js';
 import type { CallRecord, Outcome } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
 import { type Shown, shownArguments } from './capture.js';
+import type { InternalSink } from './internal-call.js';
 
 /**
  * deciding: classify and policy (may wait for the tool list or the broker) · asking: a ticket waits for a
@@ -55,6 +56,8 @@ export interface CallInit {
   progressToken: string | number | undefined;
   startedAt: number;
   startedMono: number;
+  /** A call of Airlock's own (an undo's inverse): its answer goes here, not to the client. */
+  internal?: InternalSink;
 }
 
 export class Call implements CallView {
@@ -69,6 +72,7 @@ export class Call implements CallView {
   readonly progressToken: string | number | undefined;
   readonly startedAt: number;
   readonly startedMono: number;
+  readonly internal: InternalSink | undefined;
 
   private current: CallState = 'deciding';
   verdict: Verdict | undefined;
@@ -106,6 +110,7 @@ export class Call implements CallView {
     this.progressToken = init.progressToken;
     this.startedAt = init.startedAt;
     this.startedMono = init.startedMono;
+    this.internal = init.internal;
   }
 
   get state(): CallState {
@@ -168,7 +173,8 @@ export class Call implements CallView {
       // the hash is what a held ticket matches on; a call that never asked is not hashed just for the journal
       ...(this.sha !== undefined ? { argsSha256: this.sha } : {}),
       class: this.verdict?.class ?? 'unclassifiable',
-      reasons: this.verdict?.reasons ?? [],
+      // a call of Airlock's own says first what it is and who asked for it
+      reasons: this.internal ? [this.internal.note, ...(this.verdict?.reasons ?? [])] : (this.verdict?.reasons ?? []),
       decision: this.decision ?? 'deny',
       decidedBy: this.decidedBy ?? 'error',
       detail: this.detail.slice(0, LIMITS.detail),

@@ -15,7 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isReadOnlyClass, type Verdict } from '../classify/classify.js';
-import { errorResponse, INTERNAL_ERROR, isObject, type JsonRpcId, type JsonRpcResponse, type Message } from '../jsonrpc/messages.js';
+import { errorResponse, idKey, INTERNAL_ERROR, isObject, type JsonRpcId, type JsonRpcResponse, type Message } from '../jsonrpc/messages.js';
 import { type DecidedBy, decide, type PolicySnapshot } from '../policy/decide.js';
 import type { AskAnswer, AskRequest, Outcome } from '../protocol/api.js';
 import type { BrokerLinkLike } from './broker-link.js';
@@ -23,6 +23,7 @@ import { Call, type CallState, type CallView } from './call.js';
 import { capturedResult } from './capture.js';
 import { type Clock, every, monotonic, type Timer } from '../util/clock.js';
 import { denialResult, waitingResult } from './denial.js';
+import type { InternalEnd, InternalSink } from './internal-call.js';
 import { type CallStage, runAfterResult, runBeforeForward } from './stages.js';
 import { TicketBook, type TicketOutcome, type WrapperTicket } from './tickets.js';
 import type { ToolVerdicts } from './verdicts.js';
@@ -145,6 +146,18 @@ export class CallPipeline {
     this.decide(call);
   }
 
+  /**
+   * A call of Airlock's own (an undo's inverse, internal-call.ts), with an id of the reserved namespace: the same
+   * stages as a client's call; its end goes to `sink`, never to the client.
+   */
+  startInternal(init: { id: string; callId: string; tool: string; args: Record<string, unknown>; sink: InternalSink }): void {
+    const message: Message = { jsonrpc: '2.0', id: init.id, method: 'tools/call', params: { name: init.tool, arguments: init.args } };
+    const key = idKey(init.id);
+    const call = new Call({ ...init, key, message, progressToken: undefined, internal: init.sink, startedAt: this.o.clock.now(), startedMono: monotonic(this.o.clock) });
+    this.calls.set(key, call);
+    this.decide(call);
+  }
+
   /** classify ▸ policy, synchronously when everything is at hand; waits only for what is missing. */
   private decide(call: Call): void {
     if (call.state !== 'deciding') return;
@@ -192,7 +205,8 @@ export class CallPipeline {
     const sha = call.argsSha256();
     const waiting: Asking = { ticket: undefined, stopProgress: undefined, hold: undefined };
     this.asking.set(call, waiting);
-    const held = this.tickets.heldFor(call.tool, sha);
+    // Airlock's own call never takes the decision of a client's held ticket, nor leaves one to be picked up
+    const held = call.internal ? undefined : this.tickets.heldFor(call.tool, sha);
     if (held) {
       call.ticketId = held.ticketId;
       if (held.outcome) {
@@ -235,6 +249,8 @@ export class CallPipeline {
   /** While a ticket waits: progress for a client that asked for it, else an answer before the client gives up. */
   private wait(call: Call, waiting: Asking): void {
     const { clock, timings } = this.o;
+    // Airlock's own call waits for the ticket's end (the broker bounds it), with nobody to keep waiting
+    if (call.internal) return;
     if (call.progressToken !== undefined) {
       let n = 0;
       waiting.stopProgress = every(clock, timings.progressIntervalMs, () => {
@@ -339,11 +355,14 @@ export class CallPipeline {
     call.markFinished(this.o.clock.now(), monotonic(this.o.clock));
     call.verdict ??= this.verdictOf(call.tool);
     this.close(call);
-    this.reply({
-      jsonrpc: '2.0',
-      id: call.id,
-      result: denialResult({ decidedBy, reason, tool: call.tool, server: this.o.server, verdict: call.verdict, ticketId: call.ticketId }),
-    });
+    if (call.internal) this.endInternal(call, { kind: 'not-run', decidedBy, reason });
+    else {
+      this.reply({
+        jsonrpc: '2.0',
+        id: call.id,
+        result: denialResult({ decidedBy, reason, tool: call.tool, server: this.o.server, verdict: call.verdict, ticketId: call.ticketId }),
+      });
+    }
     this.journal(call);
   }
 
@@ -379,7 +398,10 @@ export class CallPipeline {
     let outcome: Outcome = 'ok';
     if (m.error !== undefined) outcome = 'rpc-error';
     else if (isObject(result) && result.isError === true) outcome = 'tool-error';
-    if (!call.answered) this.o.relayToClient(raw);
+    if (call.answered) {
+      // ended while running: the answer only reaches the journal
+    } else if (call.internal) this.endInternal(call, { kind: 'answered', message: m as unknown as JsonRpcResponse });
+    else this.o.relayToClient(raw);
     try {
       call.result = capturedResult(m, raw);
     } catch (err) {
@@ -416,6 +438,8 @@ export class CallPipeline {
   clientCancelled(key: string, why = 'the client cancelled the call'): boolean {
     const call = this.calls.get(key);
     if (!call) return false;
+    // Airlock's own call is not the client's to cancel (and the server must not hear of it from the client)
+    if (call.internal) return true;
     if (call.state === 'forwarded') {
       if (!call.answered) {
         call.cancelled = true;
@@ -481,6 +505,11 @@ export class CallPipeline {
     call.detail += `; ended while running (${denial.decidedBy}: ${denial.reason})`;
     this.o.toUpstream({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: call.id, reason: denial.reason } });
     const verdict = call.verdict ?? this.verdictOf(call.tool);
+    if (call.internal) {
+      this.endInternal(call, { kind: 'unknown', reason: `ended while running (${denial.decidedBy}: ${denial.reason}); whether it ran is unknown` });
+      this.journal(call);
+      return true;
+    }
     this.reply({
       jsonrpc: '2.0',
       id: call.id,
@@ -523,9 +552,9 @@ export class CallPipeline {
         call.markFinished(this.o.clock.now(), monotonic(this.o.clock));
         call.to('done');
         this.journal(call);
-        if (!call.answered) {
-          this.reply(errorResponse(call.id, INTERNAL_ERROR, `the MCP server ${description} before answering this call; whether it ran is unknown`));
-        }
+        const why = `the MCP server ${description} before answering this call; whether it ran is unknown`;
+        if (call.internal) this.endInternal(call, { kind: 'unknown', reason: why });
+        else if (!call.answered) this.reply(errorResponse(call.id, INTERNAL_ERROR, why));
       } else if (UNSENT.has(call.state)) {
         this.deny(call, 'error', `the MCP server ${description}`);
       }
@@ -579,6 +608,15 @@ export class CallPipeline {
   private close(call: Call): void {
     call.to('done');
     if (this.calls.get(call.key) === call) this.calls.delete(call.key);
+  }
+
+  /** Tell whoever started Airlock's own call how it ended; a failure there is logged, never the call's. */
+  private endInternal(call: Call, e: InternalEnd): void {
+    try {
+      call.internal?.end(e);
+    } catch (err) {
+      this.o.log(`airlock: internal error ending call ${call.callId} ("${call.tool}"): ${(err as Error).message}`);
+    }
   }
 
   private journal(call: Call): void {

@@ -120,16 +120,8 @@ export class Relay {
       abandonRequests: (why) => this.abandonRequests(why),
       resumed: () => this.resumed(),
     });
-    this.inverses = new InverseCaller({
-      clock,
-      toUpstream: (m) => this.o.toUpstream(frame(m)),
-      unavailable: () => {
-        if (this.o.link.policy?.estop !== false) return 'E-Stop is on (or Airlock is not connected): no tool call runs, an undo\'s inverse included';
-        if (this.hard.state !== 'up') return this.hard.refusal();
-        if (!this.verdicts.listing.canList) return 'the server has not been initialized';
-        return undefined;
-      },
-    });
+    // an undo's inverse takes the same stages as a client's call (E-Stop, rules, pins, tickets), not a side door
+    this.inverses = new InverseCaller({ clock, calls: this.calls });
     for (const stage of o.stages ?? []) this.calls.use(stage);
     o.link.on('policy', (p: PolicySnapshot | null) => {
       this.calls.policyChanged(p);
@@ -300,7 +292,8 @@ export class Relay {
       const id = m.id as JsonRpcId | null;
       const listing = this.verdicts.listing;
       if (this.hard.takes(id)) return this.hard.takeResponse(m as unknown as JsonRpcResponse);
-      if (this.inverses.takes(id)) return this.inverses.takeResponse(m as unknown as JsonRpcResponse);
+      // an undo's inverse: its call in the pipeline takes the answer (a late one, for a call that ended, is dropped)
+      if (this.inverses.takes(id)) return void this.calls.serverAnswered(idKey(id as JsonRpcId), m, raw);
       if (listing.reserves(id)) return listing.takeResponse(m as unknown as JsonRpcResponse);
       if (id !== null && id !== undefined) {
         const key = idKey(id);
@@ -387,7 +380,6 @@ export class Relay {
   /** The upstream is gone: calls it never answered end as unknown, and the client hears why. */
   upstreamExited(description: string): void {
     this.verdicts.listing.abandon();
-    this.inverses.abandon(`the server ${description}`);
     this.calls.upstreamExited(description);
   }
 
@@ -395,7 +387,6 @@ export class Relay {
 
   /** The server is going away: each request it was sent and has not answered gets an error now. */
   private abandonRequests(why: string): void {
-    this.inverses.abandon(why);
     const open = [...this.forwarded.entries()];
     this.forwarded.clear();
     for (const [key] of open) this.verdicts.listing.clientListingEnded(key);

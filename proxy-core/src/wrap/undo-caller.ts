@@ -1,40 +1,47 @@
 /**
  * A declared inverse, called for an undo a person asked for: the broker asks the wrapper of the call's server
- * (`wrapper.call-tool`), and the wrapper sends the server a tools/call of its own, with an id in Airlock's
- * reserved namespace (a client can never use one, and the answer never reaches the client).
+ * (`wrapper.call-tool`), and the wrapper runs it as a tools/call of its own, through the same pipeline as a
+ * client's call (internal-call.ts): classification, rules, pins, E-Stop, a ticket when it asks (the broker
+ * marks it as an undo), the pre-forward stages, the journal (under the undo's id). Its id is in Airlock's
+ * reserved namespace (a client can never use one), and its answer never reaches the client.
  *
- * It is not run while E-Stop is on (E-Stop refuses every tool call, Airlock's own too), before the server has
- * answered initialize, or while E-Stop has the server stopped: the broker is told why, and the undo says so.
+ * The broker says how long it waits (a ticket's timeout and the server's time): past that the call is ended
+ * here first, so the broker hears how it ended rather than a timeout of its own.
  */
 import { randomBytes } from 'node:crypto';
 import { CONTROL_CHARACTERS } from '../classify/classify.js';
 import { IpcError } from '../ipc/channel.js';
-import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
-import { type Clock, systemClock, type Timer } from '../util/clock.js';
+import { isObject } from '../jsonrpc/messages.js';
+import { type Clock, systemClock } from '../util/clock.js';
+import type { InternalEnd } from './internal-call.js';
+import type { CallPipeline } from './pipeline.js';
 import { RESERVED_ID_PREFIX } from './tool-listing.js';
 
-/** Shorter than the broker's own wait for the answer, so the broker hears "no answer" from us, not a timeout. */
-const CALL_TIMEOUT_MS = 28_000;
+/** The undo ids the broker gives (broker/undo-run.ts newUndoId). */
+const UNDO_ID = /^undo-[0-9a-f]{12}$/;
+const DEFAULT_WAIT_MS = 150_000;
+const MAX_WAIT_MS = 25 * 60 * 60 * 1000;
+const MAX_NOTE = 500;
 
 export interface InverseCallerContext {
-  toUpstream(message: unknown): void;
-  /** Why the server cannot take a call of Airlock's own now (E-Stop, not initialized, stopped), or undefined. */
-  unavailable(): string | undefined;
+  calls: Pick<CallPipeline, 'startInternal' | 'end'>;
   clock?: Clock;
 }
 
-export type ToolCallAnswer = { ok: true; result: unknown } | { ok: false; error: { code: unknown; message: string } };
-
-interface Pending {
-  resolve(a: ToolCallAnswer): void;
-  reject(err: Error): void;
-  timer: Timer;
-}
+/** How the inverse ended, as the broker hears it. */
+export type ToolCallAnswer =
+  | { ok: true; result: unknown }
+  /** The server answered with a JSON-RPC error. */
+  | { ok: false; error: { code: unknown; message: string } }
+  /** Denied before it was sent (by what, and why): the server never saw it. */
+  | { ok: false; notRun: { decidedBy: string; reason: string } }
+  /** Sent, and ended without an answer: whether it ran is unknown. */
+  | { ok: false; unknown: string };
 
 export class InverseCaller {
   private readonly prefix = `${RESERVED_ID_PREFIX}undo-${randomBytes(6).toString('hex')}:`;
   private next = 1;
-  private readonly pending = new Map<string, Pending>();
+  private readonly running = new Set<string>();
   private readonly clock: Clock;
 
   constructor(private readonly o: InverseCallerContext) {
@@ -46,47 +53,46 @@ export class InverseCaller {
     return typeof id === 'string' && id.startsWith(this.prefix);
   }
 
-  /** The server answered one of our calls. */
-  takeResponse(m: JsonRpcResponse): void {
-    const id = m.id as string;
-    const p = this.pending.get(id);
-    if (!p) return;
-    this.pending.delete(id);
-    this.clock.clearTimeout(p.timer);
-    if (m.error !== undefined) {
-      const e: Record<string, unknown> = isObject(m.error) ? m.error : {};
-      p.resolve({ ok: false, error: { code: e.code, message: typeof e.message === 'string' ? e.message.slice(0, 2000) : 'error' } });
-    } else p.resolve({ ok: true, result: m.result });
-  }
-
-  /** The broker asks: run `tool` with `arguments` upstream and answer with its result. Refusals are IpcErrors. */
+  /** The broker asks: run `tool` with `arguments` as the undo `undoId`. Malformed requests are IpcErrors. */
   call(params: unknown): Promise<ToolCallAnswer> {
     if (!isObject(params) || typeof params.tool !== 'string' || params.tool === '' || params.tool.length > 1024 || CONTROL_CHARACTERS.test(params.tool)) {
       return Promise.reject(new IpcError('bad-request', 'a tool call needs a tool name'));
     }
     const args = params.arguments ?? {};
     if (!isObject(args)) return Promise.reject(new IpcError('bad-request', "a tool call's arguments must be an object"));
-    const why = this.o.unavailable();
-    if (why !== undefined) return Promise.reject(new IpcError('refused', why));
+    const undoId = params.undoId;
+    if (typeof undoId !== 'string' || !UNDO_ID.test(undoId)) return Promise.reject(new IpcError('bad-request', 'an inverse call needs the id of its undo'));
+    if (this.running.has(undoId)) return Promise.reject(new IpcError('bad-request', `undo ${undoId} is already running`));
+    const note = typeof params.note === 'string' && params.note !== '' && !CONTROL_CHARACTERS.test(params.note) ? params.note.slice(0, MAX_NOTE) : `an undo (${undoId}) asked for in Airlock`;
+    const asked = typeof params.waitMs === 'number' && Number.isFinite(params.waitMs) ? params.waitMs : DEFAULT_WAIT_MS;
+    const waitMs = Math.min(Math.max(asked, 1000), MAX_WAIT_MS);
     const id = `${this.prefix}${this.next++}`;
     const tool = params.tool;
-    return new Promise((resolve, reject) => {
+    this.running.add(undoId);
+    return new Promise<ToolCallAnswer>((resolve) => {
+      let done = false;
       const timer = this.clock.setTimeout(() => {
-        if (!this.pending.delete(id)) return;
-        this.o.toUpstream({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'Airlock stopped waiting for it' } });
-        reject(new IpcError('timeout', `${tool} did not answer within ${CALL_TIMEOUT_MS / 1000} s`));
-      }, CALL_TIMEOUT_MS);
-      this.pending.set(id, { resolve, reject, timer });
-      this.o.toUpstream({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args } });
+        this.o.calls.end(undoId, { decidedBy: 'timeout', reason: `Airlock stopped waiting for ${tool} after ${Math.round(waitMs / 1000)} s` });
+      }, waitMs);
+      const end = (e: InternalEnd) => {
+        if (done) return;
+        done = true;
+        this.clock.clearTimeout(timer);
+        this.running.delete(undoId);
+        resolve(answerOf(e));
+      };
+      this.o.calls.startInternal({ id, callId: undoId, tool, args: args as Record<string, unknown>, sink: { note, end } });
     });
   }
+}
 
-  /** The server is gone: calls it never answered end now (whether they ran is unknown). */
-  abandon(why: string): void {
-    for (const [id, p] of this.pending) {
-      this.clock.clearTimeout(p.timer);
-      p.reject(new IpcError('upstream-gone', why));
-      this.pending.delete(id);
-    }
+function answerOf(e: InternalEnd): ToolCallAnswer {
+  if (e.kind === 'not-run') return { ok: false, notRun: { decidedBy: e.decidedBy, reason: e.reason } };
+  if (e.kind === 'unknown') return { ok: false, unknown: e.reason };
+  const m = e.message;
+  if (m.error !== undefined) {
+    const err: Record<string, unknown> = isObject(m.error) ? m.error : {};
+    return { ok: false, error: { code: err.code, message: typeof err.message === 'string' ? err.message.slice(0, 2000) : 'error' } };
   }
+  return { ok: true, result: m.result };
 }

@@ -25,6 +25,7 @@ export async function run(argv: string[]): Promise<number> {
         for (const s of t.scopes ?? []) print(`  ${s.label}: airlock approve ${t.id} --always ${s.args.map((c) => `--arg ${shellQuote(argSpec(c))}`).join(' ')}`);
         if (t.undoable) print(`  calls Airlock can undo: airlock approve ${t.id} --always --undoable`);
       }
+      for (const t of tickets.filter((x) => x.undoOf)) print(`\n${t.id}: an undo you asked for: ${t.tool} undoes call ${t.undoOf}; approve it to run the undo.`);
       for (const t of tickets.filter((x) => x.pinChange)) {
         print(`\n${t.id}: the definition of ${t.tool} changed since it was pinned (${t.pinChange!.fields.join(', ')}); every call asks until you accept it.`);
         print(`  see the change: airlock pins list ${shellQuote(t.server)}   accept it: airlock pins accept ${shellQuote(t.server)} ${shellQuote(t.tool)} --fingerprint ${t.pinChange!.current}`);
