@@ -109,7 +109,7 @@ describe('the broker frozen and then killed under load', () => {
     const taken = storedEvents(home, 'spill-taken');
     expect(taken.length).toBeGreaterThan(0);
     expect(taken.filter((e) => e.detail.error !== undefined)).toEqual([]);
-  });
+  }, 90_000);
 
   test('a flood of refused calls while it is down pushes no executed call out; what is not kept is counted and reported', async () => {
     const home = tempDir();
@@ -145,5 +145,5 @@ describe('the broker frozen and then killed under load', () => {
     } finally {
       client.close();
     }
-  });
+  }, 90_000);
 });
