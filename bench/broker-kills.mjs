@@ -78,7 +78,7 @@ const quantile = (xs, q) => {
 /** One spill batch of `n` records like a call's, written and fsync'd: median and p99 over `rounds` (ms). */
 function spillCost(dir, n, rounds) {
   const spill = new SpillFile(dir);
-  const record = { id: 'x-1', client: 'bench', server: 'bench', tool: 'echo', arguments: JSON.stringify({ text: 'y'.repeat(200) }), argsTruncated: false, class: 'read-only', reasons: ['annotated read-only'], decision: 'allow', decidedBy: 'class', detail: '', outcome: 'ok', startedAt: Date.now(), forwardedAt: Date.now() };
+  const record = { id: 'x-1', client: 'bench', server: 'bench', tool: 'echo', arguments: JSON.stringify({ text: 'y'.repeat(200) }), argsTruncated: false, class: 'read-only-trusted', reasons: ['annotated read-only'], decision: 'allow', decidedBy: 'class', detail: '', outcome: 'ok', startedAt: Date.now(), forwardedAt: Date.now() };
   const times = [];
   for (let i = 0; i < rounds; i++) {
     const batch = Array.from({ length: n }, (_, j) => ({ ...record, id: `x-${i}-${j}` }));

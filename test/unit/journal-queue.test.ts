@@ -17,7 +17,7 @@ const record = (id: string, ran: boolean): CallRecord => ({
   tool: 'echo',
   arguments: '{}',
   argsTruncated: false,
-  class: 'read-only',
+  class: 'read-only-trusted',
   reasons: [],
   decision: ran ? 'allow' : 'deny',
   decidedBy: ran ? 'class' : 'broker-down',
