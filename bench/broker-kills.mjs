@@ -104,7 +104,7 @@ export async function brokerKillRows({ quick = false } = {}) {
     for (let i = 0; i < SESSIONS; i++) {
       const log = join(home, `kills-${i}.log`);
       logs.push(log);
-      const s = rawSession(process.execPath, [CLI, 'wrap', '--trust', '--name', `bench-kills-${i}`, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
+      const s = rawSession(process.execPath, [CLI, 'wrap', '--trust-read-only-hints', '--name', `bench-kills-${i}`, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
       await s.init();
       sessions.push(s);
     }
