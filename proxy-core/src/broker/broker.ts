@@ -50,6 +50,7 @@ import { EventBus, type Subscriber } from './events.js';
 import { type FileToolDeclaration, FileTools } from './file-tools.js';
 import { Inspections } from './inspections.js';
 import { JournalWriter } from './journal-writer.js';
+import { DISK_FULL_REASON, JournalSafety } from './journal-safety.js';
 import { Pins } from './pins.js';
 import { heldArguments, requireArgumentsSeen } from './held-arguments.js';
 import { previewCall } from './preview.js';
@@ -109,11 +110,22 @@ export class Broker {
   private tripwireLimits: TripwireLimits;
   /** Snapshots, declared inverses, undo and rollback (undo.ts). */
   readonly undo: Undo;
+  /** A full disk, lost journal entries, wrappers' spill files (journal-safety.ts). */
+  readonly safety: JournalSafety;
 
   constructor(readonly options: BrokerOptions) {
     this.store = options.store;
     this.clock = options.clock ?? systemClock;
     this.bus = new EventBus(this.store);
+    this.safety = new JournalSafety({
+      store: this.store,
+      dataDir: options.dataDir,
+      now: () => this.clock.now(),
+      publish: (events) => this.bus.publish(events),
+      journaled: (events) => this.journaled(events),
+      // a full disk: every wrapper refuses calls (they could not be journaled); writable again: they resume
+      diskChanged: () => void this.sessions.push().catch(() => {}),
+    });
     const record = this.record.bind(this);
     this.sessions = new Sessions({ clock: this.clock, ackTimeoutMs: options.ackTimeoutMs ?? 1500, snapshot: (s) => this.snapshot(s) });
     this.matchEnv = options.matchEnv ?? systemMatchEnv;
@@ -157,27 +169,30 @@ export class Broker {
     });
     this.inspections = new Inspections(env);
     this.catalogs = new ServerCatalogs({ store: this.store, record, pins: this.pins });
-    const journaled = (events: BrokerEvent[]) => {
-      this.bus.publish(events);
-      // a snapshotted call that ended gets the state it left its files in; a call with an inverse, its plan
-      this.undo.journaled(events);
-    };
-    this.journalWriter = new JournalWriter(this.store, journaled, (error, client) => this.record('journal-entry-refused', null, null, { error, client }));
+    this.journalWriter = new JournalWriter(this.store, (events) => this.journaled(events), (error, client) => this.record('journal-entry-refused', null, null, { error, client }), (err) => this.safety.disk.failed(err));
     this.rulesCache = this.store.rules();
     this.estop = this.store.getSetting('estop') === 'on';
     this.estopCause = this.estop ? readEstopCause(this.store.getSetting('estop-cause')) : null;
     this.tripwire = new Tripwire(this.clock);
     this.tripwireLimits = tripwireLimits((key) => this.store.getSetting(key));
-    this.store.endAllSessions();
-    const orphans = this.store.closeOrphanTickets();
+    let orphans = 0;
+    // on a full disk the broker still starts (and refuses calls until it can journal them)
+    this.safety.disk.write(() => {
+      this.store.endAllSessions();
+      orphans = this.store.closeOrphanTickets();
+    });
     if (orphans > 0) this.record('broker-restart', null, null, { orphanTickets: orphans });
   }
 
-  /** Store an event and publish it to subscribers. */
+  private journaled(events: BrokerEvent[]): void {
+    this.bus.publish(events);
+    // a snapshotted call that ended gets the state it left its files in; a call with an inverse, its plan
+    this.undo.journaled(events);
+  }
+
+  /** Store an event and publish it to subscribers (kept and stored later while the disk refuses: journal-safety.ts). */
   record<K extends EventType>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): BrokerEvent {
-    const event = this.store.addEvent(type, server, tool, detail);
-    this.bus.publish([event]);
-    return event;
+    return this.safety.record(type, server, tool, detail);
   }
 
   setOutputSchemaCheck(check: OutputSchemaCheck): void {
@@ -196,6 +211,7 @@ export class Broker {
       pid: process.pid,
       ticketTimeoutSeconds: this.ticketTimeout.seconds,
       snapshots: this.undo.totals(),
+      ...this.safety.status(),
     };
   }
 
@@ -210,6 +226,8 @@ export class Broker {
     checkArgConditions(args);
     const open = this.tickets.require(id);
     requireArgumentsSeen(open.ticket, argsSeen);
+    // the call could not be journaled: an approval now would let it run unrecorded
+    if (this.safety.disk.full) throw new IpcError('disk-full', DISK_FULL_REASON);
     const { session, ticket } = open;
     if (remember === 'session') {
       session.sessionAllows.add(ticket.tool);
@@ -241,8 +259,12 @@ export class Broker {
     this.estop = on;
     // kept with the switch: after a restart, status still says why E-Stop is on
     this.estopCause = on ? { ...why, at: this.clock.now() } : null;
-    this.store.setSetting('estop', on ? 'on' : 'off');
-    this.store.setSetting('estop-cause', this.estopCause ? JSON.stringify(this.estopCause) : '');
+    // held in memory first: a disk that refuses the write keeps it pending, written as soon as it allows
+    const cause = this.estopCause ? JSON.stringify(this.estopCause) : '';
+    this.safety.disk.write(() => this.store.db.transaction(() => {
+      this.store.setSetting('estop', on ? 'on' : 'off');
+      this.store.setSetting('estop-cause', cause);
+    })(), 'estop');
     if (on) {
       this.tripwire.reset();
       this.record('estop-on', null, null, why);
@@ -448,6 +470,7 @@ export class Broker {
   private readonly wrapperHandlers: WrapperHandlers = {
     'call.ask': (session, p) => this.ask(session, p),
     journal: (session, p) => {
+      if (p.lost) this.safety.addLost(p.lost, session.info);
       this.watchTripwire(session, p.entries);
       return this.journalWriter.write(session, p.entries);
     },
@@ -486,7 +509,7 @@ export class Broker {
     const subscriptions = new Set<string>();
     this.channels.add(channel);
     channel.setHandlers({
-      request: (method, params) => {
+      request: (method, params) => this.safety.translate(() => {
         if (role !== 'wrapper') {
           const out = this.callUser(method, params, channel);
           if (method === 'events.subscribe') void Promise.resolve(out).then((r) => subscriptions.add((r as { subscription: string }).subscription));
@@ -506,7 +529,7 @@ export class Broker {
         }
         if (!session) throw new IpcError('no-session', 'open a session first');
         return (this.wrapperHandlers[m] as (s: Session, p: unknown) => unknown)(session, parsed.data);
-      },
+      }),
       notify: (method, params) => {
         // a heartbeat: a peer that stops hearing pongs treats the broker as down (and fails closed)
         if (method === PING) return void channel.notify(BrokerNote.pong, isObject(params) ? { n: params.n } : {});
@@ -538,7 +561,7 @@ export class Broker {
 
   private openSession(channel: Channel, p: WrapperParamsOf<'session.open'>): Session {
     const session = this.sessions.open(channel, p);
-    this.store.openSession(session.info);
+    this.safety.disk.write(() => this.store.openSession(session.info));
     this.fileTools.noteSession(session.info.server, session.info.command);
     this.undo.sessionOpened(session, p.undo);
     this.record('session-up', session.info.server, null, { session: session.info });
@@ -549,7 +572,7 @@ export class Broker {
     this.sessions.close(session);
     this.undo.sessionClosed(session);
     this.pins.forget(session);
-    this.store.endSession(session.info.id);
+    this.safety.disk.write(() => this.store.endSession(session.info.id));
     this.tickets.denyAll((t) => t.session === session, 'cancelled', 'the wrapper went away', 'abandoned');
     this.record('session-down', session.info.server, null, { sessionId: session.info.id, client: session.info.client });
   }
@@ -568,6 +591,7 @@ export class Broker {
       pins: this.pins.forServer(session.info.server),
       fileTools: this.undo.snapshotTools(session),
       inverseTools: this.undo.inverseTools(session),
+      ...(this.safety.disk.full ? { journalDown: DISK_FULL_REASON } : {}),
     };
   }
 
@@ -590,6 +614,7 @@ export class Broker {
     if (this.estop) {
       return Promise.resolve({ decision: 'deny', decidedBy: 'estop', ticketId: newTicketId(), reason: 'E-Stop is on' });
     }
+    if (this.safety.disk.full) return Promise.resolve({ decision: 'deny', decidedBy: 'error', ticketId: newTicketId(), reason: DISK_FULL_REASON });
     return this.tickets.ask(session, p);
   }
 
@@ -605,6 +630,7 @@ export class Broker {
     this.inspections.stopAll();
     this.tickets.denyAll(() => true, 'broker-down', 'Airlock is shutting down', 'broker-shutdown');
     this.journalWriter.flush();
+    this.safety.stop();
     this.bus.close('the broker is stopping');
   }
 }

@@ -18,6 +18,8 @@ export class JournalWriter {
     private readonly store: Store,
     private readonly publish: (events: BrokerEvent[]) => void,
     private readonly refused: (error: string, client: string) => void,
+    /** The write failed (a full disk, say): the entries stay with their wrappers, which send them again. */
+    private readonly failed: (err: unknown) => void = () => {},
   ) {}
 
   write(session: Session, raw: unknown[]): Promise<{ acked: number }> {
@@ -48,11 +50,17 @@ export class JournalWriter {
     try {
       events = this.store.writeJournal(queue.flatMap((q) => q.entries));
     } catch (err) {
+      this.failed(err);
       const e = new IpcError('journal-failed', `journal write failed: ${(err as Error).message}`);
       for (const q of queue) q.done(e);
       return;
     }
     for (const q of queue) q.done();
-    this.publish(events);
+    try {
+      this.publish(events);
+    } catch (err) {
+      // committed and acknowledged: what follows a commit (undo's bookkeeping) failing must not take the broker down
+      this.failed(err);
+    }
   }
 }

@@ -104,6 +104,8 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     broker.record('database-backup-failed', null, null, { error: err.message });
   });
   backups.start();
+  // spill files of wrappers that died while the broker could not take their journal (and, every few seconds, later ones)
+  broker.safety.start();
   // the journal's retention (settings journal-days / journal-mb), pruned a small batch at a time between calls
   const retention = startRetention(store, () => retentionPolicy((key) => store.getSetting(key)), {
     onError: (err) => broker.record('retention-failed', null, null, { error: err instanceof Error ? err.message : String(err) }),

@@ -14,6 +14,7 @@ import type { Rule, RuleAction } from '../policy/rules.js';
 import { MIGRATIONS } from './migrations.js';
 import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './db-files.js';
 import { brokerEvent, eventsQuery, hasEqualityFilter, hasTimeRange, historyItem, historyQuery, pageSize, parseJson, type Row } from './queries.js';
+import { isDiskError } from './disk-guard.js';
 import { JOURNAL_ROW_OVERHEAD, Pruner, type PruneOptions, type PruneResult } from './retention.js';
 
 export type EventsQuery = z.input<typeof EventsQuerySchema>;
@@ -60,7 +61,12 @@ export class Store {
       this.migrate();
       // SQLite quietly falls back to read-only when it cannot open the file for writing: a real write (the
       // schema version, unchanged) finds out now, not at the first E-Stop that could not be saved
-      this.db.pragma(`user_version = ${this.db.pragma('user_version', { simple: true }) as number}`);
+      try {
+        this.db.pragma(`user_version = ${this.db.pragma('user_version', { simple: true }) as number}`);
+      } catch (err) {
+        // a full disk is not a read-only file: the broker starts, and says the disk is full (disk-guard.ts)
+        if (!isDiskError(err)) throw err;
+      }
       // SQLite gives the -wal and -shm files the database's own 0600 mode; older ones are tightened here
       chmodDatabaseFiles(path);
     } catch (err) {
@@ -361,8 +367,7 @@ export class Store {
   // ---- events ----------------------------------------------------------------------------------------
 
   /** Append an event; returns it as stored (its detail as the JSON it was stored as), with its seq. */
-  addEvent(type: string, server: string | null, tool: string | null, detail: unknown): BrokerEvent {
-    const at = Date.now();
+  addEvent(type: string, server: string | null, tool: string | null, detail: unknown, at = Date.now()): BrokerEvent {
     const text = JSON.stringify(detail ?? null) ?? 'null';
     const seq = Number(this.stmts.insertEvent.run(at, type, server, tool, text).lastInsertRowid);
     return { seq, at, type, server, tool, detail: JSON.parse(text) as unknown };

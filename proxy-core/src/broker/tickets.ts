@@ -9,6 +9,7 @@ import type { EventDetails } from '../protocol/events.js';
 import { BrokerNote } from '../protocol/names.js';
 import type { Clock, Timer } from '../util/clock.js';
 import type { Session } from './sessions.js';
+import { isDiskError } from './disk-guard.js';
 import type { Store } from './store.js';
 import { strings, ticketArguments, toolClass } from './validate.js';
 
@@ -97,7 +98,12 @@ export class Tickets {
   end(open: OpenTicket, answer: AskAnswer, resolution: string, remember: Remember | null): boolean {
     if (!this.open.delete(open.ticket.id)) return false;
     this.o.clock.clearTimeout(open.timer);
-    this.o.store.endTicket(open.ticket.id, resolution, remember, answer.reason);
+    try {
+      this.o.store.endTicket(open.ticket.id, resolution, remember, answer.reason);
+    } catch (err) {
+      // ended in memory all the same (a row left open is closed at the next start); the event below says the disk is full
+      if (!isDiskError(err)) throw err;
+    }
     open.finish(answer);
     this.o.record('ticket-ended', open.ticket.server, open.ticket.tool, { ticketId: open.ticket.id, resolution, reason: answer.reason, remember });
     return true;

@@ -61,6 +61,7 @@ const STRICTNESS: Record<Rule['action'], number> = { deny: 3, ask: 2, allow: 1 }
 
 export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv): PolicyDecision {
   if (policy.estop) return { action: 'deny', decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused' };
+  if (policy.journalDown) return { action: 'deny', decidedBy: 'error', reason: policy.journalDown };
   // how the call would be undone, worked out only when a rule asks
   const subject = call.args !== undefined && policy.rules.some((r) => r.undoable !== undefined) ? { ...call, undo: undoPlanOf(call.tool, call.args, policy, env) } : call;
   let rule: Rule | undefined;

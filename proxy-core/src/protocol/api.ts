@@ -68,6 +68,8 @@ export const PolicySnapshotSchema = z.object({
   fileTools: z.record(z.string(), z.array(z.string())).optional(),
   /** Tools with a declared inverse in this session: with `fileTools`, what rules on `undoable` judge by. */
   inverseTools: z.array(z.string()).optional(),
+  /** Why calls cannot be journaled now (the broker's disk is full): while set, every call is refused. */
+  journalDown: z.string().optional(),
 });
 
 /**
@@ -173,6 +175,10 @@ export const BrokerStatusSchema = z.object({
   ticketTimeoutSeconds: z.number(),
   /** What undo's file snapshots take, and their caps. */
   snapshots: SnapshotTotalsSchema.optional(),
+  /** Set while the disk refuses writes: every call is refused (it could not be journaled). */
+  diskFull: z.object({ since: ms, error: z.string() }).nullable().optional(),
+  /** Journal entries no copy of survived, ever (`executed`: of calls that reached their server). */
+  journalLost: z.object({ executed: z.number().int().nonnegative(), notRun: z.number().int().nonnegative() }).optional(),
 });
 
 /** One entry of the broker's event stream; `seq` comes from the database and orders every event. */
@@ -534,7 +540,14 @@ export const wrapperApi = {
     result: z.object({ sessionId: z.string(), policy: PolicySnapshotSchema, ticketTimeoutSeconds: z.number().optional() }),
   },
   [WrapperMethod.ask]: { params: AskRequestSchema, result: AskAnswerSchema },
-  [WrapperMethod.journal]: { params: z.object({ entries: z.array(z.unknown()).max(10_000) }), result: z.object({ acked: z.number() }) },
+  [WrapperMethod.journal]: {
+    params: z.object({
+      entries: z.array(z.unknown()).max(10_000),
+      /** Entries the wrapper could not keep (memory full of refused calls, the spill refused by the disk). */
+      lost: z.object({ notRun: z.number().int().nonnegative().max(1e9), executed: z.number().int().nonnegative().max(1e9) }).optional(),
+    }),
+    result: z.object({ acked: z.number() }),
+  },
   [WrapperMethod.catalogUpdate]: {
     params: z.object({ verdicts: z.array(z.unknown()).max(100_000).default([]), problems: z.array(z.unknown()).max(1000).default([]) }),
     result: Ok,

@@ -48,6 +48,13 @@ export interface EventDetails {
   'database-backup-failed': { error: string };
   'config-watch-failed': { error: string };
   'retention-failed': { error: string };
+  /** A write the disk refused (full, failing): calls are refused until it takes writes again; E-Stop still holds. */
+  'disk-full': { error: string };
+  'disk-ok': Record<string, never>;
+  /** Journal entries no copy of survived (`executed`: of calls that reached their server), and why. */
+  'journal-lost': { executed: number; notRun: number; client?: string; reason: string };
+  /** A spill file a wrapper that is gone left behind was taken into the journal (or set aside, with `error`). */
+  'spill-taken': { file: string; entries: number; error?: string };
   'server-added': ConfigEventDetail;
   'server-protected': ConfigEventDetail;
   'protect-failed': ConfigEventDetail;

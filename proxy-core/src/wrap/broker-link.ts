@@ -1,7 +1,8 @@
 /**
  * The wrapper's line to the broker: keeps the pushed policy, asks for tickets, and streams the journal.
  * It reconnects by itself; while it is down every call fails closed (the relay checks `state`). Journal
- * entries and observations are held until the broker acknowledges them, and sent again after a reconnect.
+ * entries (journal-queue.ts: spilled to disk while the broker cannot take them) and observations are held until
+ * the broker acknowledges them, and sent again after a reconnect.
  *
  * A broker that hangs (stopped, deadlocked) keeps its socket open, so a closed socket is not enough to
  * notice it: a heartbeat is. A broker that leaves a ping unanswered for HEARTBEAT_DEAD_MS is treated as down.
@@ -12,15 +13,16 @@ import { connectBroker } from '../ipc/connect.js';
 import { BrokerNote, BrokerToWrapper, PING, WrapperMethod, WrapperNote } from '../protocol/names.js';
 import type { AskAnswer, AskRequest, SessionOpen, WrapperParamsOf, WrapperResultOf } from '../protocol/api.js';
 
-type SessionOpened = WrapperResultOf<'session.open'>;
-/** A read-only claim the wrapper saw contradicted, with the evidence. */
-export type ObservedContradiction = WrapperParamsOf<'observed'>['contradictions'][number];
 import { isObject } from '../jsonrpc/messages.js';
 import type { CallRecord } from '../protocol/api.js';
 import { type PolicySnapshot, readPins } from '../policy/decide.js';
 import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
 import { readFileTools } from './undo-stage.js';
+import { JournalQueue, maxHeld } from './journal-queue.js';
 
+type SessionOpened = WrapperResultOf<'session.open'>;
+/** A read-only claim the wrapper saw contradicted, with the evidence. */
+export type ObservedContradiction = WrapperParamsOf<'observed'>['contradictions'][number];
 export type LinkState = 'connecting' | 'up' | 'down';
 
 /** What the relay needs from a broker link; tests can supply their own. */
@@ -43,8 +45,10 @@ export interface BrokerLinkLike extends EventEmitter {
 const MAX_BATCH = 1000;
 /** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
 const JOURNAL_DELAY_MS = 10;
-/** Past this many unacknowledged entries (broker gone for long), the oldest are summarised, not kept. */
-const MAX_HELD = 50_000;
+/** Past this many unacknowledged entries in memory (broker gone for long), refused calls' are counted, not kept. */
+const MAX_HELD = maxHeld(process.env.AIRLOCK_JOURNAL_MEMORY_ENTRIES);
+/** How soon a journal batch the broker refused (its disk full, say) is offered again. */
+const JOURNAL_RETRY_MS = 1000;
 /** How often the broker is pinged, and how long an unanswered ping may stay so before the link is down. */
 const HEARTBEAT_MS = 400;
 const HEARTBEAT_DEAD_MS = 1000;
@@ -62,15 +66,11 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   private retryTimer: NodeJS.Timeout | null = null;
   private retryMs = 100;
   private closed = false;
-  /**
-   * Journal entries by id, latest state, with a revision so an ack only clears what it covered. A new Map once
-   * the broker has acknowledged all of them (see sendJournal).
-   */
-  private held = new Map<string, { entry: CallRecord; rev: number }>();
-  private revCounter = 0;
+  /** Journal entries until the broker acknowledges them: in memory, and on disk while it cannot take them. */
+  private readonly queue: JournalQueue;
   private sending = false;
   private flushScheduled = false;
-  private dropped = 0;
+  private retryJournal: NodeJS.Timeout | null = null;
   private lastCatalog: { verdicts: unknown[]; problems: string[] } | null = null;
   private unsentObservations: ObservedContradiction[] = [];
   private heartbeat: NodeJS.Timeout | null = null;
@@ -89,6 +89,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     private readonly log: (msg: string) => void,
   ) {
     super();
+    this.queue = new JournalQueue(dir, MAX_HELD, log);
   }
 
   start(): void {
@@ -124,7 +125,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
               client: this.session.client,
               pid: this.session.pid,
               policyVersion: this.policy?.version ?? null,
-              journalHeld: this.held.size,
+              journalHeld: this.queue.size,
+              journalSpillFiles: this.queue.spillFiles,
               ticketTimeoutSeconds: this.ticketTimeoutSeconds,
             };
           },
@@ -138,6 +140,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
           return false;
         }
         this.channel = channel;
+        this.queue.sessionId = typeof opened.sessionId === 'string' ? opened.sessionId : undefined;
         this.applyPolicy(opened.policy);
         this.applyTicketTimeout(opened.ticketTimeoutSeconds);
         this.startHeartbeat(channel);
@@ -200,6 +203,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.channel = null;
     this.policy = null;
     this.state = 'down';
+    // what the broker had not acknowledged may have died with it: executed calls' records go to disk now
+    this.queue.spillSoon(0);
     this.scheduleRetry();
   }
 
@@ -233,6 +238,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       ...(p.fileTools === undefined ? {} : { fileTools: readFileTools(p.fileTools) }),
       // tools with a declared inverse: a rule on whether a call can be undone judges by it (policy/undo-plan.ts)
       ...(Array.isArray(p.inverseTools) ? { inverseTools: p.inverseTools.filter((t) => typeof t === 'string') } : {}),
+      // the broker cannot journal calls (its disk is full): every call is refused, saying why
+      ...(typeof p.journalDown === 'string' ? { journalDown: p.journalDown.slice(0, 1000) } : {}),
     };
     // the ticket timeout is a setting: a push carries its current value (an older broker's push does not)
     this.applyTicketTimeout(p.ticketTimeoutSeconds);
@@ -260,12 +267,9 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   }
 
   journal(entry: CallRecord): void {
-    this.held.set(entry.id, { entry, rev: ++this.revCounter });
-    if (this.held.size > MAX_HELD) {
-      const oldest = this.held.keys().next().value;
-      if (oldest !== undefined) this.held.delete(oldest);
-      this.dropped++;
-    }
+    this.queue.add(entry);
+    // while the broker is away, executed calls' records reach the disk in batches (one fsync each)
+    if (this.state !== 'up') this.queue.spillSoon();
     this.scheduleFlush();
   }
 
@@ -287,7 +291,6 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     if (!this.channel) return;
     if (this.lastCatalog) this.sendCatalog(this.channel);
     this.sendObservations();
-    if (this.dropped > 0) this.log(`airlock: ${this.dropped} journal entries could not be kept while Airlock was down`);
     this.scheduleFlush();
   }
 
@@ -315,49 +318,70 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     const timer = setTimeout(() => {
       this.flushScheduled = false;
       void this.sendJournal();
-    }, this.held.size >= MAX_BATCH ? 0 : JOURNAL_DELAY_MS);
+    }, this.queue.size >= MAX_BATCH ? 0 : JOURNAL_DELAY_MS);
     timer.unref();
   }
 
+  /**
+   * Spilled files first (each removed once all of it is acknowledged), then what memory holds; what was lost
+   * rides along with the first batch. The broker merges copies of an entry forward, so a file replayed twice
+   * (acknowledged, then the broker died before we removed it) changes nothing.
+   */
   private async sendJournal(): Promise<void> {
-    if (this.sending || !this.channel || this.state !== 'up' || this.held.size === 0) return;
+    if (this.sending || !this.channel || this.state !== 'up') return;
+    if (this.queue.size === 0 && this.queue.spillFiles === 0 && !this.queue.hasLost) return;
     this.sending = true;
     const channel = this.channel;
+    let lost = this.queue.takeLost();
+    const send = async (entries: unknown[]) => {
+      await channel.request(WrapperMethod.journal, { entries, ...(lost ? { lost } : {}) }, 10_000);
+      lost = null;
+    };
     try {
-      while (this.held.size > 0 && this.channel === channel) {
-        const batch = [...this.held.values()].slice(0, MAX_BATCH);
-        await channel.request(WrapperMethod.journal, { entries: batch.map((b) => b.entry) }, 10_000);
-        for (const b of batch) {
-          const now = this.held.get(b.entry.id);
-          if (now && now.rev === b.rev) this.held.delete(b.entry.id);
-        }
-        // A Map whose table V8 has moved to the old generation (it lived through two scavenges, say while the
-        // wrapper was idle) gets every later table there too, and each table it leaves behind still points at
-        // the entries it held: from then on every journal entry outlives the young generation, which V8 grows
-        // in answer (megabytes of RSS over a few thousand calls, not a leak). An emptied Map starts young again.
-        if (this.held.size === 0) this.held = new Map();
+      for (const file of this.queue.replayFiles()) {
+        const entries = this.queue.readFile(file);
+        for (let i = 0; i < entries.length && this.channel === channel; i += MAX_BATCH) await send(entries.slice(i, i + MAX_BATCH));
+        if (this.channel !== channel) return;
+        this.queue.fileDone(file);
+      }
+      while ((this.queue.size > 0 || lost) && this.channel === channel) {
+        const batch = this.queue.batch(MAX_BATCH);
+        await send(batch.map((b) => b.entry));
+        this.queue.acked(batch);
       }
     } catch {
-      // kept in `held`; sent again after the next connect
+      // kept (in memory, and on disk for executed calls); offered again soon, and after the next connect
+      this.queue.spillSoon(0);
+      this.scheduleJournalRetry();
     } finally {
+      if (lost) this.queue.returnLost(lost);
       this.sending = false;
     }
+  }
+
+  private scheduleJournalRetry(): void {
+    if (this.retryJournal || this.closed) return;
+    this.retryJournal = setTimeout(() => void ((this.retryJournal = null), this.sendJournal()), JOURNAL_RETRY_MS);
+    this.retryJournal.unref();
   }
 
   /** Send what is held and wait for the acks, at most `timeoutMs`. */
   async flush(timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
-    while (this.held.size > 0 && Date.now() < until && this.state !== 'down') {
+    while ((this.queue.size > 0 || this.queue.spillFiles > 0) && Date.now() < until && this.state !== 'down') {
       if (this.state === 'up') void this.sendJournal();
       await new Promise((r) => setTimeout(r, 10));
     }
   }
 
-
   close(): void {
     this.closed = true;
     this.stopHeartbeat();
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.retryJournal) clearTimeout(this.retryJournal);
+    // what the broker has not acknowledged stays on disk, for it to pick up once this process is gone
+    const lost = this.queue.leave();
+    if (lost.executed > 0 || lost.notRun > 0) this.log(`airlock: ${lost.executed} journal entries of calls that ran and ${lost.notRun} of refused calls could not be kept`);
     this.channel?.end();
     this.channel = null;
     this.state = 'down';

@@ -40,6 +40,8 @@ export class Live {
           if (generation !== this.generation) return;
           if (held) held.push(e);
           else this.snapshot = applyEvent(this.snapshot, e);
+          // the disk-full banner reads status: fetched again when the disk's state may have changed
+          if (!held && (e.type === 'disk-full' || e.type === 'disk-ok' || e.type === 'journal-lost')) void this.refreshStatus();
           for (const l of this.listeners) l(e);
         },
         state: (s) => {
@@ -55,6 +57,14 @@ export class Live {
     } catch (err) {
       held = null;
       if (generation === this.generation) this.loadError = errorText(err);
+    }
+  }
+
+  private async refreshStatus(): Promise<void> {
+    try {
+      this.status = await this.api.call('status', {});
+    } catch {
+      // the stream says when the broker is gone; the banner keeps what it last knew
     }
   }
 
@@ -77,6 +87,8 @@ export class Live {
     const r = await this.api.call('estop', { on });
     // the event will say the same; showing it now spares a moment of doubt
     this.snapshot = { ...this.snapshot, estop: r.estop };
+    // on a full disk the event comes only once it can be stored: status says so now
+    void this.refreshStatus();
   }
 
   dismissNotice(client: string, server: string): void {

@@ -15,6 +15,13 @@ export async function run(argv: string[]): Promise<number> {
   }
   print(`Airlock broker: running (pid ${status.pid}), data in ${status.dataDir}`);
   print(`E-Stop: ${status.estop ? `ON — every tool call is refused${estopWhy(status.estopCause)}` : 'off'}`);
+  if (status.diskFull) {
+    print(`Disk: FULL since ${ago(status.diskFull.since)} — every tool call is refused until the data dir's disk takes writes again (${status.diskFull.error})`);
+  }
+  const lost = status.journalLost;
+  if (lost && (lost.executed > 0 || lost.notRun > 0)) {
+    print(`Journal: ${lost.executed} entries of calls that ran and ${lost.notRun} of refused calls could not be kept (see \`airlock history --events\`)`);
+  }
   print(`Pending tickets: ${status.pending}${status.pending ? ' (see `airlock pending`)' : ''}`);
   const snap = status.snapshots;
   if (snap) {
