@@ -76,10 +76,13 @@ async function grewWithin(files: string[], ms: number): Promise<string[]> {
   return files.filter((f, i) => sizeOf(f) !== before[i]);
 }
 
-async function expectAllStopped(dir: string, pids: number[], other: { file: string; pid: number }): Promise<void> {
-  await waitFor(() => pids.every((pid) => !processAlive(pid)), 15_000, `the workers ${pids.join(', ')} to be gone (alive: ${pids.filter(processAlive).join(', ')})`);
+async function expectAllStopped(dir: string, pids: number[], other: { file: string; pid: number }, kinds: readonly string[] = KINDS): Promise<void> {
+  pids = pids.filter((_, i) => kinds.includes(KINDS[i]!));
+  await waitFor(() => pids.every((pid) => !processAlive(pid)), 15_000, 'the workers to be gone').catch(() => {
+    throw new Error(`workers still running: ${kinds.filter((_, i) => processAlive(pids[i]!)).join(', ')}`);
+  });
   // a worker appends every 50 ms: a second with no growth is twenty missed writes
-  const files = KINDS.map((k) => join(dir, `${k}.log`));
+  const files = kinds.map((k) => join(dir, `${k}.log`));
   const grew = await grewWithin([...files, other.file], 1000);
   expect(grew).toEqual([other.file]);
   expect(processAlive(other.pid)).toBe(true);
@@ -109,5 +112,21 @@ describe.skipIf(process.platform !== 'linux')('detached workers of a server', ()
 
     await w.close();
     await expectAllStopped(dir, pids, other);
+  });
+
+  test('without the native reaper, E-Stop still ends every worker that kept its environment (the /proc fallback)', async () => {
+    const dir = tempDir();
+    const other = decoy(dir);
+    const env = { WORKERS_DIR: dir, AIRLOCK_NATIVE_REAPER: 'off' };
+    const w = await connectWrapped({ home, server: 'detaching', command: process.execPath, args: [DETACHING], env });
+    const call = w.client.callTool({ name: 'work', arguments: {} });
+    const pids = await workersRunning(dir);
+
+    await broker.call('estop', { on: true });
+    expect(decisionOf(await call)).toMatchObject({ decidedBy: 'estop', sent: true });
+    await waitFor(() => /terminating the MCP server "detaching"/.test(w.stderr()), 10_000, 'the termination');
+    // an orphan that also emptied its environment is found by the subreaper alone (README, E-Stop)
+    await expectAllStopped(dir, pids, other, ['setsid', 'detached', 'double']);
+    await w.close();
   });
 });
