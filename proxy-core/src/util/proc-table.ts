@@ -52,6 +52,25 @@ export function readProcTable(): Map<number, ProcEntry> {
   return table;
 }
 
+/** The children of `pid` (of all its threads), from /proc/PID/task/TID/children; empty when it is gone. */
+export function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tasks) {
+    try {
+      for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ')) if (child) out.push(Number(child));
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
 /** Does the environment `pid` started with hold exactly `name=value`? False when it cannot be read. */
 export function environHas(pid: number, name: string, value: string): boolean {
   let env: Buffer;

@@ -7,7 +7,7 @@
  * left alone. Orphans reparented to this process (a child subreaper, util/reaper.ts) are reaped once killed.
  */
 import { randomBytes } from 'node:crypto';
-import { type ProcEntry, environHas, readProc, readProcTable } from './proc-table.js';
+import { childrenOf, type ProcEntry, environHas, readProc, readProcTable } from './proc-table.js';
 import { isSubreaper, reapOrphan } from './reaper.js';
 import { treeMembers } from './tree-members.js';
 
@@ -18,6 +18,8 @@ const MAX_FREEZE_ROUNDS = 50;
 
 /** The servers this process started and watches: never members of one another's trees. */
 const leaders = new Set<number>();
+/** Every server this process ever started (pid:start time): children of Node's, never reaped here. */
+const spawnedByNode = new Set<string>();
 
 export class TreeWatch {
   readonly marker = randomBytes(16).toString('hex');
@@ -36,6 +38,7 @@ export class TreeWatch {
     if (!entry) return;
     this.leader = { pid, startTime: entry.startTime };
     leaders.add(pid);
+    spawnedByNode.add(`${pid}:${entry.startTime}`);
     this.timer = setInterval(() => this.sample(), SAMPLE_MS);
     this.timer.unref();
   }
@@ -89,16 +92,36 @@ export class TreeWatch {
     if (this.leader) leaders.delete(this.leader.pid);
   }
 
+  /**
+   * Walk down from the server and what was seen before, through each process's list of children: reads the
+   * tree's own /proc entries, not the whole table. What a double fork's middle process takes along when it
+   * exits is known from then on. As a subreaper, orphans that ended by themselves are reaped here.
+   */
   private sample(): void {
-    // the parent chains only: cheap, and what a double fork's middle process takes along when it exits
-    const alive = new Set<number>();
-    for (const e of this.members(false)) alive.add(e.pid);
-    for (const pid of this.known.keys()) if (!alive.has(pid)) this.known.delete(pid);
+    if (!this.leader) return;
+    const seen = new Map<number, string>();
+    const queue: ProcEntry[] = [];
+    const visit = (pid: number, startTime?: string) => {
+      if (seen.has(pid) || pid === process.pid) return;
+      const e = readProc(pid);
+      if (!e || (startTime !== undefined && e.startTime !== startTime)) return;
+      if (e.zombie) return this.reap(e);
+      seen.set(pid, e.startTime);
+      queue.push(e);
+    };
+    visit(this.leader.pid, this.leader.startTime);
+    for (const [pid, startTime] of this.known) visit(pid, startTime);
+    for (let e = queue.shift(); e; e = queue.shift()) for (const child of childrenOf(e.pid)) visit(child);
+    this.known.clear();
+    for (const [pid, startTime] of seen) this.known.set(pid, startTime);
+    if (isSubreaper()) for (const child of childrenOf(process.pid)) if (!leaders.has(child)) visit(child);
   }
 
   private reap(e: ProcEntry): void {
-    // an orphan reparented here; never the server, whose end Node's own child handling must see
-    if (e.ppid === process.pid && !leaders.has(e.pid)) reapOrphan(e.pid);
+    // only an orphan reparented to this subreaper: never a child Node started (the server), whose end Node's
+    // own child handling must see, and nothing in a process that is no subreaper (its children are all Node's)
+    const orphan = isSubreaper() && e.ppid === process.pid && !leaders.has(e.pid) && !spawnedByNode.has(`${e.pid}:${e.startTime}`);
+    if (orphan) reapOrphan(e.pid);
     this.known.delete(e.pid);
   }
 }
