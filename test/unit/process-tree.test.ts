@@ -106,6 +106,12 @@ describe.skipIf(process.platform === 'win32')('process tree', () => {
       expect(processAlive(unrelated.pid!)).toBe(true);
     } finally {
       unrelated.kill('SIGKILL');
+      // whatever the outcome, nothing of the test stays behind
+      try {
+        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+      } catch {
+        // gone, as it should be
+      }
     }
   });
 });
