@@ -20,6 +20,8 @@ function run(command, args) {
 
 // npm sets npm_execpath when it runs this script: use that npm, not whichever is on PATH
 const npm = process.env.npm_execpath ? [process.execPath, [process.env.npm_execpath]] : ['npm', []];
+// the native reaper (Linux; Node-API, so the same binary loads in Electron: no rebuild for Electron's ABI)
+run(npm[0], [...npm[1], 'run', 'build:native']);
 if (run(npm[0], [...npm[1], 'run', 'build']) !== 0) process.exit(1);
 
 const keep = mkdtempSync(join(tmpdir(), 'airlock-dist-'));

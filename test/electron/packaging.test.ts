@@ -45,6 +45,11 @@ describe('electron-builder config', () => {
   test('says what the app relies on', () => {
     expect(config.appId).toBe(APP_ID);
     expect(config.asarUnpack.join()).toContain('better-sqlite3');
+    // the wrapper's native reaper ships with proxy-core, unpacked, at the path util/reaper.ts loads it from
+    const core = (config.files as unknown[]).find((f) => (f as { to?: string }).to === 'node_modules/@airlock/proxy-core') as { filter: string[] };
+    expect(core.filter).toContain('native/build/Release/*.node');
+    expect(config.asarUnpack).toContain('**/node_modules/@airlock/proxy-core/native/**/*');
+    expect(readFileSync(join(ROOT, 'proxy-core', 'src', 'util', 'reaper.ts'), 'utf8')).toContain("'../../native/build/Release/airlock_reaper.node'");
     expect(config).toMatchObject({ npmRebuild: true, afterSign: 'build/notarize.cjs' });
     // the broker and the launcher run the app's binary as Node
     expect(config.electronFuses.runAsNode).toBe(true);

@@ -1,10 +1,10 @@
 /** util/process-tree: a child and everything it started stop together, in steps, whatever they ignore. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { signalTree, stopTree, treeAlive, TREE_SPAWN_OPTIONS } from '../../proxy-core/src/util/process-tree.js';
+import { signalTree, stopTree, treeAlive, treeSpawn, TREE_SPAWN_OPTIONS } from '../../proxy-core/src/util/process-tree.js';
 import { processAlive, waitFor } from '../helpers/airlock.js';
 
 const dirs: string[] = [];
@@ -74,5 +74,44 @@ describe.skipIf(process.platform === 'win32')('process tree', () => {
     await new Promise((r) => child.once('exit', r));
     expect(treeAlive(child.pid!)).toBe(false);
     expect(signalTree(child.pid!, 'SIGTERM')).toBe(false);
+  });
+
+  test.skipIf(process.platform !== 'linux')('a tree spawned with treeSpawn is ended past its group (Linux): a setsid double fork, after its server left by itself', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'al-tree-'));
+    dirs.push(dir);
+    const pidFile = join(dir, 'worker.pid');
+    // the worker ignores SIGTERM, sits in a session of its own, and its parent is gone: only the marker finds it
+    const worker = join(dir, 'worker.sh');
+    writeFileSync(worker, `trap '' TERM; echo $$ > '${pidFile}'; while :; do sleep 1; done\n`);
+    const server = `require('child_process').spawn('sh', ['-c', ${JSON.stringify(`(setsid sh '${worker}' </dev/null >/dev/null 2>&1 &); exit 0`)}], { stdio: 'ignore' }).on('exit', () => process.exit(0));`;
+    // the same command, not started by the tree: it must survive
+    const unrelated = spawn('sh', ['-c', `trap '' TERM; while :; do sleep 1; done`], { stdio: 'ignore', detached: true });
+    try {
+      const tree = treeSpawn(process.env);
+      const child = spawn(process.execPath, ['-e', server], { stdio: ['pipe', 'ignore', 'ignore'], ...tree.options });
+      tree.track(child);
+      let pid = 0;
+      await waitFor(() => {
+        try {
+          pid = Number(readFileSync(pidFile, 'utf8'));
+        } catch {
+          return false;
+        }
+        return pid > 0;
+      }, 5000, 'the worker to start');
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
+      expect(processAlive(pid)).toBe(true);
+      await stopTree(child, { stdinGraceMs: 100, termGraceMs: 100 });
+      await waitFor(() => !processAlive(pid), 5000, 'the worker to go');
+      expect(processAlive(unrelated.pid!)).toBe(true);
+    } finally {
+      unrelated.kill('SIGKILL');
+      // whatever the outcome, nothing of the test stays behind
+      try {
+        process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+      } catch {
+        // gone, as it should be
+      }
+    }
   });
 });

@@ -8,7 +8,7 @@ import spawn from 'cross-spawn';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
-import { signalTree, stopTree, TREE_SPAWN_OPTIONS, type StopTimings } from '../util/process-tree.js';
+import { signalTree, stopTree, treeSpawn, type StopTimings } from '../util/process-tree.js';
 
 export interface ServerCommand {
   command: string;
@@ -98,13 +98,14 @@ export class ServerProcess implements Transport {
     installExitHook();
     return new Promise((resolve, reject) => {
       let child: ChildProcess;
+      const tree = treeSpawn({ ...process.env, ...this.spec.env });
       try {
         child = spawn(this.spec.command, [...(this.spec.args ?? [])], {
-          env: { ...process.env, ...this.spec.env },
           cwd: this.spec.cwd,
           stdio: ['pipe', 'pipe', 'pipe'],
-          ...TREE_SPAWN_OPTIONS,
+          ...tree.options,
         });
+        tree.track(child);
       } catch (err) {
         reject(err instanceof Error ? err : new Error(String(err)));
         return;

@@ -2,12 +2,42 @@
  * A child process and everything it starts, handled as one: started as the leader of its own process group
  * (POSIX) so the whole tree can be signalled at once, and stopped in steps: stdin end, then SIGTERM, then
  * SIGKILL, to the whole group (`taskkill /T /F` on Windows, which has no groups), so `npx`/`uvx` grandchildren
- * are not orphaned. Shared by the wrapper's upstream and `airlock inspect`'s server.
+ * are not orphaned. On Linux a child spawned through `treeSpawn` is also watched as a tree beyond its group
+ * (util/tree-watch.ts): a worker that called setsid or double-forked is signalled and killed with the rest.
+ * Shared by the wrapper's upstream and `airlock inspect`'s server.
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
+import { TreeWatch } from './tree-watch.js';
 
 /** Spawn options that make the child the head of a tree `signalTree` and `stopTree` can reach whole. */
 export const TREE_SPAWN_OPTIONS = { detached: process.platform !== 'win32', windowsHide: true } as const;
+
+const watches = new WeakMap<ChildProcess, TreeWatch>();
+
+export interface TreeSpawn {
+  /** TREE_SPAWN_OPTIONS, and the environment (on Linux with the tree's marker) to spawn the child with. */
+  options: typeof TREE_SPAWN_OPTIONS & { env: NodeJS.ProcessEnv };
+  /** The child was spawned with `options`: from now on `stopTree` reaches its whole tree. */
+  track(child: ChildProcess): void;
+}
+
+/** Spawn options for a child whose whole tree `stopTree` is to end, `env` its environment. */
+export function treeSpawn(env: NodeJS.ProcessEnv = process.env): TreeSpawn {
+  if (process.platform !== 'linux') return { options: { ...TREE_SPAWN_OPTIONS, env }, track: () => undefined };
+  const watch = new TreeWatch();
+  return {
+    options: { ...TREE_SPAWN_OPTIONS, env: watch.env(env) },
+    track: (child) => {
+      if (child.pid === undefined) return;
+      watch.start(child.pid);
+      watches.set(child, watch);
+      child.once('exit', () => {
+        // the server went by itself: what it left behind stays watched until stopTree ends it
+        if (!watch.members(false).length) watch.close();
+      });
+    },
+  };
+}
 
 export interface StopTimings {
   /** After stdin ends, how long the process gets to exit by itself. */
@@ -55,21 +85,36 @@ export function stopTree(child: ChildProcess, timings: StopTimings): Promise<voi
     // already closed
   }
   if (pid === undefined) return exited;
+  const watch = watches.get(child);
   // ref'd on purpose: a caller awaiting the shutdown must not see Node exit under it
   const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-  const gone = async (ms: number) => {
+  const groupDone = () => leaderDone() && !treeAlive(pid);
+  // beyond the group (Linux): a /proc scan, so asked less often than the group is
+  const outsiders = () => (watch ? watch.members().length : 0);
+  const gone = async (ms: number, untilGroupDone: boolean) => {
     const until = Date.now() + ms;
+    let polls = 0;
     while (Date.now() < until) {
-      if (leaderDone() && !treeAlive(pid)) return true;
+      if (groupDone() && (untilGroupDone || (++polls % 4 === 1 && outsiders() === 0))) return true;
       await wait(25);
     }
-    return leaderDone() && !treeAlive(pid);
+    return groupDone() && (untilGroupDone || outsiders() === 0);
+  };
+  const signal = (sig: NodeJS.Signals) => {
+    signalTree(pid, sig);
+    watch?.signal(sig);
   };
   return (async () => {
-    if (await gone(timings.stdinGraceMs)) return;
-    signalTree(pid, 'SIGTERM');
-    if (await gone(timings.termGraceMs)) return;
-    signalTree(pid, 'SIGKILL');
-    await Promise.race([exited, wait(1000)]);
+    try {
+      // stdin's end is for the server; what it left outside its group does not read it, and goes on to SIGTERM
+      if ((await gone(timings.stdinGraceMs, true)) && outsiders() === 0) return;
+      signal('SIGTERM');
+      if (await gone(timings.termGraceMs, false)) return;
+      signalTree(pid, 'SIGKILL');
+      watch?.kill();
+      await Promise.race([exited, wait(1000)]);
+    } finally {
+      watch?.close();
+    }
   })();
 }

@@ -4,7 +4,8 @@
  */
 import { type ChildProcessByStdio, spawn as nodeSpawn } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { stopTree, TREE_SPAWN_OPTIONS, type StopTimings } from '../util/process-tree.js';
+import { stopTree, treeSpawn, type StopTimings } from '../util/process-tree.js';
+import { becomeSubreaper } from '../util/reaper.js';
 
 /**
  * Where the wrapper's server lives, seen as two line-framed byte streams: a child process on stdio, or a
@@ -40,15 +41,24 @@ export const DEFAULT_TIMINGS: StopTimings = { stdinGraceMs: 1000, termGraceMs: 2
 /** E-Stop has already given the server its grace: stdin ends and SIGTERM goes at once, SIGKILL a second later. */
 export const TERMINATE_TIMINGS: StopTimings = { stdinGraceMs: 0, termGraceMs: 1000 };
 
-/** Spawn the server at the head of its own process tree (see util/process-tree.ts). */
+/**
+ * Spawn the server at the head of its own process tree (see util/process-tree.ts). On Linux the wrapper is a
+ * child subreaper first, where the native reaper is built: whatever the server's processes orphan comes to the
+ * wrapper rather than to init, so stopping the server finds it. The wrapper starts no other child processes
+ * (the reaper reaps orphans by pid, and counts on every other child being a server).
+ */
 export async function spawnUpstream(command: string, args: string[]): Promise<UpstreamProcess> {
+  becomeSubreaper();
+  const tree = treeSpawn(process.env);
+  let child: UpstreamProcess;
   if (process.platform === 'win32') {
     // cross-spawn resolves .cmd/.bat shims (npx.cmd) that plain spawn cannot start without a shell;
     // loaded only where it is needed, to keep start-up short elsewhere
     const { default: crossSpawn } = await import('cross-spawn');
-    return crossSpawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], ...TREE_SPAWN_OPTIONS }) as unknown as UpstreamProcess;
-  }
-  return nodeSpawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], ...TREE_SPAWN_OPTIONS });
+    child = crossSpawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], ...tree.options }) as unknown as UpstreamProcess;
+  } else child = nodeSpawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], ...tree.options });
+  tree.track(child);
+  return child;
 }
 
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
