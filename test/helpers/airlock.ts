@@ -179,6 +179,11 @@ export interface Wrapped {
 
 /** Connect the real SDK client to a server through `airlock wrap`. */
 export async function connectWrapped(o: WrapOptions, capabilities: Record<string, unknown> = {}): Promise<Wrapped> {
+  // the flag asks for trust; the person's `airlock trust SERVER on` is what gives it
+  if (o.trust) {
+    const r = await cli(o.home, ['trust', o.server ?? 'fixture', 'on']);
+    if (r.code !== 0) throw new Error(`airlock trust failed: ${r.stderr}`);
+  }
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: wrapArgs(o),

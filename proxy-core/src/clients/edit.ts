@@ -90,11 +90,12 @@ function movable(raw: string): boolean {
 /** The text with the entry wrapped by `launcher`; unchanged if it already is. */
 export function protectText(
   text: string,
-  t: Target & { launcher: Launcher; name: string; client: ClientId; home?: string },
+  t: Target & { launcher: Launcher; name: string; client: ClientId; home?: string; whole?: boolean },
 ): string {
   const { doc, obj, syn, cmd } = located(text, t);
-  // already behind Airlock: written by protect, or by hand (never wrap a wrapper)
-  if (unwrap(cmd) || wrappedByHand(cmd)) return text;
+  // already behind Airlock: written by protect, or by hand (never wrap a wrapper); `whole`: the caller knows its
+  // launcher is not Airlock's, so it is a server like any other
+  if (!t.whole && (unwrap(cmd) || wrappedByHand(cmd))) return text;
   const prefix = wrapPrefix(t.launcher, t.name, t.client, t.home);
   const command = syn.command!;
   const expected = structuredClone(doc);
