@@ -22,6 +22,8 @@ export interface Recognition {
   /** Where a wrapper started without --home looks (the default data dir of an environment without AIRLOCK_HOME). */
   defaultHome: string;
   platform: NodeJS.Platform;
+  /** Paths already resolved (a config with thousands of entries names the same launcher in each). */
+  seen: Map<string, string>;
 }
 
 /** This install's launcher: the Node running now and the checkout's bin/airlock.js (same spot from src and dist). */
@@ -66,12 +68,17 @@ export function recognition(opts: DiscoverOptions, writing?: Launcher): Recognit
     dataDir: comparablePath(p.isAbsolute(dir) ? dir : p.resolve(dir), platform),
     defaultHome: comparablePath(defaultDataDir({ ...env, AIRLOCK_HOME: undefined }, platform), platform),
     platform,
+    seen: new Map(),
   };
 }
 
 /** True when the launcher words (command and args before `wrap`) are exactly one of Airlock's launchers. */
 export function isOwnLauncher(words: readonly string[], r: Recognition): boolean {
-  const mine = words.map((w) => comparablePath(w, r.platform));
+  const mine = words.map((w) => {
+    let c = r.seen.get(w);
+    if (c === undefined) r.seen.set(w, (c = comparablePath(w, r.platform)));
+    return c;
+  });
   return r.launchers.some((l) => l.length === mine.length && l.every((w, i) => w === mine[i]));
 }
 

@@ -10,7 +10,7 @@ import { updateKept } from './kept-unprotected.js';
 import { CLIENTS, pathFor } from './known-clients.js';
 import { encodeConfig, readConfigFile } from './config-file.js';
 import { allLocations, discoverClient, readLocation } from './discover.js';
-import { protectText, unprotectText } from './edit.js';
+import { protectAllText, protectText, unprotectText } from './edit.js';
 import { describeServers } from './entries.js';
 import { recognition, type Recognition } from './own-launcher.js';
 import { syntaxFor } from './formats/index.js';
@@ -137,8 +137,10 @@ function select(edit: Edit, req: ChangeRequest, entries: ServerEntry[], broken: 
     return { todo, outcomes };
   }
   const label = CLIENTS[req.client].label;
+  const byName = new Map<string, ServerEntry[]>();
+  for (const e of entries) byName.set(e.name, [...(byName.get(e.name) ?? []), e]);
   for (const name of req.servers) {
-    const matches = entries.filter((e) => e.name === name);
+    const matches = byName.get(name) ?? [];
     if (matches.length === 0) {
       const known = [...new Set(entries.map((e) => e.name))];
       const hint = broken.length ? `; also ${broken.join('; ')}` : '';
@@ -157,9 +159,9 @@ function select(edit: Edit, req: ChangeRequest, entries: ServerEntry[], broken: 
 /** The entries named `names` at `location` in freshly parsed text. */
 function entriesIn(location: ConfigLocation, text: string, names: string[], r: Recognition): ServerEntry[] {
   const doc = syntaxFor(location.format).parse(text);
-  const all = describeServers(location, doc, r);
+  const all = new Map(describeServers(location, doc, r).map((x) => [x.name, x]));
   return names.map((n) => {
-    const e = all.find((x) => x.name === n);
+    const e = all.get(n);
     if (!e) throw new ClientConfigError(`server "${n}" disappeared from ${location.path} while Airlock was editing it`);
     return e;
   });
@@ -196,13 +198,21 @@ async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups:
     let text = file.text;
     try {
       for (const target of job.targets) {
+        const fresh: Parameters<typeof protectAllText>[2] = [];
         for (const e of entriesIn(target.location, text, target.names, r)) {
           const t = { syntax, entryPath: e.path, shape: e.shape };
-          if (restorable(e)) text = unprotectText(text, t);
           // a look-alike whose launcher runs: wrapped whole, so what it starts now starts behind Airlock
           const whole = e.lookAlike !== undefined && !e.lookAlikeStale;
-          if (edit.action === 'protect') text = protectText(text, { ...t, launcher: edit.launcher, name: e.name, client: req.client, home: edit.home, whole });
+          const wrap = edit.action === 'protect' ? { entryPath: e.path, shape: e.shape, launcher: edit.launcher, name: e.name, client: req.client, home: edit.home, whole } : null;
+          if (!restorable(e)) {
+            if (wrap) fresh.push(wrap);
+            continue;
+          }
+          text = unprotectText(text, t);
+          if (wrap) text = protectText(text, { ...wrap, syntax });
         }
+        // the entries that only need wrapping: all in one pass over the text
+        text = protectAllText(text, syntax, fresh);
       }
     } catch (err) {
       if (err instanceof ClientConfigError) throw err;
@@ -235,8 +245,9 @@ async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups:
 async function verify(action: Action, job: FileJob, label: string, r: Recognition): Promise<void> {
   for (const target of job.targets) {
     const report = await readLocation({ ...target.location, serversPath: target.location.serversPath }, r);
+    const byName = new Map(report.servers.map((s) => [s.name, s]));
     const bad = target.names.filter((n) => {
-      const e = report.servers.find((s) => s.name === n);
+      const e = byName.get(n);
       return !e || (action === 'protect' ? !e.protected : restorable(e));
     });
     if (report.error || bad.length) {
@@ -286,7 +297,8 @@ export async function changeServers(action: Action, req: ChangeRequest | Protect
     req.warn?.(`could not record the choice for auto-protect in ${dir}: ${describeError(err)}`),
   );
   // Report in file order, as `airlock clients` lists them.
-  const rank = (o: ChangeOutcome) => entries.findIndex((e) => e.name === o.server && e.location.path === o.path && e.location.scope === o.scope);
+  const at = new Map(entries.map((e, i) => [`${e.name}\0${e.location.path}\0${e.location.scope}`, i]));
+  const rank = (o: ChangeOutcome) => at.get(`${o.server}\0${o.path}\0${o.scope}`) ?? -1;
   outcomes.sort((a, b) => rank(a) - rank(b));
   return { outcomes, backups };
 }
