@@ -101,6 +101,8 @@ export interface WrapOptions {
   server?: string;
   client?: string;
   trust?: boolean;
+  /** More options of `airlock wrap`, as a config entry would give them (nothing recorded with the broker). */
+  flags?: string[];
   command: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
@@ -164,6 +166,7 @@ export function wrapArgs(o: WrapOptions): string[] {
     '--client',
     o.client ?? 'test-client',
     ...(o.trust ? ['--trust-read-only-hints'] : []),
+    ...(o.flags ?? []),
     '--',
     o.command,
     ...o.args,
