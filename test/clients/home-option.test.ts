@@ -62,7 +62,11 @@ describe.each(CASES)('$client with a non-default data dir', ({ client, ext }) =>
     const data = `${h.home}/elsewhere`;
     const opts = { ...h.opts, env: { ...h.env, AIRLOCK_HOME: data }, client, servers: 'all' as const, launcher: TEST_LAUNCHER, processLister: async () => [] };
     await protectServers(opts);
-    const servers = (await discoverClient(client, h.opts)).locations.flatMap((l) => l.servers).filter((s) => s.protected);
+    // seen from the default data dir, these entries report elsewhere: not protected there
+    const fromDefault = (await discoverClient(client, h.opts)).locations.flatMap((l) => l.servers);
+    expect(fromDefault.filter((s) => s.protected)).toEqual([]);
+    expect(fromDefault.filter((s) => s.otherHome === data).length).toBeGreaterThan(0);
+    const servers = (await discoverClient(client, opts)).locations.flatMap((l) => l.servers).filter((s) => s.protected);
     expect(servers.length).toBeGreaterThan(0);
     for (const s of servers) {
       const args = s.written!.args;
@@ -120,11 +124,12 @@ describe('reading wrapped entries', () => {
     expect(wrappedByHand({ command, args: [...args] })?.original).toEqual(original);
     const text = JSON.stringify({ mcpServers: { s: { command, args } } });
     const h = home('cursor', text);
-    const s = (await discoverClient('cursor', h.opts)).locations[0]!.servers[0]!;
+    const opts = { ...h.opts, launchers: [{ command: '/opt/Airlock/airlock', argsPrefix: [] }] };
+    const s = (await discoverClient('cursor', opts)).locations[0]!.servers[0]!;
     expect(s).toMatchObject({ protected: true, unprotectable: expect.stringMatching(/by hand/) });
-    const p = await protectServers({ ...h.opts, client: 'cursor', servers: ['s'], launcher: TEST_LAUNCHER });
+    const p = await protectServers({ ...opts, client: 'cursor', servers: ['s'], launcher: TEST_LAUNCHER });
     expect(p.outcomes.map((o) => o.result)).toEqual(['skipped']);
-    const u = await unprotectServers({ ...h.opts, client: 'cursor', servers: 'all' });
+    const u = await unprotectServers({ ...opts, client: 'cursor', servers: 'all' });
     expect(u.outcomes.map((o) => o.result)).toEqual(['skipped']);
     expect(h.read()).toBe(text);
   });

@@ -41,7 +41,8 @@ export interface TestHome {
   readBytes(): Buffer;
   write(text: string | Buffer): void;
   /** Options for the clients API. */
-  opts: { env: { HOME: string; AIRLOCK_HOME: string }; platform: NodeJS.Platform; projectDir: string };
+  /** `launchers`: what counts as Airlock's own launcher, as the program composed with TEST_LAUNCHER says. */
+  opts: { env: { HOME: string; AIRLOCK_HOME: string }; platform: NodeJS.Platform; projectDir: string; launchers: Launcher[] };
   remove(): void;
 }
 
@@ -66,7 +67,7 @@ export function makeHome(client: ClientId, content: string | Buffer | null): Tes
       mkdirSync(dirname(config), { recursive: true });
       writeFileSync(config, toDisk(t));
     },
-    opts: { env, platform: 'linux', projectDir: project },
+    opts: { env, platform: 'linux', projectDir: project, launchers: [TEST_LAUNCHER] },
     remove: () => rmSync(home, { recursive: true, force: true }),
   };
   if (content !== null) h.write(content);

@@ -252,7 +252,7 @@ describe('launcher', () => {
     const h = home('cursor', CURSOR);
     const launcher = cliLauncher({ ...h.env, AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock"]' });
     await protectServers({ ...h.opts, client: 'cursor', servers: ['b'], launcher });
-    const b = (await discoverClient('cursor', h.opts)).locations[0]!.servers[1]!;
+    const b = (await discoverClient('cursor', { ...h.opts, launchers: [launcher] })).locations[0]!.servers[1]!;
     expect(b.written).toEqual({ command: '/opt/Airlock/airlock', args: ['wrap', '--name', 'b', '--client', 'cursor', '--', 'uvx'] });
     expect(b.protected).toBe(true);
   });
@@ -284,7 +284,8 @@ describe('stale launcher', () => {
     const gone = { command: '/usr/bin/env', argsPrefix: [join(h.home, 'old-checkout', 'bin', 'airlock.js')] };
     await protectServers({ ...h.opts, client: 'cursor', servers: ['b'], launcher: gone });
     const stale = (await discoverClient('cursor', h.opts)).locations[0]!.servers[1]!;
-    expect(stale).toMatchObject({ protected: true, staleLauncher: gone.argsPrefix[0] });
+    // not Airlock's launcher (and gone): not protected, and protect rewrites it rather than wrapping it
+    expect(stale).toMatchObject({ protected: false, lookAlikeStale: true, lookAlike: expect.stringContaining(`${gone.argsPrefix[0]} is gone`) });
     const r = await protectServers({ ...h.opts, client: 'cursor', servers: ['b'], launcher: TEST_LAUNCHER });
     expect(r.outcomes).toEqual([expect.objectContaining({ result: 'protected' })]);
     const fresh = (await discoverClient('cursor', h.opts)).locations[0]!.servers[1]!;

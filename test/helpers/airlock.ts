@@ -101,6 +101,8 @@ export interface WrapOptions {
   server?: string;
   client?: string;
   trust?: boolean;
+  /** More options of `airlock wrap`, as a config entry would give them (nothing recorded with the broker). */
+  flags?: string[];
   command: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
@@ -182,6 +184,12 @@ export interface Wrapped {
 
 /** Connect the real SDK client to a server through `airlock wrap`. */
 export async function connectWrapped(o: WrapOptions, capabilities: Record<string, unknown> = {}): Promise<Wrapped> {
+  // the flag asks for trust; the person's `airlock trust SERVER on` is what gives it
+  if (o.trust) {
+    const r = await cli(o.home, ['trust', o.server ?? 'fixture', 'on']);
+    // with no broker running (a test of a broker that is down) there is nothing to record the choice with yet
+    if (r.code !== 0 && !r.stderr.includes('not running')) throw new Error(`airlock trust failed: ${r.stderr}`);
+  }
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: wrapArgs(o),

@@ -565,6 +565,12 @@ export class Broker {
     this.fileTools.noteSession(session.info.server, session.info.command);
     this.undo.sessionOpened(session, p.undo);
     this.record('session-up', session.info.server, null, { session: session.info });
+    // loosening flags of the wrapper count only as the person's recorded choice (`airlock trust`, `airlock inverses`)
+    const flags = [...(p.trustFlag && !this.store.trusts(session.info.server) ? ['--trust-read-only-hints'] : []), ...this.undo.inverses.undeclaredFlags(session.info.id)];
+    if (flags.length) {
+      const reason = `not applied: the person has not chosen them (\`airlock trust ${session.info.server} on\`, \`airlock inverses\`); the session runs without them`;
+      this.record('wrap-flags-ignored', session.info.server, null, { client: session.info.client, flags, reason });
+    }
     return session;
   }
 

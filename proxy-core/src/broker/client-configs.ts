@@ -37,7 +37,7 @@ export class ClientConfigsApi {
   constructor(private readonly o: ClientConfigsOptions) {}
 
   async list(): Promise<ClientConfigs[]> {
-    return (await discoverClients({ env: this.o.env })).map(reportJson);
+    return (await discoverClients({ env: this.o.env, dataDir: this.o.dataDir, ...(this.o.launcher ? { launchers: [this.o.launcher] } : {}) })).map(reportJson);
   }
 
   async change(action: 'protect' | 'unprotect', p: CheckedParamsOf<'clients.protect'>): Promise<ChangeReportResult> {

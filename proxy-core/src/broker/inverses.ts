@@ -1,8 +1,9 @@
 /**
  * Declared inverses: "TOOL of SERVER is undone by calling INVERSE". Two sources, one reading (wrap/undo-spec.ts):
  * a person's stored declarations per server (SQLite, journaled, what the UI edits), and a running wrapper's
- * `--undo` flags, reported when its session opens and good for that session (they win over a stored one for the
- * same tool). A declaration is refused when it names a tool the server does not list (checked against the
+ * `--undo` flags, reported when its session opens. Only the stored ones are used to undo: a flag is what a config
+ * entry says, which anything of the user's can edit, so it counts only as evidence (and is reported as ignored
+ * where the person declared nothing the same). A declaration is refused when it names a tool the server does not list (checked against the
  * stored catalog when saved, and against the wrapper's own listing once it reports it), a tool names itself,
  * it cannot be parsed, the tool already has one, or a rule denies the inverse (an undo runs it as a call like any
  * other, so it would only be denied then; and a declaration must not become a way to run a tool a rule forbids).
@@ -162,14 +163,23 @@ export class Inverses {
     while (this.closed.length > CLOSED_KEPT) this.sessions.delete(this.closed.shift()!);
   }
 
-  /** The inverse that applies to a call of `tool` made in this session (its flag first, else the server's). */
-  forCall(server: string, sessionId: string | null | undefined, tool: string): InverseDecl | undefined {
-    const flag = sessionId ? this.sessions.get(sessionId) : undefined;
-    if (flag && flag.server === server) {
-      const d = flag.decls.get(tool);
-      if (d) return d;
-    }
+  /**
+   * The inverse that applies to a call of `tool` made in this session: the person's stored declaration. A
+   * wrapper's `--undo` flag is what its config entry says, which anyone can edit: it never declares an inverse
+   * by itself (undo would call what it names), only evidence against a read-only claim (see evidence).
+   */
+  forCall(server: string, _sessionId: string | null | undefined, tool: string): InverseDecl | undefined {
     return this.stored.get(server)?.get(tool);
+  }
+
+  /** A session's `--undo` flags that the person has not declared the same way (`airlock inverses`). */
+  undeclaredFlags(sessionId: string): string[] {
+    const s = this.sessions.get(sessionId);
+    if (!s) return [];
+    return [...s.decls.values()].filter((d) => {
+      const stored = this.stored.get(s.server)?.get(d.tool);
+      return !stored || formatUndoSpec(stored) !== formatUndoSpec(d);
+    }).map((d) => `--undo ${safeSpec(d)}`);
   }
 
   /**
@@ -178,16 +188,16 @@ export class Inverses {
    * last listing has both the tool and its inverse. What `forCall` finds afterwards is tried either way.
    */
   usable(server: string, sessionId: string, tool: string, listed: ReadonlySet<string> = new Set(this.o.listed(server))): InverseDecl | undefined {
+    // the stored declaration only: a flag that differs from it is not the person's (see forCall)
     const s = this.sessions.get(sessionId);
-    const flag = s && s.server === server && s.checked ? s.decls.get(tool) : undefined;
-    const decl = flag ?? this.stored.get(server)?.get(tool);
+    const decl = this.stored.get(server)?.get(tool);
     // an inverse a rule denies now would only be denied when the undo runs it: no way back to count on
     return decl && listed.has(decl.tool) && listed.has(decl.inverse) && !this.o.denies(server, s?.client, decl.inverse) ? decl : undefined;
   }
 
   /** Every tool of a session that `usable` finds a declaration for. */
   usableTools(server: string, sessionId: string): string[] {
-    const tools = new Set([...(this.stored.get(server)?.keys() ?? []), ...(this.sessions.get(sessionId)?.decls.keys() ?? [])]);
+    const tools = new Set(this.stored.get(server)?.keys() ?? []);
     if (tools.size === 0) return [];
     const listed = new Set(this.o.listed(server));
     return [...tools].filter((t) => this.usable(server, sessionId, t, listed) !== undefined);

@@ -127,4 +127,9 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE rules ADD COLUMN undoable INTEGER;
   `,
+  // Migration 9: the config watcher's last known state of each client config location (clients/watch.ts),
+  // compared with at start so a change made while the broker was down is reported
+  `
+  CREATE TABLE config_state (location TEXT PRIMARY KEY, servers TEXT NOT NULL, updated_at INTEGER NOT NULL);
+  `,
 ];

@@ -115,7 +115,9 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     // config files are a user's, not ours: a watcher failure is journaled, it never stops the broker
     try {
       const { watchClientConfigs } = await import('../clients/watch.js');
+      const { configStateStore } = await import('./config-state.js');
       watcher = watchClientConfigs({
+        state: configStateStore(store.db, () => Date.now()),
         env: opts.env ?? process.env,
         dataDir: opts.dir,
         launcher: opts.launcher,

@@ -11,7 +11,21 @@ import type { Env } from '../clients/types.js';
 export function cliLauncher(env: Env = process.env): Launcher {
   const named = launcherFromEnv(env);
   if (named) return named;
-  // Same relative spot from src/cli and dist/cli: the repo root's bin/airlock.js.
+  return checkoutLauncher();
+}
+
+/** This checkout's own: this Node binary and bin/airlock.js (same relative spot from src/cli and dist/cli). */
+function checkoutLauncher(): Launcher {
   const bin = fileURLToPath(new URL('../../../bin/airlock.js', import.meta.url));
   return { command: process.execPath, argsPrefix: [bin] };
+}
+
+/** The launchers whose entries count as protected: the one protect writes, and this checkout's own. */
+export function ownLaunchers(env: Env = process.env): Launcher[] {
+  try {
+    const named = launcherFromEnv(env);
+    return named ? [named, checkoutLauncher()] : [checkoutLauncher()];
+  } catch {
+    return [checkoutLauncher()];
+  }
 }

@@ -15,6 +15,12 @@ export interface ConfigFile {
   mtimeMs: number;
 }
 
+/**
+ * The largest client config Airlock reads. Real ones are a few KB; one of many MB is either not a config or
+ * made to cost Airlock its memory and hours of rewriting, so it is refused (reported, never edited).
+ */
+export const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
+
 export class ConfigReadError extends Error {
   override name = 'ConfigReadError';
 }
@@ -31,7 +37,12 @@ export async function readConfigFile(path: string): Promise<ConfigFile | null> {
   try {
     const st = await stat(realPath);
     if (!st.isFile()) throw new ConfigReadError(`${path} is not a regular file`);
+    const tooBig = () =>
+      new ConfigReadError(`${path} is ${(st.size / 2 ** 20).toFixed(1)} MB, over the ${MAX_CONFIG_BYTES / 2 ** 20} MB Airlock reads in a client config; it was left alone (nothing in it is protected by Airlock)`);
+    if (st.size > MAX_CONFIG_BYTES) throw tooBig();
     const bytes = await readFile(realPath);
+    // it may have grown between the stat and the read
+    if (bytes.length > MAX_CONFIG_BYTES) throw tooBig();
     const decoded = bytes.toString('utf8');
     // Editing a file that is not valid UTF-8 would silently replace its bad bytes: refuse instead.
     if (!Buffer.from(decoded, 'utf8').equals(bytes)) throw new ConfigReadError(`${path} is not valid UTF-8`);

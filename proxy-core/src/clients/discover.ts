@@ -5,6 +5,7 @@ import { clientLocationFolders, clientLocations, CLIENTS, pathFor } from './know
 import { readConfigFile, ConfigReadError } from './config-file.js';
 import { getAt, isRecord } from './docpath.js';
 import { describeServers } from './entries.js';
+import { recognition, type Recognition } from './own-launcher.js';
 import { syntaxFor } from './formats/index.js';
 import type { ClientId, ConfigLocation, DiscoverOptions, DocPath, ServerEntry } from './types.js';
 import { CLIENT_IDS } from './types.js';
@@ -41,7 +42,7 @@ function projectServersPath(doc: unknown, location: ConfigLocation): DocPath | n
 }
 
 /** Read one location: its servers, or the error that keeps us from knowing them. */
-export async function readLocation(location: ConfigLocation): Promise<LocationReport> {
+export async function readLocation(location: ConfigLocation, r: Recognition = recognition({})): Promise<LocationReport> {
   let file;
   try {
     file = await readConfigFile(location.path);
@@ -54,7 +55,7 @@ export async function readLocation(location: ConfigLocation): Promise<LocationRe
     const serversPath = projectServersPath(doc, location);
     if (!serversPath) return { location, exists: true, servers: [] };
     const resolved = { ...location, serversPath };
-    return { location: resolved, exists: true, servers: describeServers(resolved, doc) };
+    return { location: resolved, exists: true, servers: describeServers(resolved, doc, r) };
   } catch (err) {
     return { location, exists: true, error: err instanceof Error ? err.message : String(err), servers: [] };
   }
@@ -101,7 +102,8 @@ export async function allLocations(client: ClientId, opts: DiscoverOptions = {})
 
 /** Read every location of one client. */
 export async function discoverClient(client: ClientId, opts: DiscoverOptions = {}): Promise<ClientReport> {
-  const locations = await Promise.all((await allLocations(client, opts)).map(readLocation));
+  const r = recognition(opts);
+  const locations = await Promise.all((await allLocations(client, opts)).map((l) => readLocation(l, r)));
   // The per-project part of ~/.claude.json is only worth showing when that project has an entry.
   const shown = locations.filter((l) => l.location.scope !== 'local' || l.servers.length > 0);
   return { client, label: CLIENTS[client].label, found: locations.some((l) => l.exists), locations: shown };

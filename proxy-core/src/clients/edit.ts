@@ -17,11 +17,18 @@ interface TextEdit {
   text: string;
 }
 
+/** Apply non-overlapping edits in one pass (thousands of them in a big file must not copy it each time). */
 function apply(text: string, edits: TextEdit[]): string {
-  const sorted = [...edits].sort((a, b) => b.start - a.start);
-  let out = text;
-  for (const e of sorted) out = out.slice(0, e.start) + e.text + out.slice(e.end);
-  return out;
+  const sorted = [...edits].sort((a, b) => a.start - b.start || a.end - b.end);
+  const parts: string[] = [];
+  let at = 0;
+  for (const e of sorted) {
+    if (e.start < at) throw new ConfigEditError('refusing overlapping edits');
+    parts.push(text.slice(at, e.start), e.text);
+    at = e.end;
+  }
+  parts.push(text.slice(at));
+  return parts.join('');
 }
 
 /** Args as the strings a client passes on; YAML and TOML may hold numbers or booleans there. */
@@ -54,8 +61,8 @@ interface Target {
   shape: CommandShape;
 }
 
-function located(text: string, t: Target): { doc: unknown; obj: DocPath; syn: EntrySyntax; cmd: StdioCommand } {
-  const doc = t.syntax.parse(text);
+function located(text: string, t: Target, parsed?: unknown): { doc: unknown; obj: DocPath; syn: EntrySyntax; cmd: StdioCommand } {
+  const doc = parsed === undefined ? t.syntax.parse(text) : parsed;
   const cmd = readCommand(getAt(doc, t.entryPath), t.shape);
   if (typeof cmd === 'string') throw new ConfigEditError(cmd);
   const syn = t.syntax.locate(text, t.entryPath, t.shape);
@@ -87,20 +94,27 @@ function movable(raw: string): boolean {
   return !/[\r\n]/.test(raw);
 }
 
-/** The text with the entry wrapped by `launcher`; unchanged if it already is. */
-export function protectText(
-  text: string,
-  t: Target & { launcher: Launcher; name: string; client: ClientId; home?: string },
-): string {
-  const { doc, obj, syn, cmd } = located(text, t);
-  // already behind Airlock: written by protect, or by hand (never wrap a wrapper)
-  if (unwrap(cmd) || wrappedByHand(cmd)) return text;
+type ProtectTarget = Target & { launcher: Launcher; name: string; client: ClientId; home?: string; whole?: boolean };
+
+/** What wrapping one entry takes: the change to the data, and the text edits to try (raw token first). */
+export interface ProtectPlan {
+  expect(doc: unknown): void;
+  attempts: (() => TextEdit[])[];
+}
+
+/** Plan the wrap of one entry in `text` (parsed as `doc`); null when it already is behind Airlock. */
+export function planProtect(text: string, doc: unknown, t: ProtectTarget): ProtectPlan | null {
+  const { obj, syn, cmd } = located(text, t, doc);
+  // already behind Airlock: written by protect, or by hand (never wrap a wrapper); `whole`: the caller knows its
+  // launcher is not Airlock's, so it is a server like any other
+  if (!t.whole && (unwrap(cmd) || wrappedByHand(cmd))) return null;
   const prefix = wrapPrefix(t.launcher, t.name, t.client, t.home);
   const command = syn.command!;
-  const expected = structuredClone(doc);
   const originalArgs = getAt(doc, [...obj, t.shape.argsKey]);
-  setAt(expected, [...obj, t.shape.commandKey], t.launcher.command);
-  setAt(expected, [...obj, t.shape.argsKey], [...prefix, cmd.command, ...(Array.isArray(originalArgs) ? originalArgs : [])]);
+  const expect = (expected: unknown) => {
+    setAt(expected, [...obj, t.shape.commandKey], t.launcher.command);
+    setAt(expected, [...obj, t.shape.argsKey], [...prefix, cmd.command, ...(Array.isArray(originalArgs) ? originalArgs : [])]);
+  };
 
   const attempt = (cmdItem: string) => (): TextEdit[] => {
     const items = [...prefix.map((s) => t.syntax.quote(s)), cmdItem];
@@ -124,8 +138,32 @@ export function protectText(
     return edits;
   };
   const raw = rawSlice(text, command.value);
-  const attempts = movable(raw) ? [attempt(raw), attempt(t.syntax.quote(cmd.command))] : [attempt(t.syntax.quote(cmd.command))];
-  return firstVerified(t, text, expected, attempts);
+  return { expect, attempts: movable(raw) ? [attempt(raw), attempt(t.syntax.quote(cmd.command))] : [attempt(t.syntax.quote(cmd.command))] };
+}
+
+/** The text with the entry wrapped by `launcher`; unchanged if it already is. */
+export function protectText(text: string, t: ProtectTarget): string {
+  const doc = t.syntax.parse(text);
+  const plan = planProtect(text, doc, t);
+  if (!plan) return text;
+  const expected = structuredClone(doc);
+  plan.expect(expected);
+  return firstVerified(t, text, expected, plan.attempts);
+}
+
+/**
+ * Wrap many entries of one file in one pass: one parse, every entry's edits applied together, one parse to
+ * check the result (a config with thousands of servers costs one rewrite, not one per server). Refused as a
+ * whole when the combined result is not exactly what each entry's wrap should give.
+ */
+export function protectAllText(text: string, syntax: FormatSyntax, targets: Omit<ProtectTarget, 'syntax'>[]): string {
+  const doc = syntax.parse(text);
+  const plans = targets.map((t) => planProtect(text, doc, { ...t, syntax })).filter((p): p is ProtectPlan => p !== null);
+  if (plans.length === 0) return text;
+  const expected = structuredClone(doc);
+  for (const p of plans) p.expect(expected);
+  const tries = [0, 1].map((i) => () => plans.flatMap((p) => (p.attempts[i] ?? p.attempts[p.attempts.length - 1]!)()));
+  return firstVerified({ syntax, entryPath: [], shape: targets[0]!.shape }, text, expected, tries);
 }
 
 /** The text of the args property protect inserts before the command key of an entry that had none. */

@@ -4,6 +4,7 @@ import { isAbsolute } from 'node:path';
 import { getAt, isRecord } from './docpath.js';
 import { readCommand } from './edit.js';
 import type { ClientId, CommandShape, ConfigLocation, DocPath, ServerEntry, Transport } from './types.js';
+import { isOwnLauncher, otherHome, type Recognition } from './own-launcher.js';
 import { unwrap, wrappedByHand } from './wrapped.js';
 
 // `airlock wrap --url` can relay a remote server, but rewriting a url entry into a command entry (and its
@@ -52,8 +53,15 @@ function transportOf(client: ClientId, entry: Record<string, unknown>, shape: Co
   return { transport: 'other', reason: `no "${shape.commandKey}" or URL` };
 }
 
-/** Describe one entry object found at `path`. */
-export function describeEntry(location: ConfigLocation, name: string, path: DocPath, entry: unknown): ServerEntry {
+/** Why an entry that starts `… wrap …` is not protected, when its launcher is not Airlock's. */
+export function lookAlikeReason(launcher: readonly string[]): { reason: string; stale: boolean } {
+  const gone = launcher.find((w) => isAbsolute(w) && !existsSync(w));
+  if (gone) return { reason: `looks wrapped, but its launcher ${gone} is gone: run \`airlock protect\` again`, stale: true };
+  return { reason: `looks wrapped but does not run Airlock's launcher (it starts ${JSON.stringify(launcher[0] ?? '')})`, stale: false };
+}
+
+/** Describe one entry object found at `path`; `r` says which launchers and data dir are this Airlock's. */
+export function describeEntry(location: ConfigLocation, name: string, path: DocPath, entry: unknown, r: Recognition): ServerEntry {
   const client = location.client;
   const shape = commandShape(client, entry);
   const base: ServerEntry = { client, location, name, path, transport: 'other', protected: false, shape, envKeys: [] };
@@ -68,24 +76,36 @@ export function describeEntry(location: ConfigLocation, name: string, path: DocP
   const cmd = readCommand(entry, shape);
   if (typeof cmd === 'string') return { ...out, unprotectable: cmd };
   const un = unwrap(cmd);
+  const byHand = un ? null : wrappedByHand(cmd);
+  const words = un?.launcher ?? byHand?.launcher;
+  if (words && !isOwnLauncher(words, r)) {
+    // something else runs: protect wraps it whole (or, its launcher gone, rewrites it); nothing is trusted to it
+    const { reason, stale } = lookAlikeReason(words);
+    return { ...out, written: cmd, original: stale && un ? un.original : cmd, lookAlike: reason, ...(stale && un ? { lookAlikeStale: true } : {}) };
+  }
   if (un) {
+    const elsewhere = otherHome(un.home, r);
     const staleLauncher = un.launcher.find((w) => isAbsolute(w) && !existsSync(w));
     return {
       ...out,
       written: cmd,
       original: un.original,
-      protected: true,
+      protected: elsewhere === undefined,
       wrappedAs: { name: un.name, client: un.client, ...(un.home !== undefined ? { home: un.home } : {}) },
       ...(staleLauncher ? { staleLauncher } : {}),
+      ...(elsewhere !== undefined ? { otherHome: elsewhere } : {}),
+      ...(un.loosening.length ? { loosening: un.loosening } : {}),
     };
   }
-  const byHand = wrappedByHand(cmd);
   if (byHand) {
+    const elsewhere = otherHome(byHand.home, r);
     return {
       ...out,
       written: cmd,
       ...(byHand.original ? { original: byHand.original } : {}),
-      protected: true,
+      protected: elsewhere === undefined,
+      ...(elsewhere !== undefined ? { otherHome: elsewhere } : {}),
+      ...(byHand.loosening.length ? { loosening: byHand.loosening } : {}),
       unprotectable: HAND_WRAPPED,
       wrappedAs: { name: byHand.name ?? name, client: byHand.client, ...(byHand.home !== undefined ? { home: byHand.home } : {}) },
     };
@@ -94,7 +114,7 @@ export function describeEntry(location: ConfigLocation, name: string, path: DocP
 }
 
 /** Every server a parsed document declares at `location`; throws a message when the servers key is malformed. */
-export function describeServers(location: ConfigLocation, doc: unknown, serversPath: DocPath = location.serversPath): ServerEntry[] {
+export function describeServers(location: ConfigLocation, doc: unknown, r: Recognition, serversPath: DocPath = location.serversPath): ServerEntry[] {
   const servers = getAt(doc, serversPath);
   if (servers === undefined || servers === null) return [];
   if (location.layout === 'list') {
@@ -103,11 +123,11 @@ export function describeServers(location: ConfigLocation, doc: unknown, serversP
     const out = servers.map((item, i) => {
       const name = isRecord(item) && typeof item.name === 'string' ? item.name : `#${i + 1}`;
       seen.set(name, (seen.get(name) ?? 0) + 1);
-      const e = describeEntry(location, name, [...serversPath, i], item);
+      const e = describeEntry(location, name, [...serversPath, i], item, r);
       return isRecord(item) && typeof item.name === 'string' ? e : { ...e, unprotectable: e.unprotectable ?? 'the entry has no name' };
     });
     return out.map((e) => ((seen.get(e.name) ?? 0) > 1 ? { ...e, unprotectable: e.unprotectable ?? 'another entry has the same name' } : e));
   }
   if (!isRecord(servers)) throw new Error(`"${serversPath.join('.')}" is not an object`);
-  return Object.entries(servers).map(([name, entry]) => describeEntry(location, name, [...serversPath, name], entry));
+  return Object.entries(servers).map(([name, entry]) => describeEntry(location, name, [...serversPath, name], entry, r));
 }

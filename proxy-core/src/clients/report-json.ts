@@ -5,6 +5,7 @@
  */
 import type { ChangeReportResult, ClientConfigs, ConfiguredServer } from '../protocol/api.js';
 import type { ClientReport } from './discover.js';
+import { entryWarning } from './entry-status.js';
 import { CLIENTS } from './known-clients.js';
 import { type Launcher, LauncherError } from './launcher.js';
 import { redactArgs, redactCommand } from './redact.js';
@@ -25,6 +26,9 @@ export function serverJson(s: ServerEntry): ConfiguredServer & { cwd?: string; e
     envKeys: s.envKeys,
     ...(s.wrappedAs ? { wrappedAs: s.wrappedAs.name } : {}),
     ...(s.staleLauncher ? { staleLauncher: s.staleLauncher } : {}),
+    ...(entryWarning(s) ? { warning: entryWarning(s) } : {}),
+    ...(s.otherHome !== undefined ? { otherHome: s.otherHome } : {}),
+    ...(s.loosening?.length ? { loosening: s.loosening } : {}),
   };
 }
 

@@ -6,11 +6,13 @@ import { resolve } from 'node:path';
 import { dataDir as defaultDataDir, type Env } from '../ipc/paths.js';
 import { backupPath, saveFirstBackup } from './backup.js';
 import { ConcurrentEditError, writeFileAtomic } from './atomic-write.js';
+import { updateKept } from './kept-unprotected.js';
 import { CLIENTS, pathFor } from './known-clients.js';
 import { encodeConfig, readConfigFile } from './config-file.js';
 import { allLocations, discoverClient, readLocation } from './discover.js';
-import { protectText, unprotectText } from './edit.js';
+import { protectAllText, protectText, unprotectText } from './edit.js';
 import { describeServers } from './entries.js';
+import { recognition, type Recognition } from './own-launcher.js';
 import { syntaxFor } from './formats/index.js';
 import type { Launcher } from './launcher.js';
 import { isClientRunning, type ProcessLister } from './running.js';
@@ -104,8 +106,13 @@ function writtenBy(e: ServerEntry, launcher: Launcher): boolean {
 /** What a run writes into each entry it changes: a wrap with this launcher and --home, or the original back. */
 type Edit = { action: 'protect'; launcher: Launcher; home: string | undefined } | { action: 'unprotect' };
 
+/** An entry in the form protect writes, whose original protect or unprotect may put back from the entry alone. */
+function restorable(e: ServerEntry): boolean {
+  return e.protected || e.otherHome !== undefined || e.lookAlikeStale === true;
+}
+
 function wants(edit: Edit, e: ServerEntry): boolean {
-  if (edit.action === 'unprotect') return e.protected;
+  if (edit.action === 'unprotect') return restorable(e);
   if (!e.protected) return true;
   // A protected entry whose launcher is gone would fail to start, and one naming another data dir would look
   // for another broker: protecting it again rewrites the launcher and --home.
@@ -121,7 +128,7 @@ function select(edit: Edit, req: ChangeRequest, entries: ServerEntry[], broken: 
     outcomes.push({ server: e.name, scope: e.location.scope, path: e.location.path, result, reason });
   const consider = (e: ServerEntry) => {
     // an entry wrapped by hand is left alone both ways (see wrappedByHand)
-    if (e.unprotectable && (action === 'protect' || e.protected)) note(e, 'skipped', e.unprotectable);
+    if (e.unprotectable && (action === 'protect' || restorable(e))) note(e, 'skipped', e.unprotectable);
     else if (!wants(edit, e)) note(e, 'unchanged', action === 'protect' ? 'already protected' : 'not protected');
     else todo.push(e);
   };
@@ -130,8 +137,10 @@ function select(edit: Edit, req: ChangeRequest, entries: ServerEntry[], broken: 
     return { todo, outcomes };
   }
   const label = CLIENTS[req.client].label;
+  const byName = new Map<string, ServerEntry[]>();
+  for (const e of entries) byName.set(e.name, [...(byName.get(e.name) ?? []), e]);
   for (const name of req.servers) {
-    const matches = entries.filter((e) => e.name === name);
+    const matches = byName.get(name) ?? [];
     if (matches.length === 0) {
       const known = [...new Set(entries.map((e) => e.name))];
       const hint = broken.length ? `; also ${broken.join('; ')}` : '';
@@ -148,11 +157,11 @@ function select(edit: Edit, req: ChangeRequest, entries: ServerEntry[], broken: 
 }
 
 /** The entries named `names` at `location` in freshly parsed text. */
-function entriesIn(location: ConfigLocation, text: string, names: string[]): ServerEntry[] {
+function entriesIn(location: ConfigLocation, text: string, names: string[], r: Recognition): ServerEntry[] {
   const doc = syntaxFor(location.format).parse(text);
-  const all = describeServers(location, doc);
+  const all = new Map(describeServers(location, doc, r).map((x) => [x.name, x]));
   return names.map((n) => {
-    const e = all.find((x) => x.name === n);
+    const e = all.get(n);
     if (!e) throw new ClientConfigError(`server "${n}" disappeared from ${location.path} while Airlock was editing it`);
     return e;
   });
@@ -181,7 +190,7 @@ function describeError(err: unknown): string {
 }
 
 /** Edit one file for every target in it, retrying when another program writes it in between. */
-async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups: string[]): Promise<void> {
+async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups: string[], r: Recognition): Promise<void> {
   const syntax = syntaxFor(job.format);
   for (let attempt = 1; ; attempt++) {
     const file = await readConfigFile(job.path);
@@ -189,11 +198,21 @@ async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups:
     let text = file.text;
     try {
       for (const target of job.targets) {
-        for (const e of entriesIn(target.location, text, target.names)) {
+        const fresh: Parameters<typeof protectAllText>[2] = [];
+        for (const e of entriesIn(target.location, text, target.names, r)) {
           const t = { syntax, entryPath: e.path, shape: e.shape };
-          if (edit.action === 'unprotect' || e.protected) text = unprotectText(text, t);
-          if (edit.action === 'protect') text = protectText(text, { ...t, launcher: edit.launcher, name: e.name, client: req.client, home: edit.home });
+          // a look-alike whose launcher runs: wrapped whole, so what it starts now starts behind Airlock
+          const whole = e.lookAlike !== undefined && !e.lookAlikeStale;
+          const wrap = edit.action === 'protect' ? { entryPath: e.path, shape: e.shape, launcher: edit.launcher, name: e.name, client: req.client, home: edit.home, whole } : null;
+          if (!restorable(e)) {
+            if (wrap) fresh.push(wrap);
+            continue;
+          }
+          text = unprotectText(text, t);
+          if (wrap) text = protectText(text, { ...wrap, syntax });
         }
+        // the entries that only need wrapping: all in one pass over the text
+        text = protectAllText(text, syntax, fresh);
       }
     } catch (err) {
       if (err instanceof ClientConfigError) throw err;
@@ -223,12 +242,13 @@ async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups:
 }
 
 /** Re-read the file and check every target now is what we wrote; clients that rewrite their config can undo it. */
-async function verify(action: Action, job: FileJob, label: string): Promise<void> {
+async function verify(action: Action, job: FileJob, label: string, r: Recognition): Promise<void> {
   for (const target of job.targets) {
-    const report = await readLocation({ ...target.location, serversPath: target.location.serversPath });
+    const report = await readLocation({ ...target.location, serversPath: target.location.serversPath }, r);
+    const byName = new Map(report.servers.map((s) => [s.name, s]));
     const bad = target.names.filter((n) => {
-      const e = report.servers.find((s) => s.name === n);
-      return !e || e.protected !== (action === 'protect');
+      const e = byName.get(n);
+      return !e || (action === 'protect' ? !e.protected : restorable(e));
     });
     if (report.error || bad.length) {
       throw new ClientConfigError(
@@ -246,7 +266,8 @@ export async function changeServers(action: Action, req: ChangeRequest | Protect
   // typed away, but a JavaScript caller (or a cast) could still leave it out: refuse rather than guess one
   if (action === 'protect' && !launcher) throw new ClientConfigError('protect needs a launcher: the command client configs should start Airlock with');
   const edit: Edit = action === 'protect' && launcher ? { action, launcher, home: wrapperHome(req) } : { action: 'unprotect' };
-  const report = await discoverClient(req.client, req);
+  const r = recognition(req, launcher);
+  const report = await discoverClient(req.client, { ...req, launchers: r.given });
   const locations = report.locations.filter((l) => !req.scope || l.location.scope === req.scope);
   const label = CLIENTS[req.client].label;
   if (!report.found) {
@@ -264,13 +285,20 @@ export async function changeServers(action: Action, req: ChangeRequest | Protect
   }
   const backups: string[] = [];
   for (const job of groupByFile(todo)) {
-    await changeFile(edit, job, req, backups);
-    await verify(action, job, label);
+    await changeFile(edit, job, req, backups, r);
+    await verify(action, job, label, r);
   }
   const done: ChangeOutcome['result'] = action === 'protect' ? 'protected' : 'unprotected';
   for (const e of todo) outcomes.push({ server: e.name, scope: e.location.scope, path: e.location.path, result: done });
+  // an unprotect is the person's choice, which auto-protect keeps; a protect takes it back
+  const choices = todo.map((e) => ({ client: req.client, path: e.location.path, server: e.name }));
+  const dir = req.dataDir ?? defaultDataDir(req.env ?? process.env, req.platform ?? process.platform);
+  await updateKept(dir, action === 'unprotect' ? choices : [], action === 'protect' ? choices : []).catch((err: unknown) =>
+    req.warn?.(`could not record the choice for auto-protect in ${dir}: ${describeError(err)}`),
+  );
   // Report in file order, as `airlock clients` lists them.
-  const rank = (o: ChangeOutcome) => entries.findIndex((e) => e.name === o.server && e.location.path === o.path && e.location.scope === o.scope);
+  const at = new Map(entries.map((e, i) => [`${e.name}\0${e.location.path}\0${e.location.scope}`, i]));
+  const rank = (o: ChangeOutcome) => at.get(`${o.server}\0${o.path}\0${o.scope}`) ?? -1;
   outcomes.sort((a, b) => rank(a) - rank(b));
   return { outcomes, backups };
 }

@@ -1,5 +1,6 @@
 /** Shapes shared by the table of known clients, the config readers and the rewriter. */
 import type { Env } from '../ipc/paths.js';
+import type { Launcher } from './launcher.js';
 
 export type { Env };
 
@@ -80,6 +81,17 @@ export interface ServerEntry {
   url?: string;
   /** For a protected entry: a launcher file it names is gone (a moved checkout); protect writes it afresh. */
   staleLauncher?: string;
+  /**
+   * The entry starts `… wrap …` with words that mention Airlock but are not its launcher: why it is not
+   * protected. `lookAlikeStale`: its launcher file is gone (a moved checkout), so protect rewrites it rather
+   * than wrapping what it starts.
+   */
+  lookAlike?: string;
+  lookAlikeStale?: boolean;
+  /** The entry runs Airlock's wrapper, but it reports to this data dir, not to this Airlock's: not protected here. */
+  otherHome?: string;
+  /** Loosening flags the entry gives the wrapper (applied only once the person recorded the same choice). */
+  loosening?: string[];
   /** For a protected entry: the --name, --client and --home given to the wrapper. */
   wrappedAs?: { name: string; client: string | undefined; home?: string };
 }
@@ -90,4 +102,11 @@ export interface DiscoverOptions {
   platform?: NodeJS.Platform;
   /** Project folder for project-scoped configs; default the current directory. */
   projectDir?: string;
+  /**
+   * Airlock's own launchers: an entry is protected only when it starts one of them (clients/own-launcher.ts).
+   * Default: this install's (node + bin/airlock.js) and AIRLOCK_LAUNCHER's.
+   */
+  launchers?: Launcher[];
+  /** The data dir whose broker entries must report to; default the one the env names. */
+  dataDir?: string;
 }

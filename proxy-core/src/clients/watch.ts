@@ -10,7 +10,11 @@ import { allLocations, readLocation } from './discover.js';
 import type { Launcher } from './launcher.js';
 import { protectServers } from './rewrite.js';
 import type { ProcessLister } from './running.js';
+import { entryWarning } from './entry-status.js';
+import { isKept } from './kept-unprotected.js';
+import { recognition } from './own-launcher.js';
 import type { ClientId, ConfigLocation, DiscoverOptions, Scope, Transport } from './types.js';
+import { dataDir as defaultDataDir } from '../ipc/paths.js';
 import { CLIENT_IDS } from './types.js';
 
 interface Where {
@@ -22,10 +26,13 @@ interface Where {
 
 export type ClientConfigEvent =
   | (Where & { type: 'server-added'; transport: Transport; protected: boolean; unprotectable?: string })
-  | (Where & { type: 'server-protected' })
+  /** `again`: it had been protected, someone unwrapped it, and auto-protect wrapped it again. */
+  | (Where & { type: 'server-protected'; again?: true })
+  /** The entry looks wrapped but is not (another launcher, another data dir), or adds loosening flags. */
+  | (Where & { type: 'server-warning'; warning: string })
   | (Where & { type: 'protect-failed'; error: string })
   /** A server that was protected is not any more (unprotected by hand, or its client rewrote the file). */
-  | (Where & { type: 'server-unprotected' })
+  | (Where & { type: 'server-unprotected'; kept?: true })
   | { type: 'config-error'; client: ClientId; path: string; error: string };
 
 export interface WatchOptions extends DiscoverOptions {
@@ -44,6 +51,23 @@ export interface WatchOptions extends DiscoverOptions {
   launcher: Launcher | undefined;
   dataDir?: string;
   processLister?: ProcessLister;
+  /**
+   * The last known state of each config location, kept across restarts (the broker's database): a location
+   * with a saved state is compared with it at start, so a change made while Airlock was down is reported
+   * (and auto-protected) too. Without one, only changes after start are.
+   */
+  state?: WatchStateStore;
+}
+
+/** Per server: protected, and what is wrong with the entry (see entry-status.ts). */
+export interface KnownServer {
+  protected: boolean;
+  warning?: string;
+}
+
+export interface WatchStateStore {
+  load(): Map<string, Map<string, KnownServer>>;
+  save(location: string, servers: Map<string, KnownServer>): void;
 }
 
 /** Why auto-protect left a server alone when the composer gave no launcher. */
@@ -61,8 +85,10 @@ export function watchClientConfigs(opts: WatchOptions): ConfigWatcher {
   const p = pathFor(opts.platform);
   const clients = opts.clients ?? [...CLIENT_IDS];
   const debounceMs = opts.debounceMs ?? 300;
-  /** Last seen state per location: server name → protected. */
-  const known = new Map<string, Map<string, boolean>>();
+  /** Last seen state per location. */
+  const known = new Map<string, Map<string, KnownServer>>(opts.state?.load() ?? []);
+  const r = recognition({ ...opts, ...(opts.launcher ? { launchers: [opts.launcher] } : {}) });
+  const dataDir = opts.dataDir ?? defaultDataDir(opts.env ?? process.env, opts.platform ?? process.platform);
   const errors = new Map<string, string>();
   const watchers = new Map<string, FSWatcher>();
   const timers = new Map<string, NodeJS.Timeout>();
@@ -82,46 +108,74 @@ export function watchClientConfigs(opts: WatchOptions): ConfigWatcher {
     return dirs;
   }
 
-  async function scan(dir: string | null, report: boolean): Promise<void> {
+  /** `report`: true, false, or 'saved' (at start: report what differs from the saved state, where there is one). */
+  async function scan(dir: string | null, report: boolean | 'saved'): Promise<void> {
     for (const loc of await locations()) {
       if (closed) return;
       if (dir !== null && p.dirname(loc.path) !== dir) continue;
-      await scanLocation(loc, report);
+      await scanLocation(loc, report === 'saved' ? known.has(locKey(loc)) : report);
     }
   }
 
   async function scanLocation(loc: ConfigLocation, report: boolean): Promise<void> {
     const key = locKey(loc);
-    const r = await readLocation(loc);
-    if (r.error) {
-      if (report && errors.get(key) !== r.error) opts.onEvent({ type: 'config-error', client: loc.client, path: loc.path, error: r.error });
-      errors.set(key, r.error);
+    const rep = await readLocation(loc, r);
+    if (rep.error) {
+      if (report && errors.get(key) !== rep.error) opts.onEvent({ type: 'config-error', client: loc.client, path: loc.path, error: rep.error });
+      errors.set(key, rep.error);
       return; // keep the last good state: a half-written file is not a removal
     }
     errors.delete(key);
     const before = known.get(key);
-    const now = new Map(r.servers.map((s) => [s.name, s.protected]));
+    const now = new Map<string, KnownServer>(rep.servers.map((s) => [s.name, { protected: s.protected, ...(entryWarning(s) ? { warning: entryWarning(s) } : {}) }]));
     known.set(key, now);
-    if (!report) return;
-    for (const s of r.servers) {
+    if (!report) return save(key, now);
+    const toProtect: { name: string; again: boolean; where: Where }[] = [];
+    for (const s of rep.servers) {
       const where: Where = { client: loc.client, server: s.name, scope: loc.scope, path: loc.path };
       const was = before?.get(s.name);
-      if (was === true && !s.protected) opts.onEvent({ ...where, type: 'server-unprotected' });
-      if (was !== undefined) continue;
-      opts.onEvent({ ...where, type: 'server-added', transport: s.transport, protected: s.protected, unprotectable: s.unprotectable });
+      const warning = now.get(s.name)!.warning;
+      if (warning !== undefined && warning !== was?.warning) opts.onEvent({ ...where, type: 'server-warning', warning });
+      let again = false;
+      if (was?.protected && !s.protected) {
+        const kept = isKept(dataDir, { client: loc.client, path: loc.path, server: s.name });
+        opts.onEvent({ ...where, type: 'server-unprotected', ...(kept ? { kept: true as const } : {}) });
+        // unwrapped by someone other than `airlock unprotect`: under auto-protect it is wrapped again
+        again = !kept;
+      } else if (was !== undefined) continue;
+      else opts.onEvent({ ...where, type: 'server-added', transport: s.transport, protected: s.protected, unprotectable: s.unprotectable });
       if (s.protected || s.unprotectable || !opts.autoProtect?.()) continue;
-      const launcher = opts.launcher;
-      if (!launcher) {
-        opts.onEvent({ ...where, type: 'protect-failed', error: NO_LAUNCHER });
-        continue;
+      if (!again && isKept(dataDir, { client: loc.client, path: loc.path, server: s.name })) continue;
+      toProtect.push({ name: s.name, again, where });
+    }
+    if (toProtect.length) await protectAll(loc, toProtect, now);
+    save(key, now);
+  }
+
+  /** Every server of one location that auto-protect wraps, in one rewrite of its file. */
+  async function protectAll(loc: ConfigLocation, todo: { name: string; again: boolean; where: Where }[], now: Map<string, KnownServer>): Promise<void> {
+    const launcher = opts.launcher;
+    if (!launcher) {
+      for (const t of todo) opts.onEvent({ ...t.where, type: 'protect-failed', error: NO_LAUNCHER });
+      return;
+    }
+    try {
+      await protectServers({ ...opts, launcher, client: loc.client, servers: todo.map((t) => t.name), scope: loc.scope, dataDir });
+      for (const t of todo) {
+        now.set(t.name, { protected: true });
+        opts.onEvent({ ...t.where, type: 'server-protected', ...(t.again ? { again: true as const } : {}) });
       }
-      try {
-        await protectServers({ ...opts, launcher, client: loc.client, servers: [s.name], scope: loc.scope });
-        now.set(s.name, true);
-        opts.onEvent({ ...where, type: 'server-protected' });
-      } catch (err) {
-        opts.onEvent({ ...where, type: 'protect-failed', error: err instanceof Error ? err.message : String(err) });
-      }
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      for (const t of todo) opts.onEvent({ ...t.where, type: 'protect-failed', error });
+    }
+  }
+
+  function save(key: string, now: Map<string, KnownServer>): void {
+    try {
+      opts.state?.save(key, now);
+    } catch {
+      // the state is a convenience for the next start; this run goes on with what it knows
     }
   }
 
@@ -167,7 +221,7 @@ export function watchClientConfigs(opts: WatchOptions): ConfigWatcher {
 
   const ready = (async () => {
     await attachAll(false);
-    await scan(null, false);
+    await scan(null, 'saved');
   })();
   ready.catch(() => undefined);
 

@@ -19,6 +19,8 @@ export interface Unwrapped {
   /** The launcher words: command and the args before `wrap`. */
   launcher: string[];
   original: StdioCommand;
+  /** Flags that loosen what Airlock asks (see looseningFlags). */
+  loosening: string[];
 }
 
 /** `--opt value`, or `--opt=value` when the value would be read as an option. */
@@ -112,6 +114,15 @@ export function parseWrapArgv(argv: readonly string[], lenient = false): WrapArg
   return out;
 }
 
+/**
+ * The flags of a parsed wrap that would loosen what Airlock asks: trusting read-only hints, and declared
+ * inverses (a call that can be undone may run under an "undoable" rule, and undo calls the inverse). The
+ * broker applies them only when the person recorded the same choice (`airlock trust`, `airlock inverses`).
+ */
+export function looseningFlags(parsed: WrapArgv): string[] {
+  return [...(parsed.trustReadOnlyHints ? ['--trust-read-only-hints'] : []), ...parsed.undo.map((u) => `--undo ${u}`)];
+}
+
 const MAX_LAUNCHER_ARGS = 4;
 
 /** The launcher words and the args after `wrap`, when the entry starts `airlock wrap` at all. */
@@ -152,6 +163,7 @@ export function unwrap(entry: StdioCommand): Unwrapped | null {
     home: parsed.home,
     launcher: call.launcher,
     original: { command, args },
+    loosening: looseningFlags(parsed),
   };
 }
 
@@ -160,11 +172,13 @@ export function unwrap(entry: StdioCommand): Unwrapped | null {
  * the server command). It is already behind Airlock; protect must not wrap it again, and unprotect cannot
  * restore it from the entry alone.
  */
-export function wrappedByHand(entry: StdioCommand): { name: string | undefined; client: string | undefined; home: string | undefined; original?: StdioCommand } | null {
+export function wrappedByHand(
+  entry: StdioCommand,
+): { name: string | undefined; client: string | undefined; home: string | undefined; launcher: string[]; loosening: string[]; original?: StdioCommand } | null {
   const found = unwrap(entry) ? null : parsedWrap(entry);
   if (!found) return null;
-  const { parsed } = found;
+  const { parsed, call } = found;
   const [command, ...args] = parsed.command;
   if (command === undefined && parsed.url === undefined) return null;
-  return { name: parsed.name, client: parsed.client, home: parsed.home, ...(command !== undefined ? { original: { command, args } } : {}) };
+  return { name: parsed.name, client: parsed.client, home: parsed.home, launcher: call.launcher, loosening: looseningFlags(parsed), ...(command !== undefined ? { original: { command, args } } : {}) };
 }

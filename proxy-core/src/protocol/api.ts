@@ -211,6 +211,12 @@ export const ConfiguredServerSchema = z.object({
   staleLauncher: z.string().optional(),
   /** The name the wrapper reports this server as (what the journal and rules call it). */
   wrappedAs: z.string().optional(),
+  /** What is wrong with a wrapped-looking entry, or what it asks for that Airlock does not apply (clients/entry-status.ts). */
+  warning: z.string().optional(),
+  /** Another Airlock data dir the entry's wrapper reports to. */
+  otherHome: z.string().optional(),
+  /** Loosening wrap flags the entry gives (applied only when the person recorded the same choice). */
+  loosening: z.array(z.string()).optional(),
 });
 
 export const ClientConfigsSchema = z.object({

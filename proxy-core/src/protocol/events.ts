@@ -22,6 +22,12 @@ export interface ConfigEventDetail {
   error?: string;
   /** Who made the change when it was not the config watcher: a front end through the broker's API. */
   via?: 'api';
+  /** server-warning: what is wrong with the entry (another launcher, another data dir, loosening flags). */
+  warning?: string;
+  /** server-protected: wrapped again by auto-protect after someone unwrapped it. */
+  again?: true;
+  /** server-unprotected: by `airlock unprotect` (the person's choice, which auto-protect keeps). */
+  kept?: true;
 }
 
 export interface EventDetails {
@@ -60,6 +66,9 @@ export interface EventDetails {
   'protect-failed': ConfigEventDetail;
   'server-unprotected': ConfigEventDetail;
   'config-error': ConfigEventDetail;
+  'server-warning': ConfigEventDetail;
+  /** A wrapper asked for loosening flags the person has not chosen: its session runs without them. */
+  'wrap-flags-ignored': { client: string; flags: string[]; reason: string };
   /** A user's declaration that a tool writes files (previews read the file it names). */
   'file-tool-set': FileTool;
   'file-tool-removed': { server: string; tool: string };

@@ -42,6 +42,15 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
   const session = { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag, ...(o.undo?.length ? { undo: o.undo } : {}) };
   const link = new BrokerLink(o.home ?? dataDir(), session, log);
+  // loosening flags count only as the person's recorded choice: say so once when the broker has not got it
+  if (o.trustFlag || o.undo?.length) {
+    link.once('policy', (p: { trustReadOnlyHints?: boolean }) => {
+      if (o.trustFlag && p.trustReadOnlyHints !== true) {
+        log(`airlock: --trust-read-only-hints is not applied to "${o.server}": Airlock trusts read-only hints only once you turn it on (\`airlock trust ${o.server} on\`)`);
+      }
+      if (o.undo?.length) log(`airlock: --undo flags of "${o.server}" count only where they match an inverse you declared (\`airlock inverses\`)`);
+    });
+  }
   link.start();
 
   // the upstream now: the first one, or the one E-Stop's restart put in its place

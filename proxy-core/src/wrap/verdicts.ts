@@ -52,7 +52,9 @@ export class ToolVerdicts {
     const policy = this.o.link.policy;
     const withdrawn = new Map(this.localWithdrawn);
     if (policy) for (const [tool, evidence] of Object.entries(policy.withdrawn)) if (!withdrawn.has(tool)) withdrawn.set(tool, evidence);
-    return { trust: this.o.trustFlag || policy?.trustReadOnlyHints === true, withdrawn };
+    // `--trust-read-only-hints` alone trusts nothing: a config entry anyone can edit is not the person's choice.
+    // The broker sends trustReadOnlyHints only when the person turned it on (`airlock trust`).
+    return { trust: policy?.trustReadOnlyHints === true, withdrawn };
   }
 
   /** The current listing, classified. */

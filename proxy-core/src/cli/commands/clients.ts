@@ -16,18 +16,12 @@ import {
   type ClientId,
   type ClientReport,
   type Scope,
-  type ServerEntry,
 } from '../../clients/index.js';
+import { entryState } from '../../clients/entry-status.js';
 import { print, printError, printJson } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
-import { cliLauncher } from '../launcher.js';
+import { cliLauncher, ownLaunchers } from '../launcher.js';
 
-function state(s: ServerEntry): string {
-  if (s.protected && s.staleLauncher) return `protected, but ${s.staleLauncher} is gone: run \`airlock protect\` again`;
-  if (s.protected) return 'protected';
-  if (s.unprotectable) return `not protectable: ${s.unprotectable}`;
-  return 'not protected';
-}
 
 function printReports(reports: ClientReport[]): void {
   const found = reports.filter((r) => r.found);
@@ -40,7 +34,7 @@ function printReports(reports: ClientReport[]): void {
       }
       print(`  ${l.location.path} [${l.location.scope}]${l.servers.length ? '' : ': no servers'}`);
       const width = Math.max(0, ...l.servers.map((s) => s.name.length));
-      for (const s of l.servers) print(`    ${s.name.padEnd(width)}  ${s.transport.padEnd(5)}  ${state(s)}`);
+      for (const s of l.servers) print(`    ${s.name.padEnd(width)}  ${s.transport.padEnd(5)}  ${entryState(s)}`);
     }
   }
   const missing = reports.filter((r) => !r.found).map((r) => r.client);
@@ -54,7 +48,7 @@ async function listClients(args: string[]): Promise<number> {
     options: { json: { type: 'boolean' }, project: { type: 'string' } },
     allowPositionals: false,
   });
-  const reports = await discoverClients({ projectDir: values.project });
+  const reports = await discoverClients({ projectDir: values.project, launchers: ownLaunchers() });
   if (values.json) printJson(reports.map(reportJson));
   else printReports(reports);
   return 0;

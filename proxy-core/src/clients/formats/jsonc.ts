@@ -12,7 +12,22 @@ import {
   type SeqSyntax,
 } from './syntax.js';
 
+/**
+ * The last tree built, for the next call on the same text: wrapping every entry of a big file locates each
+ * entry in the same text, and building the tree once per entry would cost the file's size each time. Dropped
+ * on the next turn of the event loop, so a big file's tree is not kept.
+ */
+let lastTree: { text: string; strict: boolean; root: Node | undefined } | null = null;
+
 function tree(text: string, strict: boolean): Node | undefined {
+  if (lastTree && lastTree.strict === strict && lastTree.text === text) return lastTree.root;
+  const root = buildTree(text, strict);
+  if (!lastTree) setImmediate(() => (lastTree = null)).unref();
+  lastTree = { text, strict, root };
+  return root;
+}
+
+function buildTree(text: string, strict: boolean): Node | undefined {
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: !strict, disallowComments: strict, allowEmptyContent: true });
   const first = errors[0];
@@ -20,10 +35,27 @@ function tree(text: string, strict: boolean): Node | undefined {
   return root;
 }
 
+/** An object node's properties by key (built once per node: a big map of servers is looked up once per entry). */
+const indexes = new WeakMap<Node, Map<unknown, Node[]>>();
+function keyIndex(obj: Node): Map<unknown, Node[]> {
+  let m = indexes.get(obj);
+  if (!m) {
+    m = new Map();
+    for (const p of obj.children ?? []) {
+      const k = p.children?.[0]?.value;
+      const list = m.get(k);
+      if (list) list.push(p);
+      else m.set(k, [p]);
+    }
+    indexes.set(obj, m);
+  }
+  return m;
+}
+
 /** The one property named `key` of an object node; refuses duplicates, which parsers resolve differently. */
 function property(obj: Node, key: string, where: string): Node | undefined {
   if (obj.type !== 'object') throw new ConfigEditError(`${where} is not an object`);
-  const found = (obj.children ?? []).filter((p) => p.children?.[0]?.value === key);
+  const found = keyIndex(obj).get(key) ?? [];
   if (found.length > 1) throw new ConfigEditError(`duplicate key "${key}" in ${where}`);
   return found[0];
 }
