@@ -108,8 +108,6 @@ export interface WrapOptions {
   env?: NodeJS.ProcessEnv;
   /** The SDK client refuses messages over 10 MB unless told otherwise. */
   maxBufferSize?: number;
-  /** More flags for `airlock wrap` (before the server's command), e.g. `--undo TOOL=INVERSE`. */
-  flags?: string[];
 }
 
 /** Wait until the broker has this many sessions (wrappers connected and registered). */
