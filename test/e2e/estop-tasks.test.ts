@@ -141,4 +141,25 @@ describe('release', () => {
     expect(processAlive(first.pid)).toBe(false);
     await w.close();
   });
+
+  test('released while the server is being terminated (it ignores SIGTERM): the next call waits for the restart, it is not refused', async () => {
+    await broker.call('settings.set', { key: 'estop-grace-seconds', value: '0' });
+    const { w, log } = await server(['--ignore-term']);
+    const stuck = w.client.callTool({ name: 'job', arguments: {} });
+    await waitFor(() => steps(log).length >= 1, 10_000, 'the job at the server');
+    const first = logOf(log).find((e) => e.started)!;
+    await broker.call('estop', { on: true });
+    await stuck;
+    // SIGTERM came and was ignored: the process is on its way out (SIGKILL follows), not gone
+    await waitFor(() => logOf(log).some((e) => e.signal === 'SIGTERM'), 10_000, 'SIGTERM at the server');
+    await broker.call('estop', { on: false });
+    const result = await w.client.callTool({ name: 'slow', arguments: { ms: 10 } });
+    expect(result.isError).toBeFalsy();
+    const done = logOf(log).find((e) => e.done === 'slow')!;
+    expect(done.pid).not.toBe(first.pid);
+    expect(textOf(result)).toBe(`slow from ${done.pid} after 10 ms`);
+    // it ignores SIGTERM (the point): no polite stop for it
+    process.kill(done.pid, 'SIGKILL');
+    await w.close();
+  });
 });
