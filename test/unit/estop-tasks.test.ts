@@ -92,6 +92,16 @@ describe('a task call is running until its task ends', () => {
   });
 });
 
+describe('a task is a running call for the read-only check too', () => {
+  test('a resource changing while a read-only task runs withdraws its claim', async () => {
+    const h = await new Harness({ policy: allowAll, trustFlag: true }).start();
+    h.client({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, task: {} } });
+    h.server({ jsonrpc: '2.0', id: 1, result: { task: task('t1') } });
+    h.server({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///x' } });
+    expect(h.logs.join('\n')).toMatch(/read-only claim of "echo" withdrawn: the server sent notifications\/resources\/updated \(file:\/\/\/x\) while "echo" was running/);
+  });
+});
+
 describe('E-Stop stops a running task', () => {
   test('tasks/cancel is sent for it; a server that cancels it in the grace keeps running', async () => {
     const { h, proc, estop } = await running();
@@ -119,6 +129,10 @@ describe('E-Stop stops a running task', () => {
     expect(proc.terminated).toBe(1);
     expect(h.logs.join('\n')).toMatch(/had not stopped 1 call/);
     expect(record(h)).toMatchObject({ outcome: 'cancelled', detail: expect.stringMatching(/stopped by E-Stop.*before the task ended/) });
+    // the client, which holds the handle, is told the task ended (its server can no longer say so)
+    const note = h.toClient.find((m) => m.method === 'notifications/tasks/status')!;
+    expect(note.params).toMatchObject({ taskId: 't1', status: 'cancelled', ttl: 60_000, createdAt: '2026-01-01T00:00:00Z' });
+    expect(String((note.params as { statusMessage: string }).statusMessage)).toMatch(/stopped by Airlock's E-Stop before the task ended/);
   });
 
   test('a call E-Stop ended before the server answered it with a task: the task is cancelled too, and the grace waits for it', async () => {

@@ -112,6 +112,7 @@ export class Relay {
       clock,
       log: o.log,
       toUpstream: (m) => this.o.toUpstream(frame(m)),
+      toClient: (m) => this.o.toClient(frame(m)),
       journal: (call) => o.link.journal(call.toRecord(o.client, o.server)),
       ended: () => this.hard.serverLetGo(),
     });
@@ -357,7 +358,7 @@ export class Relay {
   private observeResourceChange(method: string, params: unknown): void {
     const uri = isObject(params) && typeof params.uri === 'string' ? ` (${params.uri.slice(0, 300)})` : '';
     const suspects = new Map<string, string>();
-    for (const c of this.calls.runningReadOnly()) {
+    for (const c of [...this.calls.runningReadOnly(), ...this.tasks.runningReadOnly()]) {
       if (!suspects.has(c.tool)) {
         suspects.set(c.tool, `the server sent ${method}${uri} while "${c.tool}" was running (call ${c.callId}, ${new Date().toISOString()})`);
       }

@@ -25,6 +25,8 @@ export interface TaskContext {
   log(msg: string): void;
   /** Send the server a message of the wrapper's own. */
   toUpstream(message: unknown): void;
+  /** Send the client a message of the wrapper's own. */
+  toClient(message: unknown): void;
   /** Send a call's journal entry as it stands. */
   journal(call: Call): void;
   /** A task ended (or was given up on): E-Stop re-checks what it waits for. */
@@ -36,6 +38,9 @@ export interface TaskHandle {
   taskId: string;
   status: string;
   pollInterval: number | undefined;
+  /** As the server gave them (the client is told of the task's end with them). */
+  ttl: number | null;
+  createdAt: string;
 }
 
 const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
@@ -48,6 +53,9 @@ const OWN_REQUEST_TIMEOUT_MS = 30_000;
 
 interface Tracked {
   taskId: string;
+  handle: TaskHandle;
+  /** The client was given the handle (a call E-Stop answered first never was). */
+  clientKnows: boolean;
   calls: Call[];
   status: string;
   /** Ended by E-Stop (or a front end): told to cancel; its outcome is what the server does next. */
@@ -63,13 +71,15 @@ interface Tracked {
 /** The handle in a tools/call answer, or undefined when the answer is an ordinary result. */
 export function taskHandle(result: unknown): TaskHandle | undefined {
   if (!isObject(result) || !isObject(result.task)) return undefined;
-  const { taskId, status, pollInterval } = result.task;
+  const { taskId, status, pollInterval, ttl, createdAt } = result.task;
   if (typeof taskId !== 'string' || taskId === '') return undefined;
   return {
     // a handle whose id cannot be a task's is still a task: it is tracked (and stopped) under a cut id
     taskId: taskId.slice(0, MAX_TASK_ID),
     status: typeof status === 'string' ? status : 'working',
     pollInterval: typeof pollInterval === 'number' && Number.isFinite(pollInterval) ? pollInterval : undefined,
+    ttl: typeof ttl === 'number' && Number.isFinite(ttl) ? ttl : null,
+    createdAt: typeof createdAt === 'string' ? createdAt.slice(0, 64) : new Date().toISOString(),
   };
 }
 
@@ -98,6 +108,13 @@ export class TaskBook {
     return false;
   }
 
+  /** Task calls of a read-only class still running (suspects when a resource changes, as running calls are). */
+  runningReadOnly(): Call[] {
+    const out: Call[] = [];
+    for (const t of this.tasks.values()) if (!TERMINAL.has(t.status)) out.push(...t.calls.filter((c) => c.readOnly));
+    return out;
+  }
+
   /** The server answered a forwarded call with a task handle: the call runs on as that task. */
   created(call: Call, handle: TaskHandle): void {
     let t = this.tasks.get(handle.taskId);
@@ -106,12 +123,13 @@ export class TaskBook {
       t.calls.push(call);
     } else {
       const poll = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, handle.pollInterval ?? DEFAULT_POLL_MS));
-      t = { taskId: handle.taskId, calls: [call], status: 'working', stopped: false, pollMs: poll, heardMono: monotonic(this.o.clock), asking: undefined, reading: false };
+      t = { taskId: handle.taskId, handle, clientKnows: false, calls: [call], status: 'working', stopped: false, pollMs: poll, heardMono: monotonic(this.o.clock), asking: undefined, reading: false };
       this.tasks.set(handle.taskId, t);
     }
     // the handle is not the call's result: the journal keeps the payload the task ends with (a result, once
     // journaled, is never replaced)
     call.result = undefined;
+    if (!call.answered) t.clientKnows = true;
     call.detail += `; runs as task ${JSON.stringify(handle.taskId.slice(0, 200))} (its outcome is journaled when the task ends)`;
     this.o.journal(call);
     // stopped while the server was still to answer: the task it made is stopped too
@@ -186,6 +204,16 @@ export class TaskBook {
         c.detail += `; the MCP server ${description} before the task ended`;
         this.finishCall(c, t.stopped ? 'cancelled' : 'unknown');
       }
+      // the server that would have told the client is gone: the client hears it here, not by waiting on
+      if (t.clientKnows) {
+        const { taskId, ttl, createdAt } = t.handle;
+        const statusMessage = `the MCP server ${description} before the task ended; whether it finished its work is unknown`;
+        this.o.toClient({
+          jsonrpc: '2.0',
+          method: 'notifications/tasks/status',
+          params: { taskId, status: 'cancelled', ttl, createdAt, lastUpdatedAt: new Date(this.o.clock.now()).toISOString(), statusMessage },
+        });
+      }
     }
     this.tasks.clear();
     this.own.clear();
@@ -238,6 +266,7 @@ export class TaskBook {
 
   private finish(t: Tracked, outcome: Outcome): void {
     this.tasks.delete(t.taskId);
+    for (const [id, o] of this.own) if (o.task === t) this.own.delete(id);
     for (const c of t.calls) this.finishCall(c, outcome);
     this.o.ended();
   }
