@@ -92,6 +92,36 @@ describe('a task call is running until its task ends', () => {
   });
 });
 
+describe('a server that says nothing useful about its task', () => {
+  test('tasks/get refused: the call stays running (polled less often), and E-Stop still terminates the server after the grace', async () => {
+    const { h, proc, estop } = await running();
+    taskCall(h, 1, 't1');
+    await h.advance(500);
+    const [get] = ownSent(h, 'tasks/get');
+    h.server({ jsonrpc: '2.0', id: get!.id as string, error: { code: -32601, message: 'no' } });
+    h.server({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: { taskId: 't1', status: 42 } });
+    h.server({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: { taskId: { x: 1 }, status: 'completed' } });
+    await h.advance(1000);
+    expect(ownSent(h, 'tasks/get')).toHaveLength(1);
+    expect(record(h).outcome).toBe('pending');
+    estop(true);
+    const [cancel] = ownSent(h, 'tasks/cancel');
+    h.server({ jsonrpc: '2.0', id: cancel!.id as string, error: { code: -32601, message: 'no' } });
+    await h.advance(2000);
+    expect(proc.terminated).toBe(1);
+  });
+
+  test('a handle whose task id is not a string is not a task: an ordinary answer', async () => {
+    const { h } = await running();
+    h.client({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'write_note', arguments: {}, task: {} } });
+    h.server({ jsonrpc: '2.0', id: 1, result: { task: { taskId: 7, status: 'working' } } });
+    expect(h.answers(1)).toHaveLength(1);
+    expect(record(h).outcome).toBe('ok');
+    await h.advance(5000);
+    expect(ownSent(h, 'tasks/get')).toHaveLength(0);
+  });
+});
+
 describe('a task is a running call for the read-only check too', () => {
   test('a resource changing while a read-only task runs withdraws its claim', async () => {
     const h = await new Harness({ policy: allowAll, trustFlag: true }).start();
@@ -147,6 +177,23 @@ describe('E-Stop stops a running task', () => {
   });
 });
 
+describe('E-Stop and a task that ends as it is stopped', () => {
+  test('tasks/cancel refused (the task had just completed): the wrapper asks how it stands, and the server is not terminated', async () => {
+    const { h, proc, estop } = await running();
+    taskCall(h, 1, 't1');
+    estop(true);
+    const [cancel] = ownSent(h, 'tasks/cancel');
+    h.server({ jsonrpc: '2.0', id: cancel!.id as string, error: { code: -32602, message: 'the task is already completed' } });
+    const [get] = ownSent(h, 'tasks/get');
+    h.server({ jsonrpc: '2.0', id: get!.id as string, result: task('t1', 'completed') });
+    const [read] = ownSent(h, 'tasks/result');
+    h.server({ jsonrpc: '2.0', id: read!.id as string, result: { content: [{ type: 'text', text: 'done' }] } });
+    await h.advance(5000);
+    expect(proc.terminated).toBe(0);
+    expect(record(h)).toMatchObject({ outcome: 'ok', detail: expect.stringMatching(/ended while running.*the task ended completed/) });
+  });
+});
+
 describe('a call made after release', () => {
   test('waits while the server still runs a stopped call in its grace; it goes on to the same server once that is let go', async () => {
     const { h, proc, estop } = await running();
@@ -186,6 +233,20 @@ describe('a call made after release', () => {
     expect(forwarded).toBeGreaterThan(sentBefore);
     h.server({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'ran' }] } });
     expect(textOf(h.answer(2).result)).toBe('ran');
+  });
+
+  test('a long grace does not keep them waiting past what a client waits: the server is terminated sooner', async () => {
+    const { h, proc, estop } = await running(600);
+    h.call(1, 'write_note');
+    estop(true);
+    await h.advance(1000);
+    estop(false);
+    h.call(2, 'write_note');
+    await h.advance(9999);
+    expect(proc.terminated).toBe(0);
+    await h.advance(1);
+    expect(proc.terminated).toBe(1);
+    expect(h.answers(2)).toHaveLength(0);
   });
 
   test('released while the terminated process is not gone yet: the call waits for the restart, it is not refused', async () => {

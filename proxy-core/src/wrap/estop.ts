@@ -59,6 +59,8 @@ export interface HardStopContext {
 }
 
 const DEFAULT_GRACE_SECONDS = 2;
+/** After release, how long new calls wait at most for the server to let go of what E-Stop stopped. */
+const RELEASE_WAIT_MS = 10_000;
 const STOPPED: Denial = { decidedBy: 'estop', reason: 'stopped by E-Stop' };
 const ESTOP_ON: Denial = { decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused' };
 const RESTARTING: Denial = { decidedBy: 'error', reason: 'the MCP server is being restarted after E-Stop; try again in a moment' };
@@ -93,6 +95,12 @@ export class HardStop {
       else if (this.current === 'up' && !this.releasing && this.stillStopped()) {
         this.releasing = true;
         this.o.log('airlock: E-Stop released while the server still runs a call it stopped: new calls wait until it lets go, or is terminated and restarted');
+        // a long grace would keep them waiting past what a client waits for an answer: the grace ends sooner
+        const latest = monotonic(this.o.clock) + RELEASE_WAIT_MS;
+        for (const [id, deadline] of this.stopped) if (deadline > latest) this.stopped.set(id, latest);
+        this.o.clock.clearTimeout(this.graceTimer);
+        this.graceTimer = undefined;
+        this.armGrace();
       }
       return;
     }

@@ -190,6 +190,8 @@ export class TaskBook {
     if (isObject(m.result)) return this.status(t, m.result.status, m.result.statusMessage);
     // a server that cannot say how its task stands: it is still running, as far as anyone knows
     if (own.method === 'tasks/get') t.heardMono = monotonic(this.o.clock) + 4 * t.pollMs;
+    // a cancellation refused may be a task that just ended: ask how it stands (else the grace decides)
+    else if (!t.asking && !TERMINAL.has(t.status)) this.ask(t, 'tasks/get');
   }
 
   /**
@@ -233,8 +235,9 @@ export class TaskBook {
 
   /** What the server said of a task's status. */
   private status(t: Tracked, status: unknown, message?: unknown): void {
-    t.heardMono = monotonic(this.o.clock);
+    // (a status that is not one says nothing: it is no news of the task)
     if (typeof status !== 'string' || TERMINAL.has(t.status)) return;
+    t.heardMono = monotonic(this.o.clock);
     t.status = status;
     if (!TERMINAL.has(status)) return;
     const note = typeof message === 'string' && message !== '' ? `: ${message.slice(0, 200)}` : '';
