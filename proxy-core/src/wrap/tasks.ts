@@ -95,13 +95,6 @@ export class TaskBook {
 
   constructor(private readonly o: TaskContext) {}
 
-  /** Tasks not ended yet. */
-  get size(): number {
-    let n = 0;
-    for (const t of this.tasks.values()) if (!TERMINAL.has(t.status)) n++;
-    return n;
-  }
-
   /** Is this call a task that has not ended (the server still works on it)? */
   running(callId: string): boolean {
     for (const t of this.tasks.values()) if (!TERMINAL.has(t.status) && t.calls.some((c) => c.callId === callId)) return true;
