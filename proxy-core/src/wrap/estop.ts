@@ -7,6 +7,13 @@
  * first. While the server is down, a call is refused and any other request gets an error, never a wait. On
  * release it is started again and the client's `initialize` replayed (answers consumed here), so the client
  * goes on as before; where that is not safe, the client is told plainly that it must restart the server.
+ * A call that runs as an MCP task (tasks.ts) is a running call too: it is sent `tasks/cancel`, and the grace
+ * waits for the task to end.
+ *
+ * What the client sends after release never reaches a server the stop before it is still to end: while the
+ * server is being terminated, or still runs a call E-Stop stopped whose grace is not over, it waits here (held
+ * like the lines sent during a restart) and goes on to the server that is left: the same one once it let go of
+ * every stopped call, else the one started after the termination.
  *
  *   up ─(grace over, a stopped call unanswered)▶ stopping ─(process gone)▶ down ─(release)▶ restarting ─▶ up
  *                                                                                                     └▶ gone
@@ -16,6 +23,7 @@ import type { PolicySnapshot } from '../policy/decide.js';
 import { type Clock, monotonic, type Timer } from '../util/clock.js';
 import type { CallPipeline, Denial } from './pipeline.js';
 import type { InitCapture } from './restart.js';
+import type { TaskBook } from './tasks.js';
 import { RESERVED_ID_PREFIX, type ToolListing } from './tool-listing.js';
 
 export type UpstreamState = 'up' | 'stopping' | 'down' | 'restarting' | 'gone';
@@ -32,6 +40,8 @@ export interface HardStopContext {
   server: string;
   clock: Clock;
   calls: CallPipeline;
+  /** The calls that run as tasks. */
+  tasks: Pick<TaskBook, 'stopAll' | 'running' | 'upstreamExited'>;
   listing: ToolListing;
   init: InitCapture;
   upstream: UpstreamControl | undefined;
@@ -49,8 +59,11 @@ export interface HardStopContext {
 }
 
 const DEFAULT_GRACE_SECONDS = 2;
+/** After release, how long new calls wait at most for the server to let go of what E-Stop stopped. */
+const RELEASE_WAIT_MS = 10_000;
 const STOPPED: Denial = { decidedBy: 'estop', reason: 'stopped by E-Stop' };
 const ESTOP_ON: Denial = { decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused' };
+const RESTARTING: Denial = { decidedBy: 'error', reason: 'the MCP server is being restarted after E-Stop; try again in a moment' };
 
 export class HardStop {
   private current: UpstreamState = 'up';
@@ -63,6 +76,8 @@ export class HardStop {
   private readonly replayPrefix = `${RESERVED_ID_PREFIX}restart:`;
   private replays = 0;
   private replay: { id: string; done(answer: JsonRpcResponse | null): void } | undefined;
+  /** Released while the server still ran a stopped call within its grace: the client's lines wait. */
+  private releasing = false;
 
   constructor(private readonly o: HardStopContext) {}
 
@@ -77,11 +92,23 @@ export class HardStop {
     this.estop = policy.estop;
     if (!policy.estop) {
       if (this.current === 'down') void this.restart();
+      else if (this.current === 'up' && !this.releasing && this.stillStopped()) {
+        this.releasing = true;
+        this.o.log('airlock: E-Stop released while the server still runs a call it stopped: new calls wait until it lets go, or is terminated and restarted');
+        // a long grace would keep them waiting past what a client waits for an answer: the grace ends sooner
+        const latest = monotonic(this.o.clock) + RELEASE_WAIT_MS;
+        for (const [id, deadline] of this.stopped) if (deadline > latest) this.stopped.set(id, latest);
+        this.o.clock.clearTimeout(this.graceTimer);
+        this.graceTimer = undefined;
+        this.armGrace();
+      }
       return;
     }
     if (policy.estopGraceSeconds !== undefined) this.graceMs = policy.estopGraceSeconds * 1000;
+    // pressed again before the release went through: what waited meets E-Stop now
+    if (this.releasing) this.endRelease();
     if (this.current !== 'up') return;
-    const ended = this.o.calls.stopRunning(STOPPED);
+    const ended = [...this.o.calls.stopRunning(STOPPED), ...this.o.tasks.stopAll(STOPPED)];
     if (ended.length === 0) return;
     this.o.log(`airlock: E-Stop: ${ended.length} running call(s) answered as stopped; the server was told to cancel them`);
     const deadline = monotonic(this.o.clock) + this.graceMs;
@@ -89,11 +116,28 @@ export class HardStop {
     this.armGrace();
   }
 
+  /**
+   * Should a line from the client wait now? While the server is restarted, and after release while the stop
+   * before it is not over (the server is being terminated, or may still be).
+   */
+  holdsClient(): boolean {
+    if (this.current === 'restarting') return true;
+    if (this.estop) return false;
+    return this.current === 'stopping' || this.current === 'down' || (this.current === 'up' && this.releasing);
+  }
+
+  /** A call or task the server ran ended: a release that waited for the server to let go may go on. */
+  serverLetGo(): void {
+    if (this.releasing && !this.stillStopped()) this.endRelease();
+  }
+
   /** Why the server cannot take a call now, or undefined when it can. */
   unavailable(): Denial | undefined {
+    // (a line past what is held while releasing: it is not sent to a server that may be terminated under it)
+    if (this.current === 'up' && this.releasing) return RESTARTING;
     if (this.current === 'up') return undefined;
     if (this.current === 'gone') return { decidedBy: 'error', reason: this.goneText() };
-    return this.estop ? ESTOP_ON : { decidedBy: 'error', reason: 'the MCP server is being restarted after E-Stop; try again in a moment' };
+    return this.estop ? ESTOP_ON : RESTARTING;
   }
 
   /** The error a client request other than tools/call gets while the server is not up. */
@@ -149,11 +193,28 @@ export class HardStop {
     const now = monotonic(this.o.clock);
     let overdue = 0;
     for (const [id, deadline] of this.stopped) {
-      if (!this.o.calls.awaitingServer(id)) this.stopped.delete(id);
+      if (!this.awaiting(id)) this.stopped.delete(id);
       else if (deadline <= now) overdue++;
     }
     if (overdue > 0) return this.terminate(`it had not stopped ${overdue} call(s) cancelled by E-Stop after ${this.graceMs / 1000} s`);
+    this.serverLetGo();
     this.armGrace();
+  }
+
+  /** Does the server still run this stopped call (a call not answered, or a task not ended)? */
+  private awaiting(callId: string): boolean {
+    return this.o.calls.awaitingServer(callId) || this.o.tasks.running(callId);
+  }
+
+  private stillStopped(): boolean {
+    for (const id of this.stopped.keys()) if (this.awaiting(id)) return true;
+    return false;
+  }
+
+  /** The wait after a release is over: what the client sent meanwhile goes on. */
+  private endRelease(): void {
+    this.releasing = false;
+    this.o.resumed();
   }
 
   private terminate(why: string): void {
@@ -162,15 +223,19 @@ export class HardStop {
     if (!control) {
       this.o.log(`airlock: E-Stop: ${why}, but this server cannot be terminated from here`);
       this.stopped.clear();
+      if (this.releasing) this.endRelease();
       return;
     }
     this.current = 'stopping';
+    // (a release that waited now waits for the restart: the state says so)
+    this.releasing = false;
     this.stopped.clear();
     this.o.log(`airlock: E-Stop: terminating the MCP server "${this.o.server}" and every process it started: ${why}`);
     // from now on nothing the old process says is relayed; whatever waits on it is answered now
     this.o.listing.abandon();
     this.o.listing.markStale();
     this.o.calls.upstreamExited("was stopped by Airlock's E-Stop");
+    this.o.tasks.upstreamExited("was stopped by Airlock's E-Stop");
     this.o.abandonRequests(`the MCP server "${this.o.server}" was stopped by Airlock's E-Stop before answering`);
     control.terminate();
   }

@@ -25,6 +25,7 @@ import { type Clock, every, monotonic, type Timer } from '../util/clock.js';
 import { denialResult, waitingResult } from './denial.js';
 import type { InternalEnd, InternalSink } from './internal-call.js';
 import { type CallStage, runAfterResult, runBeforeForward } from './stages.js';
+import { type TaskHandle, taskHandle } from './tasks.js';
 import { TicketBook, type TicketOutcome, type WrapperTicket } from './tickets.js';
 import type { ToolVerdicts } from './verdicts.js';
 
@@ -59,6 +60,8 @@ export interface PipelineContext {
   initialized(): boolean;
   /** Why the server cannot take a call now (stopped by E-Stop, not restarted), or undefined when it can. */
   unavailable(): Denial | undefined;
+  /** The server answered a call with a task handle: the call runs on as that task (tasks.ts follows it). */
+  taskCreated?(call: Call, handle: TaskHandle): void;
 }
 
 /** How an E-Stop (or any front end) ends a call: who decided, and why. */
@@ -407,6 +410,13 @@ export class CallPipeline {
     } catch (err) {
       // what the journal keeps of a result must never stand in the way of the result itself
       this.o.log(`airlock: could not keep the result of call ${call.callId} for the journal: ${(err as Error).message}`);
+    }
+    const handle = outcome === 'ok' && this.o.taskCreated ? taskHandle(result) : undefined;
+    if (handle) {
+      // not the call's end: the server works on, and the task's end is the call's (journaled by tasks.ts)
+      call.to('done');
+      this.o.taskCreated!(call, handle);
+      return true;
     }
     call.markFinished(this.o.clock.now(), monotonic(this.o.clock));
     if (call.answered) call.detail += `; the server answered afterwards (${outcome})`;

@@ -39,6 +39,7 @@ import { HardStop, type UpstreamControl, type UpstreamState } from './estop.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
 import { InitCapture } from './restart.js';
 import type { CallStage } from './stages.js';
+import { TaskBook } from './tasks.js';
 import { InverseCaller } from './undo-caller.js';
 import { ToolVerdicts, type VerdictsContext } from './verdicts.js';
 
@@ -76,6 +77,8 @@ export class Relay {
   private readonly init = new InitCapture();
   /** E-Stop beyond the next call: running calls stopped, the server terminated and restarted (estop.ts). */
   private readonly hard: HardStop;
+  /** Calls that run as MCP tasks, followed to their end (tasks.ts). */
+  private readonly tasks: TaskBook;
   /** Declared inverses the broker has the server run for an undo (undo-caller.ts). */
   readonly inverses: InverseCaller;
   /** Lines from the client held while the server is being restarted. */
@@ -104,11 +107,21 @@ export class Relay {
       toUpstream: (m) => this.o.toUpstream(frame(m)),
       initialized: () => this.initialized,
       unavailable: () => this.hard.unavailable(),
+      taskCreated: (call, handle) => this.tasks.created(call, handle),
+    });
+    this.tasks = new TaskBook({
+      clock,
+      log: o.log,
+      toUpstream: (m) => this.o.toUpstream(frame(m)),
+      toClient: (m) => this.o.toClient(frame(m)),
+      journal: (call) => o.link.journal(call.toRecord(o.client, o.server)),
+      ended: () => this.hard.serverLetGo(),
     });
     this.hard = new HardStop({
       server: o.server,
       clock,
       calls: this.calls,
+      tasks: this.tasks,
       listing: this.verdicts.listing,
       init: this.init,
       upstream: o.upstream,
@@ -141,8 +154,9 @@ export class Relay {
    * Batches (removed from MCP in 2025-06-18) are split, so no call rides past the gate inside one.
    */
   fromClient(line: Buffer): void {
-    if (this.hard.state === 'restarting' && this.waiting.length < MAX_WAITING_LINES && this.waitingBytes + line.length <= MAX_WAITING_BYTES) {
-      // the server is being started again: what the client says goes to it once it has been re-initialized
+    if (this.hard.holdsClient() && this.waiting.length < MAX_WAITING_LINES && this.waitingBytes + line.length <= MAX_WAITING_BYTES) {
+      // the server is being started again (or may be, after release): what the client says goes to the server
+      // once it has been re-initialized, or has let go of what E-Stop stopped
       this.waiting.push(Buffer.from(line));
       this.waitingBytes += line.length;
       return;
@@ -226,6 +240,7 @@ export class Relay {
       if (method === 'initialize') this.init.clientAsked(m);
       // calls pipelined behind the client's own listing wait for its answer (it may change a definition)
       if (method === 'tools/list') this.verdicts.listing.clientListingSent(idKey(m.id));
+      if (m.method.startsWith('tasks/')) this.tasks.clientAsked(idKey(m.id), m.method, m.params);
       this.forwarded.set(idKey(m.id), { id: m.id, method: m.method });
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(m);
@@ -292,12 +307,16 @@ export class Relay {
       const id = m.id as JsonRpcId | null;
       const listing = this.verdicts.listing;
       if (this.hard.takes(id)) return this.hard.takeResponse(m as unknown as JsonRpcResponse);
+      if (this.tasks.takes(id)) return this.tasks.takeResponse(m as unknown as JsonRpcResponse, raw);
       // an undo's inverse: its call in the pipeline takes the answer (a late one, for a call that ended, is dropped)
-      if (this.inverses.takes(id)) return void this.calls.serverAnswered(idKey(id as JsonRpcId), m, raw);
+      if (this.inverses.takes(id)) {
+        if (this.calls.serverAnswered(idKey(id as JsonRpcId), m, raw)) this.hard.serverLetGo();
+        return;
+      }
       if (listing.reserves(id)) return listing.takeResponse(m as unknown as JsonRpcResponse);
       if (id !== null && id !== undefined) {
         const key = idKey(id);
-        if (this.calls.serverAnswered(key, m, raw)) return;
+        if (this.calls.serverAnswered(key, m, raw)) return this.hard.serverLetGo();
         const method = this.forwarded.get(key)?.method;
         if (method === undefined) {
           // A server must not answer what it was never asked: above all a call still waiting for approval,
@@ -306,6 +325,7 @@ export class Relay {
           return;
         }
         this.forwarded.delete(key);
+        this.tasks.serverAnswered(key, m, raw);
         if (method === 'tools/list') {
           const result = m.result;
           // the page is evidence first (a declaration that differs makes our listing stale), then the calls
@@ -331,6 +351,8 @@ export class Relay {
     const method = m.method;
     if (method === 'notifications/tools/list_changed') {
       this.verdicts.listing.markStale();
+    } else if (method === 'notifications/tasks/status') {
+      this.tasks.statusNotified(m.params);
     } else if (method === 'notifications/progress' && isObject(m.params) && this.calls.silencedProgress(m.params.progressToken)) {
       // progress on a call E-Stop ended: the client has its answer, and no longer knows the token
       return;
@@ -349,7 +371,7 @@ export class Relay {
   private observeResourceChange(method: string, params: unknown): void {
     const uri = isObject(params) && typeof params.uri === 'string' ? ` (${params.uri.slice(0, 300)})` : '';
     const suspects = new Map<string, string>();
-    for (const c of this.calls.runningReadOnly()) {
+    for (const c of [...this.calls.runningReadOnly(), ...this.tasks.runningReadOnly()]) {
       if (!suspects.has(c.tool)) {
         suspects.set(c.tool, `the server sent ${method}${uri} while "${c.tool}" was running (call ${c.callId}, ${new Date().toISOString()})`);
       }
@@ -381,6 +403,7 @@ export class Relay {
   upstreamExited(description: string): void {
     this.verdicts.listing.abandon();
     this.calls.upstreamExited(description);
+    this.tasks.upstreamExited(description);
   }
 
   // ---- plumbing ----------------------------------------------------------------------------------------
