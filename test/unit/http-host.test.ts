@@ -13,6 +13,7 @@ import { startUiHost, type UiBroker, type UiHost } from '../../proxy-core/src/ht
 import { IpcError } from '../../proxy-core/src/ipc/channel.js';
 import type { BrokerEvent } from '../../proxy-core/src/protocol/api.js';
 import { waitFor } from '../helpers/airlock.js';
+import { eventsTicket, signIn, type UiSignIn } from '../helpers/ui-sign-in.js';
 
 const undo: (() => unknown)[] = [];
 afterEach(async () => {
@@ -47,9 +48,8 @@ async function host(extra: Partial<Parameters<typeof startUiHost>[0]> = {}) {
   const fake = fakeBroker();
   const h = await startUiHost({ broker: fake.broker, port: 0, ...extra });
   undo.push(() => h.close());
-  const signIn = await fetch(h.url, { redirect: 'manual' });
-  const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
-  return { ...fake, h, cookie };
+  const s = await signIn(h.url);
+  return { ...fake, h, s, cookie: s.cookie };
 }
 
 function raw(h: UiHost, path: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: string; type?: string }> {
@@ -113,11 +113,11 @@ describe('static files', () => {
 });
 
 describe('calls', () => {
-  const post = (h: UiHost, cookie: string, method: string, body: BodyInit, headers: Record<string, string> = {}) =>
-    fetch(`${h.origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: h.origin, Cookie: cookie, ...headers }, body });
+  const post = (h: UiHost, s: UiSignIn, method: string, body: BodyInit, headers: Record<string, string> = {}) =>
+    fetch(`${h.origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: h.origin, ...s.headers, ...headers }, body });
 
   test('a chunked body past the limit is 413, and what was sent is not kept', async () => {
-    const { h, cookie } = await host({ maxBodyBytes: 1000 });
+    const { h, s } = await host({ maxBodyBytes: 1000 });
     // node:http, chunked (no Content-Length): the host only learns the size by reading
     const answer = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
       const req = request({
@@ -125,7 +125,7 @@ describe('calls', () => {
         port: h.port,
         path: '/api/call/status',
         method: 'POST',
-        headers: { Host: `127.0.0.1:${h.port}`, Origin: h.origin, Cookie: cookie, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+        headers: { Host: `127.0.0.1:${h.port}`, Origin: h.origin, ...s.headers, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
       });
       let sent = 0;
       const timer = setInterval(() => {
@@ -147,28 +147,29 @@ describe('calls', () => {
     expect(answer.status).toBe(413);
     expect(JSON.parse(answer.body).error.code).toBe('too-large');
     expect(answer.sent).toBeLessThan(100_000); // answered while the client was still sending
-    expect((await post(h, cookie, 'status', '{}')).status).toBe(200);
-    expect((await post(h, cookie, 'status', 'x'.repeat(999).replace(/^x/, ' '))).status).toBe(400); // under the limit: read, not JSON
+    expect((await post(h, s, 'status', '{}')).status).toBe(200);
+    expect((await post(h, s, 'status', 'x'.repeat(999).replace(/^x/, ' '))).status).toBe(400); // under the limit: read, not JSON
   });
 
   test('errors keep their codes; anything else is 500', async () => {
-    const { h, cookie } = await host();
-    expect(await (await post(h, cookie, 'status', '')).json()).toEqual({ result: { method: 'status' } });
-    const busy = await post(h, cookie, 'busy', '{}');
+    const { h, s } = await host();
+    expect(await (await post(h, s, 'status', '')).json()).toEqual({ result: { method: 'status' } });
+    const busy = await post(h, s, 'busy', '{}');
     expect(busy.status).toBe(409);
     expect(await busy.json()).toEqual({ error: { code: 'bad-state', message: 'not now' } });
-    const boom = await post(h, cookie, 'boom', '{}');
+    const boom = await post(h, s, 'boom', '{}');
     expect(boom.status).toBe(500);
-    expect((await fetch(`${h.origin}/api/call/status`, { headers: { Cookie: cookie } })).status).toBe(405);
-    expect((await post(h, cookie, 'events.unsubscribe', '{"subscription":"s1"}')).status).toBe(403);
+    expect((await fetch(`${h.origin}/api/call/status`, { headers: s.headers })).status).toBe(405);
+    expect((await post(h, s, 'events.unsubscribe', '{"subscription":"s1"}')).status).toBe(403);
   });
 });
 
 describe('the event stream', () => {
-  const open = (h: UiHost, cookie: string, path: string, headers: Record<string, string> = {}) => {
+  const open = async (h: UiHost, s: UiSignIn, path: string, headers: Record<string, string> = {}) => {
     const ac = new AbortController();
     undo.push(() => ac.abort());
-    return { ac, res: fetch(`${h.origin}${path}`, { headers: { Cookie: cookie, ...headers }, signal: ac.signal }) };
+    const ticket = await eventsTicket(h.origin, s);
+    return { ac, res: fetch(`${h.origin}${path}&ticket=${ticket}`, { headers: { Cookie: s.cookie, ...headers }, signal: ac.signal }) };
   };
   async function readUntil(res: Response, done: (text: string) => boolean): Promise<string> {
     const reader = res.body!.getReader();
@@ -185,9 +186,9 @@ describe('the event stream', () => {
   const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
 
   test('Last-Event-ID wins over since; live events follow; pings are sent; closing unsubscribes', async () => {
-    const { h, cookie, add, bus } = await host({ pingMs: 30 });
+    const { h, s, add, bus } = await host({ pingMs: 30 });
     add(5);
-    const { ac, res } = open(h, cookie, '/api/events?since=1', { 'Last-Event-ID': '3' });
+    const { ac, res } = await open(h, s, '/api/events?since=1', { 'Last-Event-ID': '3' });
     const r = await res;
     expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(r.headers.get('cache-control')).toBe('no-store');
@@ -199,13 +200,13 @@ describe('the event stream', () => {
     expect(bus.size).toBe(1);
     ac.abort();
     await waitFor(() => bus.size === 0, 2000, 'the unsubscribe');
-    expect((await raw(h, '/api/events?since=-1', { Host: `127.0.0.1:${h.port}`, Cookie: cookie })).status).toBe(400);
+    expect((await raw(h, `/api/events?since=-1&ticket=${await eventsTicket(h.origin, s)}`, { Host: `127.0.0.1:${h.port}`, Cookie: s.cookie })).status).toBe(400);
   });
 
   test('a reader that stops reading is dropped once its backlog passes the limit', async () => {
-    const { h, cookie, add, bus } = await host({ maxStreamBacklog: 64 * 1024 });
+    const { h, s, add, bus } = await host({ maxStreamBacklog: 64 * 1024 });
     // node:http with the response paused: nothing is read past the socket buffers
-    const req = request({ host: '127.0.0.1', port: h.port, path: '/api/events?since=0', headers: { Host: `127.0.0.1:${h.port}`, Cookie: cookie } });
+    const req = request({ host: '127.0.0.1', port: h.port, path: `/api/events?since=0&ticket=${await eventsTicket(h.origin, s)}`, headers: { Host: `127.0.0.1:${h.port}`, Cookie: s.cookie } });
     const response = new Promise<import('node:http').IncomingMessage>((resolve) => req.on('response', resolve));
     req.on('error', () => {});
     req.end();

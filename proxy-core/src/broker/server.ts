@@ -63,6 +63,9 @@ export async function listenBroker(dir: string, secret: Buffer, onConnection: (c
     server.listen(path, () => resolve());
   });
   if (process.platform !== 'win32') chmodSync(path, 0o600);
+  // an accept that fails (EMFILE/ENFILE: no file handle free, whatever holds them) is no reason to stop: with
+  // no listener the error would end the broker; libuv drops that one connection and goes on accepting
+  server.on('error', () => {});
   return {
     server,
     path,
