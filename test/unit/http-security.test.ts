@@ -48,7 +48,7 @@ describe('UI sessions', () => {
     const clock = new FakeClock();
     return { clock, sessions: new UiSessions(limits, clock, store) };
   };
-  const redeem = (u: UiSessions, token: string) => {
+  const redeem = (u: InstanceType<typeof UiSessions>, token: string) => {
     const r = u.redeem(token);
     if (!r.ok) throw new Error(r.why);
     return r;
