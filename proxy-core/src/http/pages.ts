@@ -11,7 +11,7 @@ export function signInPage(reason: SignInReason = 'none'): string {
     reason === 'spent'
       ? '<p>This sign-in link has been used already or is more than 2 minutes old: each link signs in one browser, once.</p>'
       : reason === 'full'
-        ? '<p>Too many browsers are signed in already. Sign one out (or wait: a session ends after 12 hours unused), then open the link again.</p>'
+        ? '<p>Too many browsers are signed in already (32). A session ends after 12 hours unused; to end them all now, stop the broker, delete <code>ui-sessions.json</code> in its data dir and start it again. The link still works once a place is free.</p>'
         : '<p>This browser is not signed in (or its session has ended).</p>';
   return page(
     'Airlock: sign in',

@@ -45,7 +45,7 @@ export const SESSION_LIMITS: SessionLimits = {
   maxLinks: 16,
   idleMs: 12 * 3600_000,
   maxAgeMs: 7 * 24 * 3600_000,
-  maxSessions: 16,
+  maxSessions: 32,
   ticketTtlMs: 60_000,
   maxTicketsPerSession: 8,
 };
