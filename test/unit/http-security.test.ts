@@ -81,6 +81,21 @@ describe('UI sessions', () => {
     expect(sessions.authenticate([cookie], other.key)).toBeNull();
   });
 
+  test('a second tab of one browser keeps the cookie and gets a key of its own; both work, neither without it', () => {
+    const { sessions } = make();
+    const a = redeem(sessions, sessions.issueLink());
+    const r = sessions.redeem(sessions.issueLink(), ['stale', a.cookie]);
+    if (!r.ok) throw new Error(r.why);
+    expect(r.cookie).toBe(a.cookie);
+    expect(r.key).not.toBe(a.key);
+    expect(sessions.authenticate([a.cookie], a.key)).not.toBeNull();
+    expect(sessions.authenticate([a.cookie], r.key)).not.toBeNull();
+    const other = redeem(sessions, sessions.issueLink());
+    expect(other.cookie).not.toBe(a.cookie);
+    expect(sessions.authenticate([other.cookie], a.key)).toBeNull();
+    expect(sessions.size).toBe(3);
+  });
+
   test('an idle session ends after 12 h; use keeps it; a hard age ends it anyway', () => {
     const { clock, sessions } = make({ maxAgeMs: 30 * 3600_000 });
     const a = redeem(sessions, sessions.issueLink());

@@ -1,6 +1,7 @@
 /**
- * Who is signed in to the UI host, and with what. A browser's session is two secrets: a cookie (HttpOnly,
- * SameSite=Strict) and a key the page keeps and sends as a header on every API call. Cookies are not kept
+ * Who is signed in to the UI host, and with what. A session is two secrets: a cookie (HttpOnly,
+ * SameSite=Strict, one per browser: every sign-in of a browser that has one keeps it) and a key of the one tab
+ * that signed in, which the page keeps and sends as a header on every API call. Cookies are not kept
  * apart by port, so any listener on another loopback port can be handed the cookie by the browser; the key is
  * never in a cookie and never in an answer a request can get with the cookie alone, so the cookie by itself
  * opens nothing.
@@ -60,10 +61,10 @@ export type Redeemed = { ok: true; cookie: string; key: string } | { ok: false; 
 
 export class UiSessions {
   private readonly links = new Map<string, number>(); // hash -> expiry
-  private readonly sessions = new Map<string, SessionRecord>(); // cookieHash -> record
-  private readonly tickets = new Map<string, { cookieHash: string; expires: number }>();
+  private readonly sessions = new Map<string, SessionRecord>(); // keyHash -> record (one per signed-in tab)
+  private readonly tickets = new Map<string, { keyHash: string; expires: number }>();
   private readonly limits: SessionLimits;
-  private readonly persisted = new Map<string, number>(); // cookieHash -> lastSeen as last saved
+  private readonly persisted = new Map<string, number>(); // keyHash -> lastSeen as last saved
 
   constructor(
     limits: Partial<SessionLimits> = {},
@@ -72,8 +73,8 @@ export class UiSessions {
   ) {
     this.limits = { ...SESSION_LIMITS, ...limits };
     for (const r of store?.load() ?? []) {
-      this.sessions.set(r.cookieHash, r);
-      this.persisted.set(r.cookieHash, r.lastSeen);
+      this.sessions.set(r.keyHash, r);
+      this.persisted.set(r.keyHash, r.lastSeen);
     }
     this.sweep();
   }
@@ -87,8 +88,11 @@ export class UiSessions {
     return token;
   }
 
-  /** Spend a sign-in token: a new session, or why not. An unknown, used or stale token is 'unknown'. */
-  redeem(token: string | null): Redeemed {
+  /**
+   * Spend a sign-in token: a new session, or why not. An unknown, used or stale token is 'unknown'. A browser
+   * that sends a live cookie keeps it (its other tabs stay signed in); the new key is this tab's.
+   */
+  redeem(token: string | null, cookies: readonly string[] = []): Redeemed {
     this.sweep();
     if (typeof token !== 'string' || token.length === 0 || token.length > 256) return { ok: false, why: 'unknown' };
     const h = hashOf(token);
@@ -96,40 +100,44 @@ export class UiSessions {
     // full: the link stays unspent, so it works once a session has ended (or been signed out)
     if (this.sessions.size >= this.limits.maxSessions) return { ok: false, why: 'full' };
     this.links.delete(h);
-    const cookie = newSecret();
+    const live = cookies.find((c) => this.byCookie([c]) !== null);
+    const cookie = live ?? newSecret();
     const key = newSecret();
     const now = this.clock.now();
-    this.sessions.set(hashOf(cookie), { cookieHash: hashOf(cookie), keyHash: hashOf(key), created: now, lastSeen: now });
+    this.sessions.set(hashOf(key), { cookieHash: hashOf(cookie), keyHash: hashOf(key), created: now, lastSeen: now });
     this.save();
     return { ok: true, cookie, key };
   }
 
-  /** The live session of one of these cookie values, cookie alone (static files: nothing secret in them). */
+  /** A live session of one of these cookie values, cookie alone (static files: nothing secret in them). */
   byCookie(cookies: readonly string[]): SessionRecord | null {
     this.sweep();
-    for (const c of cookies) {
-      if (c.length === 0 || c.length > 256) continue;
-      const s = this.sessions.get(hashOf(c));
-      if (s) return s;
-    }
+    const hashes = new Set(cookies.filter((c) => c.length > 0 && c.length <= 256).map(hashOf));
+    for (const s of this.sessions.values()) if (hashes.has(s.cookieHash)) return s;
     return null;
   }
 
-  /** The session that both the cookie and the key name (the API); it counts as activity. */
+  /** The session of this key, if one of these cookies is its browser's (the API); it counts as activity. */
   authenticate(cookies: readonly string[], key: string | undefined): SessionRecord | null {
-    const s = this.byCookie(cookies);
-    if (!s || typeof key !== 'string' || key.length === 0 || key.length > 256 || hashOf(key) !== s.keyHash) return null;
+    if (typeof key !== 'string' || key.length === 0 || key.length > 256) return null;
+    this.sweep();
+    const s = this.sessions.get(hashOf(key));
+    if (!s || !this.cookieOf(s, cookies)) return null;
     this.touch(s);
     return s;
+  }
+
+  private cookieOf(s: SessionRecord, cookies: readonly string[]): boolean {
+    return cookies.some((c) => c.length > 0 && c.length <= 256 && hashOf(c) === s.cookieHash);
   }
 
   /** A one-time ticket for the event stream of this session. */
   issueTicket(s: SessionRecord): string {
     this.sweep();
-    const mine = [...this.tickets].filter(([, t]) => t.cookieHash === s.cookieHash);
+    const mine = [...this.tickets].filter(([, t]) => t.keyHash === s.keyHash);
     for (const [h] of mine.slice(0, Math.max(0, mine.length - this.limits.maxTicketsPerSession + 1))) this.tickets.delete(h);
     const ticket = newSecret();
-    this.tickets.set(hashOf(ticket), { cookieHash: s.cookieHash, expires: this.clock.now() + this.limits.ticketTtlMs });
+    this.tickets.set(hashOf(ticket), { keyHash: s.keyHash, expires: this.clock.now() + this.limits.ticketTtlMs });
     return ticket;
   }
 
@@ -140,20 +148,20 @@ export class UiSessions {
     const h = hashOf(ticket);
     const t = this.tickets.get(h);
     if (!t) return null;
-    const s = this.byCookie(cookies);
-    if (!s || s.cookieHash !== t.cookieHash) return null;
+    const s = this.sessions.get(t.keyHash);
+    if (!s || !this.cookieOf(s, cookies)) return null;
     this.tickets.delete(h);
     this.touch(s);
     return s;
   }
 
   signOut(s: SessionRecord): void {
-    this.drop(s.cookieHash);
+    this.drop(s.keyHash);
     this.save();
   }
 
   has(s: SessionRecord): boolean {
-    return this.sessions.get(s.cookieHash) === s;
+    return this.sessions.get(s.keyHash) === s;
   }
 
   get size(): number {
@@ -168,12 +176,12 @@ export class UiSessions {
 
   private touch(s: SessionRecord): void {
     s.lastSeen = this.clock.now();
-    if (s.lastSeen - (this.persisted.get(s.cookieHash) ?? 0) >= PERSIST_SEEN_MS) this.save();
+    if (s.lastSeen - (this.persisted.get(s.keyHash) ?? 0) >= PERSIST_SEEN_MS) this.save();
   }
 
-  private drop(cookieHash: string): void {
-    this.sessions.delete(cookieHash);
-    for (const [h, t] of this.tickets) if (t.cookieHash === cookieHash) this.tickets.delete(h);
+  private drop(keyHash: string): void {
+    this.sessions.delete(keyHash);
+    for (const [h, t] of this.tickets) if (t.keyHash === keyHash) this.tickets.delete(h);
   }
 
   /** Drop what has expired. */
@@ -184,7 +192,7 @@ export class UiSessions {
     let changed = false;
     for (const s of [...this.sessions.values()]) {
       if (now - s.lastSeen >= this.limits.idleMs || now - s.created >= this.limits.maxAgeMs || s.created > now + 60_000) {
-        this.drop(s.cookieHash);
+        this.drop(s.keyHash);
         changed = true;
       }
     }
@@ -195,7 +203,7 @@ export class UiSessions {
     if (!this.store) return;
     const records = [...this.sessions.values()].map((s) => ({ ...s }));
     this.persisted.clear();
-    for (const r of records) this.persisted.set(r.cookieHash, r.lastSeen);
+    for (const r of records) this.persisted.set(r.keyHash, r.lastSeen);
     this.store.save(records);
   }
 }

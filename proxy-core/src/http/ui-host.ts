@@ -265,7 +265,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
   };
 
   const signIn = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): void => {
-    const redeemed = sessions.redeem(query.get('token'));
+    const redeemed = sessions.redeem(query.get('token'), cookieValues(req.headers.cookie, sessionCookieName(port)));
     if (!redeemed.ok) {
       res.shouldKeepAlive = false;
       res.setHeader('Connection', 'close');
