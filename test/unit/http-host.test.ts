@@ -1,10 +1,12 @@
 /**
  * The UI host in process, over a stand-in broker (the real EventBus over events in memory) and a built UI in a
  * temp dir: static files and their types, symlinks that leave the directory, a chunked body past the limit,
- * the event stream's Last-Event-ID, unsubscribe on close, the ping, and a reader that stops reading.
+ * the event stream's Last-Event-ID, unsubscribe on close, the ping, a reader that stops reading, and the
+ * bounds on connections that have not signed in.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -220,5 +222,41 @@ describe('the event stream', () => {
       await new Promise((r) => setImmediate(r));
     }
     expect(bus.size).toBe(0);
+  });
+});
+
+describe('connections', () => {
+  /** A raw connection that sends nothing; resolves when the host closes it, with how long that took. */
+  const idle = (h: UiHost) => {
+    const s = connect(h.port, '127.0.0.1');
+    undo.push(() => s.destroy());
+    const closed = new Promise<void>((resolve) => s.once('close', () => resolve()));
+    s.on('error', () => {});
+    return { s, closed };
+  };
+
+  test('unproven connections past the cap close the oldest; idle ones close; a signed-in page is served throughout', async () => {
+    const { h, s } = await host({ connectionLimits: { maxUnproven: 4, unprovenIdleMs: 300, maxConnections: 32 } });
+    const first = Array.from({ length: 4 }, () => idle(h));
+    await Promise.all(first.map((c) => new Promise((r) => c.s.once('connect', r))));
+    const later = Array.from({ length: 4 }, () => idle(h));
+    // the four oldest make room for the four newer ones
+    await Promise.all(first.map((c) => c.closed));
+    // and the newer ones, sending nothing, are closed when idle
+    await Promise.all(later.map((c) => c.closed));
+    const res = await fetch(`${h.origin}/api/call/status`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: h.origin, ...s.headers }, body: '{}' });
+    expect(res.status).toBe(200);
+  });
+
+  test('a request refused before sign-in is answered with Connection: close, its body unread', async () => {
+    const { h } = await host();
+    const c = idle(h);
+    await new Promise((r) => c.s.once('connect', r));
+    let answer = '';
+    c.s.on('data', (d: Buffer) => (answer += d.toString()));
+    c.s.write(`POST /api/call/estop HTTP/1.1\r\nHost: 127.0.0.1:${h.port}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{"on":`);
+    await c.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 401/);
+    expect(answer.toLowerCase()).toContain('connection: close');
   });
 });
