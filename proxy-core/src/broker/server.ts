@@ -63,8 +63,9 @@ export async function listenBroker(dir: string, secret: Buffer, onConnection: (c
     server.listen(path, () => resolve());
   });
   if (process.platform !== 'win32') chmodSync(path, 0o600);
-  // an accept that fails (EMFILE/ENFILE: no file handle free, whatever holds them) is no reason to stop: with
-  // no listener the error would end the broker; libuv drops that one connection and goes on accepting
+  // out of file handles (EMFILE), libuv closes the connection it cannot take and goes on accepting once handles
+  // are free (measured: the broker stays up and the next CLI gets in). This listener is there so that an accept
+  // error that does surface as an event can never end the broker: an unhandled 'error' would
   server.on('error', () => {});
   return {
     server,
