@@ -5,7 +5,9 @@
  * the CLI) and the fixture server's log of what it executed are the ground truth.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
 import { cleanup, cli, cliJson, connectWrapped, executedCalls, fixture, onCleanup, startDaemon, tempDir, textOf, waitFor } from '../helpers/airlock.js';
@@ -87,6 +89,24 @@ describe('sign-in links', () => {
     const s = await signIn(fresh);
     expect((await post(ui.origin, '/api/call/status', {}, s.headers)).status).toBe(200);
     await expect(signIn(fresh)).rejects.toThrow(/401/);
+  });
+
+  test('`airlock ui --open` hands the link to the OS opener as one argument, with no shell', async () => {
+    const home = tempDir();
+    const ui = await uiDaemon(home);
+    const bin = tempDir('al-bin-');
+    const record = join(bin, 'argv.json');
+    // an xdg-open that records exactly the arguments it was given
+    writeFileSync(join(bin, 'xdg-open'), `#!${process.execPath}\nrequire('fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)));\n`, { mode: 0o755 });
+    const out = await cli(home, ['ui', '--open'], { PATH: `${bin}:${process.env.PATH}` });
+    expect(out.code).toBe(0);
+    await waitFor(() => existsSync(record), 10_000, 'the opener to run');
+    const argv = JSON.parse(readFileSync(record, 'utf8')) as string[];
+    expect(argv).toHaveLength(1);
+    expect(argv[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
+    expect(out.stdout).toContain(argv[0]);
+    const s = await signIn(argv[0]!);
+    expect((await post(ui.origin, '/api/call/status', {}, s.headers)).status).toBe(200);
   });
 
   test('`airlock ui` against a broker without --ui says how to get one', async () => {

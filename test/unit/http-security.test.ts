@@ -1,5 +1,5 @@
 /** The UI host's gate as pure functions: the constant-time token compare, Host/Origin, cookies, paths. */
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test, vi } from 'vitest';
@@ -158,6 +158,13 @@ describe('UI sessions', () => {
       writeFileSync(file, junk);
       expect(make({}, sessionFile(file)).sessions.size, junk.slice(0, 20)).toBe(0);
     }
+    // a symlink planted at the temp name is not written through
+    const victim = join(dir, 'victim.txt');
+    writeFileSync(victim, 'keep me\n');
+    symlinkSync(victim, `${file}.${process.pid}.tmp`);
+    redeem(s1, s1.issueLink());
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
+    expect(make({}, sessionFile(file)).sessions.size).toBe(2);
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -4,7 +4,7 @@
  * is not a well-formed record is ignored (fail closed: a session less, never one more), and a write that
  * fails costs persistence only, never the host.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import type { SessionRecord, SessionStore } from './sessions.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -37,8 +37,16 @@ export function sessionFile(path: string, onError: (err: Error) => void = () => 
     },
     save(records) {
       const tmp = `${path}.${process.pid}.tmp`;
+      const text = JSON.stringify({ v: 1, sessions: records }) + '\n';
       try {
-        writeFileSync(tmp, JSON.stringify({ v: 1, sessions: records }) + '\n', { mode: 0o600 });
+        // exclusive create: a file or symlink planted at the temp name is removed, never written through
+        try {
+          writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+          unlinkSync(tmp);
+          writeFileSync(tmp, text, { mode: 0o600, flag: 'wx' });
+        }
         renameSync(tmp, path);
       } catch (err) {
         onError(err as Error);
