@@ -31,6 +31,8 @@ export const CONNECTION_LIMITS: ConnectionLimits = {
 
 /** The request head's byte cap: what an unproven connection can make the host read. */
 export const MAX_HEADER_BYTES = 8 * 1024;
+/** How often Node checks headersTimeout and requestTimeout (its default, 30 s, would let a slow head live 40 s). */
+export const HEADERS_CHECK_MS = 2000;
 
 /**
  * The soft limit on open files of this process, where the OS says (Linux: /proc/self/limits; Node has raised

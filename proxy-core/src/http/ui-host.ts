@@ -19,7 +19,7 @@ import type { Broker } from '../broker/broker.js';
 import { IpcError } from '../ipc/channel.js';
 import type { BrokerEvent } from '../protocol/api.js';
 import { UserMethod } from '../protocol/names.js';
-import { type ConnectionLimits, guardConnections, MAX_HEADER_BYTES } from './connection-limits.js';
+import { type ConnectionLimits, guardConnections, HEADERS_CHECK_MS, MAX_HEADER_BYTES } from './connection-limits.js';
 import { notBuiltPage, signInPage } from './pages.js';
 import { cookieValues, hostAllowed, isJsonContentType, originAllowed, SECURITY_HEADERS, sessionCookie, sessionCookieName } from './security.js';
 import { sessionFile } from './session-file.js';
@@ -334,7 +334,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     return files(req, res, path);
   };
 
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, connectionsCheckingInterval: HEADERS_CHECK_MS }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) fail(res, 500, 'internal', err instanceof Error ? err.message : String(err));
       else res.destroy();
