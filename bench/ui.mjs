@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Store } from '../proxy-core/dist/broker/store.js';
 import { databasePath } from '../proxy-core/dist/ipc/paths.js';
-import { launchChromium, signIn, uiUrlFrom } from '../test/helpers/chromium.mjs';
+import { launchChromium, signIn, uiLink, uiUrlFrom } from '../test/helpers/chromium.mjs';
 import { seedJournal } from './journal-records.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -62,18 +62,20 @@ function stop(proc) {
   });
 }
 
-async function api(origin, cookie, method, params) {
-  const res = await fetch(`${origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: origin, Cookie: cookie }, body: JSON.stringify(params) });
+/** `auth`: the headers signIn gives (the session cookie and key). */
+async function api(origin, auth, method, params) {
+  const res = await fetch(`${origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: origin, ...auth }, body: JSON.stringify(params) });
   const body = await res.json();
   if (!res.ok) throw new Error(`${method}: ${body.error?.message}`);
   return body.result;
 }
 
 /** Reads the event stream as a plain SSE reader would, calling `onEvent` with each event and when it came. */
-async function sseReader(origin, cookie, onEvent) {
-  const head = (await api(origin, cookie, 'events', { limit: 1 })).events[0]?.seq ?? 0;
+async function sseReader(origin, auth, onEvent) {
+  const head = (await api(origin, auth, 'events', { limit: 1 })).events[0]?.seq ?? 0;
+  const ticket = (await (await fetch(`${origin}/api/events/ticket`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: origin, ...auth }, body: '{}' })).json()).result.ticket;
   const ac = new AbortController();
-  const res = await fetch(`${origin}/api/events?since=${head}`, { headers: { Cookie: cookie }, signal: ac.signal });
+  const res = await fetch(`${origin}/api/events?since=${head}&ticket=${ticket}`, { headers: { Cookie: auth.Cookie }, signal: ac.signal });
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
   let buf = '';
@@ -129,7 +131,7 @@ async function cardLatency(quick) {
   try {
     const cookie = await signIn(d.url);
     const page = await browser.context.newPage();
-    await page.goto(d.url.href);
+    await page.goto(uiLink(home));
     await page.getByRole('heading', { name: 'Approvals' }).waitFor();
     await page.evaluate(WATCH_CARDS);
     await client.connect(transport);
@@ -206,7 +208,7 @@ async function activity(quick) {
       }
       // the page: from opening Activity to its first rows drawn
       const page = await browser.context.newPage();
-      await page.goto(d.url.href);
+      await page.goto(uiLink(home));
       await page.getByRole('heading', { name: 'Approvals' }).waitFor();
       const drawn = [];
       for (let r = 0; r < Math.min(reps, 8); r++) {

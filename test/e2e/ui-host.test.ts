@@ -5,7 +5,8 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { BrokerEvent } from '../../proxy-core/src/protocol/api.js';
-import { cleanup, cli, type Daemon, startDaemon, tempDir, waitFor } from '../helpers/airlock.js';
+import { cleanup, cli, cliJson, type Daemon, startDaemon, tempDir, waitFor } from '../helpers/airlock.js';
+import { eventsTicket, signIn, type UiSignIn } from '../helpers/ui-sign-in.js';
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
@@ -83,19 +84,22 @@ function sseReader(res: Response): { next(timeoutMs?: number): Promise<{ id: str
 let home: string;
 let ui: UiDaemon;
 let cookie: string;
+let session: UiSignIn;
 
 const api = (method: string, params: unknown, headers: Record<string, string> = {}) =>
   fetch(`${ui.origin}/api/call/${method}`, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Origin: ui.origin, Cookie: cookie, ...headers },
+    headers: { 'Content-Type': 'application/json', Origin: ui.origin, ...session.headers, ...headers },
     body: JSON.stringify(params),
   });
+/** A fresh sign-in link, as `airlock ui --json` prints it. */
+const freshLink = async (): Promise<URL> => new URL((await cliJson<{ url: string }>(home, ['ui', '--json'])).url);
 
 beforeAll(async () => {
   home = tempDir();
   ui = await startUiDaemon(home);
-  const res = await fetch(ui.url, { redirect: 'manual' });
-  cookie = (res.headers.get('set-cookie') ?? '').split(';')[0]!;
+  session = await signIn(ui.url.href);
+  cookie = session.cookie;
 });
 afterAll(cleanup);
 
@@ -106,13 +110,22 @@ describe('airlock daemon --ui', () => {
     expect(Buffer.from(ui.token, 'base64url')).toHaveLength(32);
   });
 
-  test('the token buys a session cookie (not the token) and a redirect that drops it', async () => {
-    const res = await fetch(`${ui.origin}/?token=${ui.token}&view=tickets`, { redirect: 'manual' });
+  test('a link buys a session cookie (not the token) and a redirect that drops it and hands the key in its fragment, once', async () => {
+    const token = (await freshLink()).searchParams.get('token')!;
+    const res = await fetch(`${ui.origin}/?token=${token}&view=tickets`, { redirect: 'manual' });
     expect(res.status).toBe(303);
-    expect(res.headers.get('location')).toBe('/?view=tickets');
+    const location = res.headers.get('location')!;
+    expect(location).toMatch(/^\/\?view=tickets#airlock-key=[A-Za-z0-9_-]{43}$/);
+    expect(await res.text()).toBe('');
     const set = res.headers.get('set-cookie')!;
     expect(set).toMatch(new RegExp(`^airlock_ui_${ui.port}=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=/$`));
-    expect(set).not.toContain(ui.token);
+    expect(set).not.toContain(token);
+    expect(set).not.toContain(location.split('=').at(-1)!);
+    // the link is spent
+    const again = await fetch(`${ui.origin}/?token=${token}`, { redirect: 'manual' });
+    expect(again.status).toBe(401);
+    expect(again.headers.get('set-cookie')).toBeNull();
+    expect(await again.text()).toContain('airlock ui');
     expect(cookie).toMatch(new RegExp(`^airlock_ui_${ui.port}=`));
     // with the cookie, / is served (the not-built page when renderer/dist has no index.html)
     const page = await fetch(`${ui.origin}/`, { headers: { Cookie: cookie } });
@@ -120,10 +133,10 @@ describe('airlock daemon --ui', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(page.headers.get('content-security-policy')).toBe(CSP);
     // a wrong token buys nothing
-    const wrong = await fetch(`${ui.origin}/?token=${ui.token.slice(0, -2)}AA`, { redirect: 'manual' });
+    const wrong = await fetch(`${ui.origin}/?token=${token.slice(0, -2)}AA`, { redirect: 'manual' });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('set-cookie')).toBeNull();
-    expect(await wrong.text()).toContain('airlock daemon --ui');
+    expect(await wrong.text()).toContain('airlock ui');
   });
 
   test('without the cookie, every /api path is 401 and / says how to get in', async () => {
@@ -145,15 +158,15 @@ describe('airlock daemon --ui', () => {
     const page = await fetch(`${ui.origin}/`);
     expect(page.status).toBe(401);
     const text = await page.text();
-    expect(text).toContain('airlock daemon --ui');
+    expect(text).toContain('airlock ui');
     expect(text).not.toContain('<script');
   });
 
   test('a foreign Host (DNS rebinding) and a foreign Origin are refused', async () => {
-    const rebound = await raw(ui.port, '/api/call/status', { Host: `evil.example:${ui.port}`, Cookie: cookie, 'Content-Type': 'application/json', Origin: ui.origin }, 'POST', '{}');
+    const rebound = await raw(ui.port, '/api/call/status', { Host: `evil.example:${ui.port}`, ...session.headers, 'Content-Type': 'application/json', Origin: ui.origin }, 'POST', '{}');
     expect(rebound.status).toBe(421);
     expect(JSON.parse(rebound.body).error.code).toBe('bad-host');
-    const page = await raw(ui.port, `/?token=${ui.token}`, { Host: `evil.example:${ui.port}` });
+    const page = await raw(ui.port, `/?token=${(await freshLink()).searchParams.get('token')}`, { Host: `evil.example:${ui.port}` });
     expect(page.status).toBe(421);
     expect(page.headers['set-cookie']).toBeUndefined();
     expect((await raw(ui.port, '/', { Host: '127.0.0.1:1', Cookie: cookie })).status).toBe(421);
@@ -168,10 +181,10 @@ describe('airlock daemon --ui', () => {
 
   test('a POST that is not application/json, or has no Origin, is refused', async () => {
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
-      const res = await fetch(`${ui.origin}/api/call/estop`, { method: 'POST', headers: { 'Content-Type': type, Origin: ui.origin, Cookie: cookie }, body: '{"on":true}' });
+      const res = await fetch(`${ui.origin}/api/call/estop`, { method: 'POST', headers: { 'Content-Type': type, Origin: ui.origin, ...session.headers }, body: '{"on":true}' });
       expect(res.status, type).toBe(415);
     }
-    const noOrigin = await raw(ui.port, '/api/call/estop', { Cookie: cookie, 'Content-Type': 'application/json' }, 'POST', '{"on":true}');
+    const noOrigin = await raw(ui.port, '/api/call/estop', { ...session.headers, 'Content-Type': 'application/json' }, 'POST', '{"on":true}');
     expect(noOrigin.status).toBe(403);
     expect(((await (await api('status', {})).json()) as { result: { estop: boolean } }).result.estop).toBe(false);
   });
@@ -202,7 +215,7 @@ describe('airlock daemon --ui', () => {
     const { error } = (await bad.json()) as { error: { code: string; message: string } };
     expect(error.code).toBe('bad-request');
     expect(error.message).toMatch(/\bon\b/);
-    const notJson = await fetch(`${ui.origin}/api/call/status`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: ui.origin, Cookie: cookie }, body: '{' });
+    const notJson = await fetch(`${ui.origin}/api/call/status`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: ui.origin, ...session.headers }, body: '{' });
     expect(notJson.status).toBe(400);
     const missing = await api('approve', { id: 'nope' });
     expect(missing.status).toBe(404);
@@ -211,7 +224,7 @@ describe('airlock daemon --ui', () => {
 
   test('the event stream delivers events of a CLI in order, and a Last-Event-ID reconnect misses and repeats nothing', async () => {
     const first = new AbortController();
-    const res = await fetch(`${ui.origin}/api/events?since=0`, { headers: { Cookie: cookie, Accept: 'text/event-stream' }, signal: first.signal });
+    const res = await fetch(`${ui.origin}/api/events?since=0&ticket=${await eventsTicket(ui.origin, session)}`, { headers: { Cookie: cookie, Accept: 'text/event-stream' }, signal: first.signal });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const stream = sseReader(res);
@@ -235,7 +248,7 @@ describe('airlock daemon --ui', () => {
 
     // the reconnect names since=0 in its URL, as an EventSource would: Last-Event-ID wins
     const second = new AbortController();
-    const again = await fetch(`${ui.origin}/api/events?since=0`, { headers: { Cookie: cookie, 'Last-Event-ID': String(last) }, signal: second.signal });
+    const again = await fetch(`${ui.origin}/api/events?since=0&ticket=${await eventsTicket(ui.origin, session)}`, { headers: { Cookie: cookie, 'Last-Event-ID': String(last) }, signal: second.signal });
     const resumed = sseReader(again);
     const after: BrokerEvent[] = [];
     while (after.filter((e) => e.type === 'estop-on').length < 1) after.push((await resumed.next()).event);
@@ -262,7 +275,7 @@ describe('airlock daemon --ui', () => {
 
   test('a body over 1 MiB is 413, and the host keeps serving', async () => {
     const big = JSON.stringify({ key: 'x'.repeat(1024 * 1024) });
-    const res = await fetch(`${ui.origin}/api/call/settings.get`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: ui.origin, Cookie: cookie }, body: big });
+    const res = await fetch(`${ui.origin}/api/call/settings.get`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: ui.origin, ...session.headers }, body: big });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('too-large');
     expect((await api('status', {})).status).toBe(200);

@@ -1,10 +1,14 @@
 // Debian's Chromium driven by playwright-core, for the UI tests and the UI benchmark alike: the flags this
 // machine needs (no sandbox as root, no GPU, no background traffic to a network that is not there) and a
 // fresh profile per launch, so no state leaks from one run into the next.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 
@@ -39,10 +43,17 @@ export function uiUrlFrom(stderr) {
   return m ? new URL(m[1]) : null;
 }
 
-/** Trade the token for the session cookie, as a browser would: the `Cookie` header value to send. */
+/** Spend a sign-in link as a browser would: the headers every API call then sends (the cookie and the key). */
 export async function signIn(url) {
   const res = await fetch(url, { redirect: 'manual' });
   const set = res.headers.get('set-cookie');
-  if (res.status !== 303 || !set) throw new Error(`sign-in failed: HTTP ${res.status}`);
-  return set.split(';')[0];
+  const key = /#airlock-key=([A-Za-z0-9_-]+)$/.exec(res.headers.get('location') ?? '')?.[1];
+  if (res.status !== 303 || !set || !key) throw new Error(`sign-in failed: HTTP ${res.status}`);
+  return { Cookie: set.split(';')[0], 'X-Airlock-Key': key };
+}
+
+/** A fresh single-use sign-in link of the broker of `home`, as `airlock ui --json` prints it. */
+export function uiLink(home) {
+  const out = execFileSync(process.execPath, [join(ROOT, 'bin', 'airlock.js'), 'ui', '--json'], { env: { ...process.env, AIRLOCK_HOME: home }, encoding: 'utf8' });
+  return JSON.parse(out).url;
 }

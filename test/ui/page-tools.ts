@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
+import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
 import { onCleanup, ROOT, startDaemon, waitFor, type Daemon } from '../helpers/airlock.js';
 import { launchChromium, uiUrlFrom } from '../helpers/chromium.mjs';
 
@@ -58,8 +59,9 @@ export interface UiSession {
 }
 
 /**
- * `airlock daemon --ui` in `home` and a Chromium with a fresh profile, signed in once with the printed token (the
- * context keeps the cookie). Both are stopped by the helpers' cleanup.
+ * `airlock daemon --ui` in `home` and a Chromium with a fresh profile. Each page signs in as a person's tab
+ * does: a fresh single-use link from the broker (`airlock ui`), whose redirect hands the page its key (kept by
+ * the tab, not the profile). Both are stopped by the helpers' cleanup.
  */
 export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promise<UiSession> {
   const daemon = await startDaemon(home, ['--ui', '--port', '0'], env);
@@ -67,9 +69,8 @@ export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promis
   const url = uiUrlFrom(daemon.stderr())!;
   const browser = await launchChromium();
   onCleanup(() => browser.close());
-  const first = await browser.context.newPage();
-  await first.goto(url.href);
-  await first.close();
+  const broker = await BrokerClient.connect({ dir: home, role: 'cli' });
+  onCleanup(() => broker.close());
   const pageErrors: string[] = [];
   return {
     daemon,
@@ -81,6 +82,9 @@ export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promis
       page.on('console', (msg) => {
         if (msg.type() === 'error') pageErrors.push(msg.text());
       });
+      await page.goto((await broker.call('ui.link', {})).url);
+      // the page takes its key out of the address before anything else
+      await page.waitForFunction(() => !location.hash.includes('airlock-key'));
       await page.goto(`${url.origin}/${hash}`);
       return page;
     },

@@ -1,10 +1,12 @@
 /**
  * The UI host in process, over a stand-in broker (the real EventBus over events in memory) and a built UI in a
  * temp dir: static files and their types, symlinks that leave the directory, a chunked body past the limit,
- * the event stream's Last-Event-ID, unsubscribe on close, the ping, and a reader that stops reading.
+ * the event stream's Last-Event-ID, unsubscribe on close, the ping, a reader that stops reading, and the
+ * bounds on connections that have not signed in.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -13,6 +15,7 @@ import { startUiHost, type UiBroker, type UiHost } from '../../proxy-core/src/ht
 import { IpcError } from '../../proxy-core/src/ipc/channel.js';
 import type { BrokerEvent } from '../../proxy-core/src/protocol/api.js';
 import { waitFor } from '../helpers/airlock.js';
+import { eventsTicket, signIn, type UiSignIn } from '../helpers/ui-sign-in.js';
 
 const undo: (() => unknown)[] = [];
 afterEach(async () => {
@@ -47,9 +50,8 @@ async function host(extra: Partial<Parameters<typeof startUiHost>[0]> = {}) {
   const fake = fakeBroker();
   const h = await startUiHost({ broker: fake.broker, port: 0, ...extra });
   undo.push(() => h.close());
-  const signIn = await fetch(h.url, { redirect: 'manual' });
-  const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
-  return { ...fake, h, cookie };
+  const s = await signIn(h.url);
+  return { ...fake, h, s, cookie: s.cookie };
 }
 
 function raw(h: UiHost, path: string, headers: Record<string, string>, method = 'GET'): Promise<{ status: number; body: string; type?: string }> {
@@ -113,11 +115,11 @@ describe('static files', () => {
 });
 
 describe('calls', () => {
-  const post = (h: UiHost, cookie: string, method: string, body: BodyInit, headers: Record<string, string> = {}) =>
-    fetch(`${h.origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: h.origin, Cookie: cookie, ...headers }, body });
+  const post = (h: UiHost, s: UiSignIn, method: string, body: BodyInit, headers: Record<string, string> = {}) =>
+    fetch(`${h.origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: h.origin, ...s.headers, ...headers }, body });
 
   test('a chunked body past the limit is 413, and what was sent is not kept', async () => {
-    const { h, cookie } = await host({ maxBodyBytes: 1000 });
+    const { h, s } = await host({ maxBodyBytes: 1000 });
     // node:http, chunked (no Content-Length): the host only learns the size by reading
     const answer = await new Promise<{ status: number; body: string; sent: number }>((resolve, reject) => {
       const req = request({
@@ -125,7 +127,7 @@ describe('calls', () => {
         port: h.port,
         path: '/api/call/status',
         method: 'POST',
-        headers: { Host: `127.0.0.1:${h.port}`, Origin: h.origin, Cookie: cookie, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+        headers: { Host: `127.0.0.1:${h.port}`, Origin: h.origin, ...s.headers, 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
       });
       let sent = 0;
       const timer = setInterval(() => {
@@ -147,28 +149,29 @@ describe('calls', () => {
     expect(answer.status).toBe(413);
     expect(JSON.parse(answer.body).error.code).toBe('too-large');
     expect(answer.sent).toBeLessThan(100_000); // answered while the client was still sending
-    expect((await post(h, cookie, 'status', '{}')).status).toBe(200);
-    expect((await post(h, cookie, 'status', 'x'.repeat(999).replace(/^x/, ' '))).status).toBe(400); // under the limit: read, not JSON
+    expect((await post(h, s, 'status', '{}')).status).toBe(200);
+    expect((await post(h, s, 'status', 'x'.repeat(999).replace(/^x/, ' '))).status).toBe(400); // under the limit: read, not JSON
   });
 
   test('errors keep their codes; anything else is 500', async () => {
-    const { h, cookie } = await host();
-    expect(await (await post(h, cookie, 'status', '')).json()).toEqual({ result: { method: 'status' } });
-    const busy = await post(h, cookie, 'busy', '{}');
+    const { h, s } = await host();
+    expect(await (await post(h, s, 'status', '')).json()).toEqual({ result: { method: 'status' } });
+    const busy = await post(h, s, 'busy', '{}');
     expect(busy.status).toBe(409);
     expect(await busy.json()).toEqual({ error: { code: 'bad-state', message: 'not now' } });
-    const boom = await post(h, cookie, 'boom', '{}');
+    const boom = await post(h, s, 'boom', '{}');
     expect(boom.status).toBe(500);
-    expect((await fetch(`${h.origin}/api/call/status`, { headers: { Cookie: cookie } })).status).toBe(405);
-    expect((await post(h, cookie, 'events.unsubscribe', '{"subscription":"s1"}')).status).toBe(403);
+    expect((await fetch(`${h.origin}/api/call/status`, { headers: s.headers })).status).toBe(405);
+    expect((await post(h, s, 'events.unsubscribe', '{"subscription":"s1"}')).status).toBe(403);
   });
 });
 
 describe('the event stream', () => {
-  const open = (h: UiHost, cookie: string, path: string, headers: Record<string, string> = {}) => {
+  const open = async (h: UiHost, s: UiSignIn, path: string, headers: Record<string, string> = {}) => {
     const ac = new AbortController();
     undo.push(() => ac.abort());
-    return { ac, res: fetch(`${h.origin}${path}`, { headers: { Cookie: cookie, ...headers }, signal: ac.signal }) };
+    const ticket = await eventsTicket(h.origin, s);
+    return { ac, res: fetch(`${h.origin}${path}&ticket=${ticket}`, { headers: { Cookie: s.cookie, ...headers }, signal: ac.signal }) };
   };
   async function readUntil(res: Response, done: (text: string) => boolean): Promise<string> {
     const reader = res.body!.getReader();
@@ -185,9 +188,9 @@ describe('the event stream', () => {
   const ids = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
 
   test('Last-Event-ID wins over since; live events follow; pings are sent; closing unsubscribes', async () => {
-    const { h, cookie, add, bus } = await host({ pingMs: 30 });
+    const { h, s, add, bus } = await host({ pingMs: 30 });
     add(5);
-    const { ac, res } = open(h, cookie, '/api/events?since=1', { 'Last-Event-ID': '3' });
+    const { ac, res } = await open(h, s, '/api/events?since=1', { 'Last-Event-ID': '3' });
     const r = await res;
     expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(r.headers.get('cache-control')).toBe('no-store');
@@ -199,13 +202,13 @@ describe('the event stream', () => {
     expect(bus.size).toBe(1);
     ac.abort();
     await waitFor(() => bus.size === 0, 2000, 'the unsubscribe');
-    expect((await raw(h, '/api/events?since=-1', { Host: `127.0.0.1:${h.port}`, Cookie: cookie })).status).toBe(400);
+    expect((await raw(h, `/api/events?since=-1&ticket=${await eventsTicket(h.origin, s)}`, { Host: `127.0.0.1:${h.port}`, Cookie: s.cookie })).status).toBe(400);
   });
 
   test('a reader that stops reading is dropped once its backlog passes the limit', async () => {
-    const { h, cookie, add, bus } = await host({ maxStreamBacklog: 64 * 1024 });
+    const { h, s, add, bus } = await host({ maxStreamBacklog: 64 * 1024 });
     // node:http with the response paused: nothing is read past the socket buffers
-    const req = request({ host: '127.0.0.1', port: h.port, path: '/api/events?since=0', headers: { Host: `127.0.0.1:${h.port}`, Cookie: cookie } });
+    const req = request({ host: '127.0.0.1', port: h.port, path: `/api/events?since=0&ticket=${await eventsTicket(h.origin, s)}`, headers: { Host: `127.0.0.1:${h.port}`, Cookie: s.cookie } });
     const response = new Promise<import('node:http').IncomingMessage>((resolve) => req.on('response', resolve));
     req.on('error', () => {});
     req.end();
@@ -219,5 +222,41 @@ describe('the event stream', () => {
       await new Promise((r) => setImmediate(r));
     }
     expect(bus.size).toBe(0);
+  });
+});
+
+describe('connections', () => {
+  /** A raw connection that sends nothing; resolves when the host closes it, with how long that took. */
+  const idle = (h: UiHost) => {
+    const s = connect(h.port, '127.0.0.1');
+    undo.push(() => s.destroy());
+    const closed = new Promise<void>((resolve) => s.once('close', () => resolve()));
+    s.on('error', () => {});
+    return { s, closed };
+  };
+
+  test('unproven connections past the cap close the oldest; idle ones close; a signed-in page is served throughout', async () => {
+    const { h, s } = await host({ connectionLimits: { maxUnproven: 4, unprovenIdleMs: 300, maxConnections: 32 } });
+    const first = Array.from({ length: 4 }, () => idle(h));
+    await Promise.all(first.map((c) => new Promise((r) => c.s.once('connect', r))));
+    const later = Array.from({ length: 4 }, () => idle(h));
+    // the four oldest make room for the four newer ones
+    await Promise.all(first.map((c) => c.closed));
+    // and the newer ones, sending nothing, are closed when idle
+    await Promise.all(later.map((c) => c.closed));
+    const res = await fetch(`${h.origin}/api/call/status`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: h.origin, ...s.headers }, body: '{}' });
+    expect(res.status).toBe(200);
+  });
+
+  test('a request refused before sign-in is answered with Connection: close, its body unread', async () => {
+    const { h } = await host();
+    const c = idle(h);
+    await new Promise((r) => c.s.once('connect', r));
+    let answer = '';
+    c.s.on('data', (d: Buffer) => (answer += d.toString()));
+    c.s.write(`POST /api/call/estop HTTP/1.1\r\nHost: 127.0.0.1:${h.port}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{"on":`);
+    await c.closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 401/);
+    expect(answer.toLowerCase()).toContain('connection: close');
   });
 });

@@ -199,6 +199,12 @@ export class Broker {
     this.catalogs.setOutputSchemaCheck(check);
   }
 
+  /** Where `ui.link` gets a fresh sign-in link: the UI host, once it runs (start.ts). */
+  setUiLinks(issue: (() => string) | null): void {
+    this.uiLinks = issue;
+  }
+  private uiLinks: (() => string) | null = null;
+
   // ---- the typed API (what front ends call) --------------------------------------------------------------
 
   status(): BrokerStatus {
@@ -465,6 +471,10 @@ export class Broker {
     'inverses.list': () => this.undo.declarations(),
     'inverses.set': (p) => this.undo.declare(p),
     'inverses.remove': (p) => this.undo.removeDeclaration(p.server, p.tool),
+    'ui.link': () => {
+      if (!this.uiLinks) throw new IpcError('bad-state', 'this broker serves no UI: start it with `airlock daemon --ui`');
+      return { url: this.uiLinks() };
+    },
   };
 
   private readonly wrapperHandlers: WrapperHandlers = {

@@ -63,6 +63,10 @@ export async function listenBroker(dir: string, secret: Buffer, onConnection: (c
     server.listen(path, () => resolve());
   });
   if (process.platform !== 'win32') chmodSync(path, 0o600);
+  // out of file handles (EMFILE), libuv closes the connection it cannot take and goes on accepting once handles
+  // are free (measured: the broker stays up and the next CLI gets in). This listener is there so that an accept
+  // error that does surface as an event can never end the broker: an unhandled 'error' would
+  server.on('error', () => {});
   return {
     server,
     path,

@@ -1,4 +1,5 @@
 /** Start the broker for a data dir: the one entry point shared by `airlock daemon` and the desktop app. */
+import { join } from 'node:path';
 import type { Launcher } from '../clients/launcher.js';
 import type { UiHost, UiHostOptions } from '../http/ui-host.js';
 import { ensurePrivateDir, loadOrCreateSecret } from '../ipc/secret.js';
@@ -142,6 +143,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     async stop() {
       if (stopped) return;
       stopped = true;
+      broker.setUiLinks(null);
       await ui?.close();
       watcher?.close();
       retention.stop();
@@ -157,7 +159,8 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
   if (opts.ui) {
     try {
       const { startUiHost } = await import('../http/ui-host.js');
-      ui = running.ui = await startUiHost({ ...opts.ui, broker });
+      ui = running.ui = await startUiHost({ sessionFile: join(opts.dir, 'ui-sessions.json'), ...opts.ui, broker });
+      broker.setUiLinks(ui.signInUrl);
     } catch (err) {
       await running.stop();
       throw err;

@@ -1,5 +1,5 @@
 /**
- * The UI host's gate: who may talk to it (a token printed once, traded for a session cookie), from where (Host
+ * The UI host's gate: who may talk to it (sessions.ts holds the sessions), from where (Host
  * and Origin of the loopback address and this port only: no DNS rebinding, no cross-site requests) and the
  * headers every answer carries. Pure functions, so they can be tested without a server.
  */
@@ -13,7 +13,7 @@ export function sessionCookieName(port: number): string {
   return `airlock_ui_${port}`;
 }
 
-/** A fresh secret: 32 random bytes, base64url (used for the URL token and for each session). */
+/** A fresh secret: 32 random bytes, base64url. */
 export function newSecret(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -27,31 +27,6 @@ const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
 export function secretMatches(candidate: string | null | undefined, secret: string): boolean {
   if (typeof candidate !== 'string' || secret.length === 0) return false;
   return timingSafeEqual(digest(candidate), digest(secret));
-}
-
-/**
- * The sessions a token has opened. Only hashes of the session values are kept, and a lookup is by the hash of
- * what the browser sent, so a lookup's time says nothing about a valid value. The oldest go past `max`.
- */
-export class Sessions {
-  private readonly hashes = new Set<string>();
-
-  constructor(private readonly max = 64) {}
-
-  create(): string {
-    const value = newSecret();
-    this.hashes.add(digest(value).toString('hex'));
-    while (this.hashes.size > this.max) this.hashes.delete(this.hashes.values().next().value as string);
-    return value;
-  }
-
-  has(value: string | undefined): boolean {
-    return typeof value === 'string' && value.length > 0 && this.hashes.has(digest(value).toString('hex'));
-  }
-
-  clear(): void {
-    this.hashes.clear();
-  }
 }
 
 /** Every value of one cookie in a Cookie header (a browser may send several of the same name). */

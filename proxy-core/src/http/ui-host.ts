@@ -2,8 +2,11 @@
  * The headless host of the browser UI: an HTTP server on 127.0.0.1 that serves the built renderer and puts the
  * broker's front-end API and event stream behind a token.
  *
- * - The token (printed once by whoever starts the host) is traded, on a GET with `?token=`, for a session
- *   cookie (HttpOnly, SameSite=Strict) and a redirect to the same path without it; nothing else opens a door.
+ * - A sign-in link (`?token=`: single-use, 2 minutes; `airlock ui` asks the broker for a fresh one) is traded
+ *   for a session (sessions.ts): a cookie (HttpOnly, SameSite=Strict) and a redirect whose URL fragment holds
+ *   the session's key, which the page keeps and sends as `X-Airlock-Key` on every API call. The cookie alone
+ *   opens no API (other loopback ports get it too); the event stream takes a one-time ticket instead of the
+ *   header (POST /api/events/ticket), since an EventSource cannot send one.
  * - Every request must name this host (Host 127.0.0.1:PORT or localhost:PORT: a rebound DNS name is refused),
  *   and an Origin header, when sent, must be this host's. A call that changes something (anything but GET)
  *   must come with that Origin and with `Content-Type: application/json`, which a cross-site form cannot send.
@@ -16,25 +19,27 @@ import type { Broker } from '../broker/broker.js';
 import { IpcError } from '../ipc/channel.js';
 import type { BrokerEvent } from '../protocol/api.js';
 import { UserMethod } from '../protocol/names.js';
+import { type ConnectionLimits, guardConnections, HEADERS_CHECK_MS, MAX_HEADER_BYTES } from './connection-limits.js';
 import { notBuiltPage, signInPage } from './pages.js';
-import {
-  cookieValues,
-  hostAllowed,
-  isJsonContentType,
-  newSecret,
-  originAllowed,
-  secretMatches,
-  SECURITY_HEADERS,
-  sessionCookie,
-  sessionCookieName,
-  Sessions,
-} from './security.js';
+import { cookieValues, hostAllowed, isJsonContentType, originAllowed, SECURITY_HEADERS, sessionCookie, sessionCookieName } from './security.js';
+import { sessionFile } from './session-file.js';
+import { type SessionLimits, type SessionRecord, UiSessions } from './sessions.js';
 import { hasIndex, lookupStatic, staticPath } from './static.js';
 
 /** What the host needs of the broker. */
 export type UiBroker = Pick<Broker, 'callUser' | 'subscribe' | 'unsubscribe'>;
 
 export const DEFAULT_UI_PORT = 7331;
+/** The header that carries a session's key on every API call (the cookie alone opens nothing). */
+export const KEY_HEADER = 'x-airlock-key';
+/** The name of the redirect's URL fragment that hands the page its key, once, at sign-in. */
+export const KEY_FRAGMENT = 'airlock-key';
+const SIGNED_OUT = 'not signed in: run `airlock ui` and open the link it prints (`airlock ui --open` opens it)';
+
+const headerOf = (req: IncomingMessage, name: string): string | undefined => {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
+};
 export const MAX_BODY_BYTES = 1024 * 1024;
 /** An event stream whose unsent bytes pass this is dropped (its reader resumes with Last-Event-ID). */
 export const MAX_STREAM_BACKLOG = 4 * 1024 * 1024;
@@ -45,8 +50,10 @@ export interface UiHostOptions {
   port?: number;
   /** The built renderer (its index.html and assets). Missing or without index.html: `/` says how to build it. */
   staticDir?: string;
-  /** The sign-in token (default: 32 random bytes, base64url). */
-  token?: string;
+  /** Where session records (hashes) outlive the process, so a signed-in page survives a restart. */
+  sessionFile?: string;
+  sessionLimits?: Partial<SessionLimits>;
+  connectionLimits?: Partial<ConnectionLimits>;
   /** How often an idle event stream gets a `: ping` comment (default 15 s). */
   pingMs?: number;
   maxBodyBytes?: number;
@@ -57,9 +64,10 @@ export interface UiHost {
   port: number;
   /** `http://127.0.0.1:PORT` */
   origin: string;
-  /** The sign-in URL, token included: print it to the person, nowhere else. */
+  /** The first sign-in link (single-use, short-lived): print it to the person, nowhere else. */
   url: string;
-  token: string;
+  /** A fresh single-use sign-in link (`airlock ui`). */
+  signInUrl(): string;
   close(): Promise<void>;
 }
 
@@ -88,19 +96,19 @@ export function statusForCode(code: string): number {
   }
 }
 
-/** Methods that need a connection of their own: over HTTP the stream is GET /api/events. */
-const NOT_OVER_HTTP = new Set<string>([UserMethod.subscribe, UserMethod.unsubscribe]);
+/** Methods that need a connection of their own (over HTTP the stream is GET /api/events), and sign-in links (the socket only). */
+const NOT_OVER_HTTP = new Set<string>([UserMethod.subscribe, UserMethod.unsubscribe, UserMethod.uiLink]);
 
 type BodyResult = { ok: true; body: Buffer } | { ok: false; tooLarge: true };
 
 export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
   const { broker } = opts;
-  const token = opts.token ?? newSecret();
   const pingMs = opts.pingMs ?? 15_000;
   const maxBody = opts.maxBodyBytes ?? MAX_BODY_BYTES;
   const maxBacklog = opts.maxStreamBacklog ?? MAX_STREAM_BACKLOG;
-  const sessions = new Sessions();
+  const sessions = new UiSessions(opts.sessionLimits, undefined, opts.sessionFile ? sessionFile(opts.sessionFile) : undefined);
   const streams = new Set<(reason: string) => void>();
+  const streamOwner = new Map<(reason: string) => void, SessionRecord>();
   let port = 0;
 
   const send = (res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void => {
@@ -173,7 +181,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     }
   };
 
-  const events = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams): void => {
+  const events = (req: IncomingMessage, res: ServerResponse, query: URLSearchParams, session: SessionRecord): void => {
     const lastId = req.headers['last-event-id'];
     // a reconnect's Last-Event-ID wins over the since of the URL it reconnects to
     const raw = typeof lastId === 'string' && lastId.trim() !== '' ? lastId.trim() : (query.get('since') ?? '0');
@@ -187,6 +195,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
       open = false;
       clearInterval(ping);
       streams.delete(end);
+      streamOwner.delete(end);
       if (subscription) broker.unsubscribe(subscription);
       subscription = null;
       if (reason !== undefined && !res.destroyed) {
@@ -198,6 +207,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     const ping = setInterval(() => res.write(': ping\n\n'), pingMs);
     ping.unref();
     streams.add(end);
+    streamOwner.set(end, session);
     res.on('close', () => end());
     subscription = broker.subscribe(Number(raw), {
       send: (event: BrokerEvent) => {
@@ -213,10 +223,10 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     if (!open) broker.unsubscribe(subscription);
   };
 
-  const api = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): Promise<void> => {
+  const api = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, session: SessionRecord): Promise<void> => {
     if (path === '/api/events') {
       if (req.method !== 'GET') return fail(res, 405, 'method-not-allowed', 'the event stream is read with GET', { Allow: 'GET' });
-      return events(req, res, query);
+      return events(req, res, query, session);
     }
     const m = /^\/api\/call\/([^/]+)$/.exec(path);
     if (m) {
@@ -248,53 +258,89 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     stream.pipe(res);
   };
 
+  /** Refused before sign-in: answered, and the connection closed (its body is never read). */
+  const refuse = (res: ServerResponse, status: number, code: string, message: string): void => {
+    res.shouldKeepAlive = false;
+    fail(res, status, code, message, { Connection: 'close' });
+  };
+
+  const signIn = (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams): void => {
+    const redeemed = sessions.redeem(query.get('token'), cookieValues(req.headers.cookie, sessionCookieName(port)));
+    if (!redeemed.ok) {
+      res.shouldKeepAlive = false;
+      res.setHeader('Connection', 'close');
+      return html(res, redeemed.why === 'full' ? 503 : 401, signInPage(redeemed.why === 'full' ? 'full' : 'spent'));
+    }
+    guard.prove(req.socket);
+    query.delete('token');
+    const rest = query.toString();
+    // only a plain path of this host: never `//elsewhere` (a protocol-relative redirect). The key goes in the
+    // fragment: never sent to a server, and this answer is the only one that ever holds it
+    const where = /^\/(?![/\\])[^\\#]*$/.test(path) ? path : '/';
+    res.writeHead(303, {
+      Location: `${where}${rest ? `?${rest}` : ''}#${KEY_FRAGMENT}=${redeemed.key}`,
+      'Set-Cookie': sessionCookie(port, redeemed.cookie),
+      'Cache-Control': 'no-store',
+      'Content-Length': '0',
+    });
+    res.end();
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
     const target = req.url ?? '';
-    if (!hostAllowed(req.headers.host, port)) {
-      return fail(res, 421, 'bad-host', `this host answers to 127.0.0.1:${port} and localhost:${port} only`, { Connection: 'close' });
-    }
+    if (!hostAllowed(req.headers.host, port)) return refuse(res, 421, 'bad-host', `this host answers to 127.0.0.1:${port} and localhost:${port} only`);
     const origin = req.headers.origin;
-    if (origin !== undefined && !originAllowed(origin, port)) return fail(res, 403, 'bad-origin', 'requests from other origins are refused');
-    if (!target.startsWith('/')) return fail(res, 400, 'bad-request', 'the request target must be a path');
+    if (origin !== undefined && !originAllowed(origin, port)) return refuse(res, 403, 'bad-origin', 'requests from other origins are refused');
+    if (!target.startsWith('/')) return refuse(res, 400, 'bad-request', 'the request target must be a path');
     const q = target.indexOf('?');
     const path = q < 0 ? target : target.slice(0, q);
     const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
     const isApi = path === '/api' || path.startsWith('/api/');
     const reading = req.method === 'GET' || req.method === 'HEAD';
 
-    if (reading && query.has('token')) {
-      if (secretMatches(query.get('token'), token)) {
-        query.delete('token');
-        const rest = query.toString();
-        // only a plain path of this host: never `//elsewhere` (a protocol-relative redirect)
-        const where = /^\/(?![/\\])[^\\]*$/.test(path) ? path : '/';
-        res.writeHead(303, { Location: where + (rest ? `?${rest}` : ''), 'Set-Cookie': sessionCookie(port, sessions.create()), 'Cache-Control': 'no-store', 'Content-Length': '0' });
-        return void res.end();
-      }
-      // a wrong token opens nothing: the request goes on as one without a cookie would
-    }
-    const signedIn = cookieValues(req.headers.cookie, sessionCookieName(port)).some((v) => sessions.has(v));
+    if (reading && !isApi && query.has('token')) return signIn(req, res, path, query);
+    const cookies = cookieValues(req.headers.cookie, sessionCookieName(port));
     if (isApi) {
       res.setHeader('Cache-Control', 'no-store');
-      if (!signedIn) return fail(res, 401, 'unauthorized', 'sign in first: run `airlock daemon --ui` and open the URL it prints');
-      if (req.headers['sec-fetch-site'] === 'cross-site') return fail(res, 403, 'bad-origin', 'cross-site requests are refused');
+      if (req.headers['sec-fetch-site'] === 'cross-site') return refuse(res, 403, 'bad-origin', 'cross-site requests are refused');
+      // the stream: a one-time ticket of the session the cookie names; everything else: the cookie and the key
+      const session = path === '/api/events' && reading ? sessions.redeemTicket(query.get('ticket'), cookies) : sessions.authenticate(cookies, headerOf(req, KEY_HEADER));
+      if (!session) return refuse(res, 401, 'unauthorized', SIGNED_OUT);
+      guard.prove(req.socket);
       if (!reading) {
         if (origin === undefined) return fail(res, 403, 'bad-origin', `a ${req.method} needs an Origin header of this host`);
         if (!isJsonContentType(req.headers['content-type'])) return fail(res, 415, 'unsupported-media-type', 'the body must be JSON, sent as Content-Type: application/json');
       }
-      return api(req, res, path, query);
+      if (path === '/api/events/ticket') {
+        if (req.method !== 'POST') return fail(res, 405, 'method-not-allowed', 'a ticket is asked for with POST', { Allow: 'POST' });
+        return json(res, 200, { result: { ticket: sessions.issueTicket(session) } });
+      }
+      if (path === '/api/sign-out') {
+        if (req.method !== 'POST') return fail(res, 405, 'method-not-allowed', 'sign out with POST', { Allow: 'POST' });
+        sessions.signOut(session);
+        for (const end of [...streams]) if (streamOwner.get(end) === session) end('signed out');
+        return json(res, 200, { result: { ok: true } });
+      }
+      return api(req, res, path, query, session);
     }
-    if (!signedIn) return html(res, 401, signInPage());
+    // the app's files hold nothing secret: the cookie is enough to load them (and the page then needs its key)
+    if (!sessions.byCookie(cookies)) {
+      res.shouldKeepAlive = false;
+      res.setHeader('Connection', 'close');
+      return html(res, 401, signInPage('none'));
+    }
+    guard.prove(req.socket);
     return files(req, res, path);
   };
 
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, connectionsCheckingInterval: HEADERS_CHECK_MS }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (!res.headersSent) fail(res, 500, 'internal', err instanceof Error ? err.message : String(err));
       else res.destroy();
     });
   });
+  const guard = guardConnections(server, opts.connectionLimits);
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     else socket.destroy();
@@ -314,13 +360,17 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
   });
   const address = server.address();
   port = typeof address === 'object' && address ? address.port : wanted;
+  // an accept that fails (EMFILE: no file handle free) must not take the broker down; libuv goes on accepting
+  // once handles are free again
+  server.on('error', () => {});
   const origin = `http://127.0.0.1:${port}`;
+  const signInUrl = (): string => `${origin}/?token=${sessions.issueLink()}`;
   let closed: Promise<void> | null = null;
   return {
     port,
     origin,
-    url: `${origin}/?token=${token}`,
-    token,
+    url: signInUrl(),
+    signInUrl,
     close() {
       closed ??= new Promise<void>((resolve) => {
         for (const end of [...streams]) end('the UI host is stopping');

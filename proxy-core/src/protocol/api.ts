@@ -505,6 +505,8 @@ export const userApi = {
     params: z.object({ server: text(LIMITS.name), tool: text(LIMITS.toolName).optional(), fingerprint: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict(),
     result: z.object({ accepted: z.array(PinInfoSchema) }),
   },
+  /** A fresh sign-in link of the UI host (single-use, short-lived); bad-state when the broker serves no UI. */
+  [UserMethod.uiLink]: { params: Empty, result: z.object({ url: z.string() }) },
 } as const;
 
 // ---- what a wrapper may call -----------------------------------------------------------------------------

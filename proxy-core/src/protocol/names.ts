@@ -48,6 +48,8 @@ export const UserMethod = {
   inversesRemove: 'inverses.remove',
   pinsList: 'pins.list',
   pinsAccept: 'pins.accept',
+  /** A fresh single-use sign-in link of the UI host (`airlock ui`); never answered over HTTP. */
+  uiLink: 'ui.link',
 } as const;
 export type UserMethodName = (typeof UserMethod)[keyof typeof UserMethod];
 

@@ -11,7 +11,7 @@ import type { UserMethod } from './names.js';
  * What the UI may call: every front-end method but the stream's own plumbing (a host turns `subscribe` into
  * its own transport) and asking a wrapper directly (a diagnostic for the CLI).
  */
-export type UiMethod = Exclude<UserMethodKey, typeof UserMethod.subscribe | typeof UserMethod.unsubscribe | typeof UserMethod.wrapperRequest>;
+export type UiMethod = Exclude<UserMethodKey, typeof UserMethod.subscribe | typeof UserMethod.unsubscribe | typeof UserMethod.wrapperRequest | typeof UserMethod.uiLink>;
 
 /** The state of the event stream as the UI shows it. */
 export type StreamState =

@@ -65,9 +65,9 @@ export async function run(argv: string[]): Promise<number> {
     const kept = [r.keptAs && `the previous database is kept as ${r.keptAs}`, r.previousBackupKeptAs && `its last backup as ${r.previousBackupKeptAs}`].filter(Boolean);
     process.stderr.write(`airlock: started with an empty database${kept.length ? `; ${kept.join(', ')}` : ''}\n`);
   }
-  // one write: whoever waits for "broker running" (the app, scripts) finds the UI's URL with it. The URL carries
-  // the sign-in token: it goes to this terminal only
-  const uiLine = running.ui ? `airlock: UI at ${running.ui.url}\n` : '';
+  // one write: whoever waits for "broker running" (the app, scripts) finds the UI's URL with it. The link is
+  // single-use and short-lived, so one that stays in a terminal's scrollback or a log opens nothing later
+  const uiLine = running.ui ? `airlock: UI at ${running.ui.url}\nairlock: the link signs in one browser, once, within 2 minutes; \`airlock ui\` prints a fresh one\n` : '';
   process.stderr.write(`airlock: broker running (pid ${process.pid}), data in ${dir}, socket ${running.socketPath}\n${uiLine}`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

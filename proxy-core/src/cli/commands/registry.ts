@@ -27,8 +27,16 @@ export const commands: Record<string, Command> = {
   daemon: {
     summary: 'run the broker (one per user) in the foreground',
     usage:
-      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]]\n  --ticket-timeout: sets the ticket-timeout setting (default 120 s; below 5 s, for this run only). AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a URL with a sign-in token (good while this daemon runs) (airlock: UI at http://127.0.0.1:PORT/?token=...): open that URL.',
+      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]]\n  --ticket-timeout: sets the ticket-timeout setting (default 120 s; below 5 s, for this run only). AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a sign-in link (airlock: UI at http://127.0.0.1:PORT/?token=...), good once and for 2 minutes;\n    `airlock ui` prints a fresh one, `airlock ui --open` opens it.',
     load: () => import('./daemon.js'),
+  },
+  ui: {
+    summary: 'print (or --open) a fresh sign-in link of the browser UI of the running broker',
+    usage:
+      'airlock ui [--open] [--json]\n' +
+      '  Asks the running broker (started with `airlock daemon --ui`) for a new sign-in link. A link signs in one\n' +
+      '  browser, once, within 2 minutes. --open opens it with the system opener (xdg-open, open, rundll32).',
+    load: () => import('./ui.js'),
   },
   status: {
     summary: 'show E-Stop, sessions and pending tickets',
