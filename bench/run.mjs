@@ -16,6 +16,10 @@ import { rawSession } from './raw-session.mjs';
 import { uiRows, uiTable } from './ui.mjs';
 import { estopRows } from './estop.mjs';
 import { snapshotRows } from './snapshot.mjs';
+import { estopTasksRows } from './estop-tasks.mjs';
+import { brokerKillRows } from './broker-kills.mjs';
+import { uiFloodRows } from './ui-flood.mjs';
+import { processTreeRows } from './process-tree.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -263,6 +267,10 @@ try {
   const estop = await estopRows({ home, env, quick: QUICK });
   process.stderr.write('undo snapshot cost…\n');
   const snapshot = await snapshotRows({ home, env, quick: QUICK });
+  process.stderr.write('E-Stop on running tasks…\n');
+  const estopTasks = await estopTasksRows({ home, env, quick: QUICK });
+  process.stderr.write('process tree sampling…\n');
+  const tree = await processTreeRows({ quick: QUICK });
 
   const f = (x, d = 3) => x.toFixed(d);
   const p50 = (m) => quantile(lat.samples[m], 0.5);
@@ -278,16 +286,23 @@ try {
     [`journaled decisions/s, denied calls (${WRAPPERS} wrappers)`, '–', '–', f(tpDeny.rate, 0), `${tpDeny.total} calls in ${f(tpDeny.elapsed, 2)} s, ${tpDeny.complete} in the journal`, '≥ 5,000/s'],
     [`journal lost when a wrapper is SIGKILLed (worst of ${kills.length}, ms of calls)`, '–', '–', f(worst.ms, 1), `${worst.lost} of ${worst.ran} calls at ${f(worst.rate, 0)} calls/s`, '(README figure)'],
     ...estop,
+    ...estopTasks,
     ...snapshot,
+    ...tree,
   ];
+  // the measures that run brokers of their own (killed, flooded) and the UI's run last, with the proxy's broker
+  // stopped, so none of them shares the machine with it
+  broker.kill('SIGTERM');
+  await new Promise((r) => broker.on('exit', r));
+  process.stderr.write('broker killed under load…\n');
+  rows.push(...(await brokerKillRows({ quick: QUICK })));
+  process.stderr.write('UI port flooded…\n');
+  rows.push(...(await uiFloodRows({ quick: QUICK })));
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,
     ...rows.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n');
-  // the UI's rows run last, with the proxy's broker stopped, so the two never share the machine
-  broker.kill('SIGTERM');
-  await new Promise((r) => broker.on('exit', r));
   process.stderr.write('UI: card latency, Activity at 100,000 entries, bundle size…\n');
   const ui = uiTable(await uiRows(QUICK));
   const meta = `Node ${process.version}, ${lat.samples.direct.length} calls per mode (server-everything \`echo\`), ${STARTUPS} start-ups per mode, ${BIG_RUNS} × 10 MB per mode, ${new Date().toISOString().slice(0, 10)}.`;
