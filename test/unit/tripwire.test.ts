@@ -13,7 +13,7 @@ import { WrapperMethod } from '../../proxy-core/src/protocol/names.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { channelPair } from '../helpers/memory-channel.js';
 
-const LIMITS: TripwireLimits = { on: true, calls: 30, seconds: 10 };
+const LIMITS: TripwireLimits = { on: true, calls: 30, seconds: 10, long: { calls: 300, seconds: 600 } };
 
 /** A journal entry as a wrapper sends it: by default an allowed, forwarded, changing call. */
 function entry(id: string, at: number, over: Record<string, unknown> = {}): Record<string, unknown> {
@@ -65,7 +65,6 @@ describe('counting', () => {
   test.each([
     ['refused calls', { decision: 'deny', decidedBy: 'rule', outcome: 'not-run' }],
     ['calls that were never forwarded', { forwardedAt: undefined }],
-    ['read-only calls (unchecked)', { class: 'read-only-unchecked' }],
     ['read-only calls (trusted)', { class: 'read-only-trusted' }],
   ])('%s never count', (_what, over) => {
     const clock = new FakeClock();
@@ -75,11 +74,12 @@ describe('counting', () => {
     expect(t.observe('s1', burst(clock, 30), LIMITS)).toBeNull();
   });
 
-  test('destructive, unclassifiable, and calls whose class is not named all count', () => {
+  test('destructive, unclassifiable, unchecked read-only claims, and calls whose class is not named all count', () => {
     const clock = new FakeClock();
     const t = new Tripwire(clock);
     const mixed = [
-      ...Array.from({ length: 10 }, (_, i) => entry(`d${i}`, clock.now(), { class: 'destructive' })),
+      ...Array.from({ length: 5 }, (_, i) => entry(`d${i}`, clock.now(), { class: 'destructive' })),
+      ...Array.from({ length: 5 }, (_, i) => entry(`r${i}`, clock.now(), { class: 'read-only-unchecked' })),
       ...Array.from({ length: 10 }, (_, i) => entry(`u${i}`, clock.now(), { class: 'unclassifiable' })),
       ...Array.from({ length: 11 }, (_, i) => entry(`n${i}`, clock.now(), { class: undefined })),
     ];
@@ -134,7 +134,18 @@ describe('counting', () => {
   test('off, it never trips; other limits are honoured', () => {
     const clock = new FakeClock();
     expect(new Tripwire(clock).observe('s1', burst(clock, 1000), { ...LIMITS, on: false })).toBeNull();
-    expect(new Tripwire(clock).observe('s1', burst(clock, 4), { on: true, calls: 3, seconds: 60 })).toBe('4 changing calls in 60 s');
+    expect(new Tripwire(clock).observe('s1', burst(clock, 4), { ...LIMITS, calls: 3, seconds: 60 })).toBe('4 changing calls in 60 s');
+  });
+
+  test('the long window: a loop that stays under the short limit trips it', () => {
+    const clock = new FakeClock();
+    const t = new Tripwire(clock);
+    let tripped: string | null = null;
+    for (let round = 0; round < 20 && !tripped; round++) {
+      tripped = t.observe('s1', burst(clock, 29, `r${round}-`), LIMITS);
+      clock.advance(10_001);
+    }
+    expect(tripped).toBe('319 changing calls in 600 s'); // the eleventh batch of 29
   });
 
   test('hostile entries are skipped, never thrown on', () => {
@@ -146,13 +157,13 @@ describe('counting', () => {
 });
 
 describe('limits from the settings', () => {
-  test('defaults: on, more than 30 in 10 s', () => {
-    expect(tripwireLimits(() => undefined)).toEqual({ on: true, calls: 30, seconds: 10 });
+  test('defaults: on, more than 30 in 10 s, or more than 300 in 10 minutes', () => {
+    expect(tripwireLimits(() => undefined)).toEqual({ on: true, calls: 30, seconds: 10, long: { calls: 300, seconds: 600 } });
   });
 
   test('stored values are used; a value the setting does not take falls back to the default', () => {
-    const stored: Record<string, string> = { tripwire: 'off', 'tripwire-calls': '5', 'tripwire-seconds': '0' };
-    expect(tripwireLimits((k) => stored[k])).toEqual({ on: false, calls: 5, seconds: 10 });
+    const stored: Record<string, string> = { tripwire: 'off', 'tripwire-calls': '5', 'tripwire-seconds': '0', 'tripwire-long-calls': '50', 'tripwire-long-seconds': 'x' };
+    expect(tripwireLimits((k) => stored[k])).toEqual({ on: false, calls: 5, seconds: 10, long: { calls: 50, seconds: 600 } });
   });
 });
 

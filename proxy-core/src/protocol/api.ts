@@ -68,6 +68,8 @@ export const PolicySnapshotSchema = z.object({
   fileTools: z.record(z.string(), z.array(z.string())).optional(),
   /** Tools with a declared inverse in this session: with `fileTools`, what rules on `undoable` judge by. */
   inverseTools: z.array(z.string()).optional(),
+  /** The tripwire is on: a changing call is forwarded only with a place from the broker (`tripwire.budget`). */
+  tripwire: z.boolean().optional(),
 });
 
 /**
@@ -529,6 +531,10 @@ export const wrapperApi = {
     result: Ok,
   },
   [WrapperMethod.prepare]: undoMethods.prepare,
+  [WrapperMethod.budget]: {
+    params: z.object({ used: z.number().int().min(0).max(1_000_000), want: z.number().int().min(0).max(10_000), waiting: z.boolean() }),
+    result: z.object({ granted: z.number().int().min(0), refused: z.enum(['estop', 'busy']).optional() }),
+  },
 } as const;
 
 // ---- derived types ---------------------------------------------------------------------------------------

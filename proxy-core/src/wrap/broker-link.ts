@@ -20,6 +20,7 @@ import type { CallRecord } from '../protocol/api.js';
 import { type PolicySnapshot, readPins } from '../policy/decide.js';
 import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
 import { readFileTools } from './undo-stage.js';
+import type { BudgetGrant } from './call-budget.js';
 
 export type LinkState = 'connecting' | 'up' | 'down';
 
@@ -36,6 +37,9 @@ export interface BrokerLinkLike extends EventEmitter {
   catalog(verdicts: unknown[], problems: string[]): void;
   observed(contradictions: ObservedContradiction[]): void;
   structured(tool: string, structuredContent: unknown): void;
+  /** Report tripwire places used and ask for more (wrap/call-budget.ts); rejects when the broker is not there. */
+  budget(ask: { used: number; want: number; waiting: boolean }): Promise<BudgetGrant>;
+  budgetReport(used: number, returned: number): void;
   flush(timeoutMs: number): Promise<void>;
   close(): void;
 }
@@ -53,6 +57,8 @@ const ASK_GRACE_MS = 5000;
 const DEFAULT_TICKET_TIMEOUT_S = 120;
 /** How long a call waits for its files' snapshot before it is denied (reading a file at the cap takes far less). */
 const PREPARE_TIMEOUT_MS = 10_000;
+/** How long a changing call waits for a tripwire place (the broker answers within its reclaim wait, 3 s). */
+const BUDGET_TIMEOUT_MS = 10_000;
 
 export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   state: LinkState = 'down';
@@ -197,6 +203,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.channel = null;
     this.policy = null;
     this.state = 'down';
+    this.emit('lost');
     this.scheduleRetry();
   }
 
@@ -210,7 +217,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       this.channel?.notify(WrapperNote.policyAck, { version: this.policy?.version });
     } else if (method === BrokerNote.ticket && isObject(params)) {
       this.emit('ticket', params);
-    }
+    } else if (method === BrokerNote.budgetReclaim) this.emit('budget-reclaim');
   }
 
   private applyPolicy(p: PolicySnapshot): void {
@@ -278,6 +285,15 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
   structured(tool: string, structuredContent: unknown): void {
     this.channel?.notify(WrapperNote.structured, { tool, structuredContent });
+  }
+
+  budget(ask: { used: number; want: number; waiting: boolean }): Promise<BudgetGrant> {
+    if (!this.channel || this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
+    return this.channel.request<BudgetGrant>(WrapperMethod.budget, ask, BUDGET_TIMEOUT_MS);
+  }
+
+  budgetReport(used: number, returned: number): void {
+    this.channel?.notify(WrapperNote.budgetReport, { used, returned });
   }
 
   private resend(): void {
@@ -352,6 +368,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
 
   close(): void {
+    // places for changing calls this wrapper did not use go back while the connection is still there
+    this.emit('closing');
     this.closed = true;
     this.stopHeartbeat();
     if (this.retryTimer) clearTimeout(this.retryTimer);
