@@ -237,6 +237,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       ...(p.fileTools === undefined ? {} : { fileTools: readFileTools(p.fileTools) }),
       // tools with a declared inverse: a rule on whether a call can be undone judges by it (policy/undo-plan.ts)
       ...(Array.isArray(p.inverseTools) ? { inverseTools: p.inverseTools.filter((t) => typeof t === 'string') } : {}),
+      // a changing call needs a tripwire place unless the broker says the tripwire is off
+      tripwire: p.tripwire !== false,
     };
     // the ticket timeout is a setting: a push carries its current value (an older broker's push does not)
     this.applyTicketTimeout(p.ticketTimeoutSeconds);

@@ -95,7 +95,11 @@ export class CallBudget {
     }
     this.epoch++;
     this.held = 0;
-    if (!policy) this.unreported = 0;
+    // the broker started its windows afresh (E-Stop) or closed the session (it counted what was handed out):
+    // what ran before is not reported into the new ones
+    this.unreported = 0;
+    this.clock.clearTimeout(this.reportTimer);
+    this.reportTimer = undefined;
     const denial = policy ? ESTOP : DOWN;
     for (const w of this.queue.splice(0)) if (w.live()) w.refuse(denial);
   }
