@@ -126,7 +126,12 @@ export class TripwireBudget {
 
   private tryGrant(sessionId: string, want: number, waiting: boolean): BudgetGrant | null {
     const limits = this.o.limits();
-    if (!limits.on) return { granted: Math.max(0, want) };
+    if (!limits.on) {
+      // off: whatever is asked, still on the books, so turning the tripwire on again counts what is still held
+      const granted = Math.max(0, want);
+      this.give(sessionId, granted);
+      return { granted };
+    }
     const windows = windowsOf(limits);
     this.prune(windows);
     let room = Infinity;
