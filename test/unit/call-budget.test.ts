@@ -169,3 +169,20 @@ describe('the outcome is what the server did', () => {
     expect(r.detail).toMatch(/stopped by E-Stop.*the server answered afterwards/);
   });
 });
+
+describe('a read-only claim withdrawn on evidence', () => {
+  test('the trusted read-only calls running when a resource changed are counted as changing calls, and later ones need a place', async () => {
+    const h = await new Harness({ policy: { ...allowAll, trustReadOnlyHints: true } }).start();
+    h.link.grant = () => ({ granted: 0, refused: 'estop' });
+    h.call(1, 'echo');
+    h.call(2, 'echo');
+    expect(h.forwardedCalls()).toHaveLength(2);
+    h.server({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///notes/a.md' } });
+    await h.advance(50);
+    expect(h.link.budgetReports.reduce((n, r) => n + r.used, 0)).toBe(2);
+    h.call(3, 'echo');
+    await settle();
+    expect(h.forwardedCalls()).toHaveLength(2);
+    expect(h.decision(3)).toMatchObject({ decidedBy: 'estop' });
+  });
+});

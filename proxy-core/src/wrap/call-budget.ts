@@ -86,6 +86,13 @@ export class CallBudget {
     return false;
   }
 
+  /** Calls already forwarded without a place (read-only, until evidence withdrew the claim) count as used. */
+  charge(n: number): void {
+    if (!(n > 0)) return;
+    this.unreported += n;
+    if (!this.reportTimer) this.reportTimer = this.clock.setTimeout(() => this.report(0), REPORT_DELAY_MS);
+  }
+
   /** A policy push: E-Stop or the link gone voids the places held (the broker forgot them). */
   private policyChanged(policy: { estop: boolean; tripwire?: boolean | undefined } | null): void {
     if (policy && !policy.estop) {

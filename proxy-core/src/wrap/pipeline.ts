@@ -118,6 +118,11 @@ export class CallPipeline {
     return [...this.calls.values()].filter((c) => c.state === 'forwarded' && c.readOnly);
   }
 
+  /** Calls that ran without a tripwire place turned out to change something: the broker counts them now. */
+  countAsChanging(n: number): void {
+    if (this.o.link.policy?.tripwire === true) this.budget.charge(n);
+  }
+
   /** Tickets held for a call to be made again. */
   heldTickets(): { askId: string; tool: string; ticketId: string | undefined; decided: boolean }[] {
     return this.tickets.held().map((t) => ({ askId: t.askId, tool: t.tool, ticketId: t.ticketId, decided: t.outcome !== undefined }));

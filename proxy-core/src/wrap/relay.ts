@@ -339,7 +339,10 @@ export class Relay {
   private observeResourceChange(method: string, params: unknown): void {
     const uri = isObject(params) && typeof params.uri === 'string' ? ` (${params.uri.slice(0, 300)})` : '';
     const suspects = new Map<string, string>();
-    for (const c of this.calls.runningReadOnly()) {
+    const running = this.calls.runningReadOnly();
+    // they ran as read-only and one of them changed something: the tripwire counts them as changing calls
+    this.calls.countAsChanging(running.length);
+    for (const c of running) {
       if (!suspects.has(c.tool)) {
         suspects.set(c.tool, `the server sent ${method}${uri} while "${c.tool}" was running (call ${c.callId}, ${new Date().toISOString()})`);
       }
