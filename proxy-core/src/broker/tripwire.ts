@@ -76,8 +76,15 @@ export class Tripwire {
       const key = `${sessionId}\u0000${e.id}`;
       if (!this.counted.has(key)) this.counted.set(key, t);
     }
-    for (const [key, t] of this.counted) if (t <= from) this.counted.delete(key);
+    // oldest first (near enough: entries arrive in the order the calls ran); what is left older than the span
+    // is never counted below, and goes once it reaches the front
+    for (const [key, t] of this.counted) {
+      if (t > from) break;
+      this.counted.delete(key);
+    }
     for (const w of windows) {
+      // fewer calls kept than the limit: this window cannot be past it (no need to count, on every batch)
+      if (this.counted.size <= w.calls) continue;
       const since = Math.max(now - w.seconds * 1000, this.floor);
       let n = 0;
       for (const t of this.counted.values()) if (t > since) n++;
