@@ -180,6 +180,7 @@ describe('a read-only claim withdrawn on evidence', () => {
     h.server({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///notes/a.md' } });
     await h.advance(50);
     expect(h.link.budgetReports.reduce((n, r) => n + r.used, 0)).toBe(2);
+    expect(h.link.budgetAsks).toHaveLength(0);
     h.call(3, 'echo');
     await settle();
     expect(h.forwardedCalls()).toHaveLength(2);

@@ -340,8 +340,8 @@ export class Relay {
     const uri = isObject(params) && typeof params.uri === 'string' ? ` (${params.uri.slice(0, 300)})` : '';
     const suspects = new Map<string, string>();
     const running = this.calls.runningReadOnly();
-    // they ran as read-only and one of them changed something: the tripwire counts them as changing calls
-    this.calls.countAsChanging(running.length);
+    // one of them changed something: the tripwire counts the trusted ones (which ran without a place) as changing
+    this.calls.countAsChanging(running.filter((c) => c.verdict?.class === 'read-only-trusted').length);
     for (const c of running) {
       if (!suspects.has(c.tool)) {
         suspects.set(c.tool, `the server sent ${method}${uri} while "${c.tool}" was running (call ${c.callId}, ${new Date().toISOString()})`);
