@@ -16,6 +16,7 @@ import {
   decisionOf,
   EVERYTHING,
   executed,
+  executedCalls,
   fixture,
   processAlive,
   ROOT,
@@ -180,8 +181,10 @@ describe('the tripwire', () => {
       const results = [];
       for (let i = 0; i < 6; i++) results.push(await w.client.callTool({ name: 'write_note', arguments: { text: `n${i}` } }));
       expect(results.slice(0, 5).every((r) => !r.isError)).toBe(true);
-      // the sixth trips the wire as it is forwarded: it ran, or it was still running and E-Stop stopped it
-      if (results[5]!.isError) expect(decisionOf(results[5])).toMatchObject({ decidedBy: 'estop', sent: true });
+      // the sixth would pass the limit: it is held before the server, and refused as E-Stop engages
+      expect(decisionOf(results[5])).toMatchObject({ decidedBy: 'estop' });
+      expect(decisionOf(results[5])?.sent).not.toBe(true);
+      expect(executedCalls(fx.log, 'write_note')).toHaveLength(5);
       const on = await untilBroker(
         home,
         (e) => e.type === 'estop-on',

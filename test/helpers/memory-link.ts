@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import type { PolicySnapshot } from '../../proxy-core/src/policy/decide.js';
 import type { AskAnswer, AskRequest, CallRecord } from '../../proxy-core/src/protocol/api.js';
 import type { BrokerLinkLike, LinkState } from '../../proxy-core/src/wrap/broker-link.js';
+import type { BudgetGrant } from '../../proxy-core/src/wrap/call-budget.js';
 
 export interface PendingAsk {
   request: AskRequest;
@@ -29,6 +30,10 @@ export class MemoryLink extends EventEmitter implements BrokerLinkLike {
   readonly sent: CallRecord[] = [];
   readonly catalogs: { verdicts: unknown[]; problems: string[] }[] = [];
   readonly observations: { tool: string; evidence: string }[] = [];
+  /** Tripwire asks and reports, in order; `grant` answers each ask (default: every place wanted). */
+  readonly budgetAsks: { used: number; want: number; waiting: boolean }[] = [];
+  readonly budgetReports: { used: number; returned: number }[] = [];
+  grant: (ask: { used: number; want: number; waiting: boolean }) => BudgetGrant | Promise<BudgetGrant> = (a) => ({ granted: a.want });
   private tickets = 0;
 
   constructor(policy: Partial<PolicySnapshot> | null = {}) {
@@ -60,6 +65,7 @@ export class MemoryLink extends EventEmitter implements BrokerLinkLike {
   drop(): void {
     this.state = 'down';
     this.policy = null;
+    this.emit('lost');
     for (const a of this.asks.splice(0)) a.fail(new Error('connection to Airlock lost'));
   }
 
@@ -117,6 +123,16 @@ export class MemoryLink extends EventEmitter implements BrokerLinkLike {
   }
 
   structured(): void {}
+
+  budget(ask: { used: number; want: number; waiting: boolean }): Promise<BudgetGrant> {
+    if (this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
+    this.budgetAsks.push(ask);
+    return Promise.resolve(this.grant(ask));
+  }
+
+  budgetReport(used: number, returned: number): void {
+    this.budgetReports.push({ used, returned });
+  }
 
   flush(): Promise<void> {
     return Promise.resolve();

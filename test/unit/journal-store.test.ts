@@ -128,6 +128,14 @@ describe('writeJournal', () => {
       expect: { arguments: '{"path":"/a"}', tool: 'write', class: 'mutating', startedAt: 1000 },
     },
     { name: 'no result: none made up', copies: [{}, { outcome: 'cancelled' }], expect: { outcome: 'cancelled' }, absent: ['result', 'resultTruncated', 'resultBytes', 'finishedAt'] },
+    {
+      name: 'journaled cancelled (E-Stop answered the client), then the server result arrived: the outcome is what the server did',
+      copies: [{}, { outcome: 'cancelled', detail: 'ended while running (estop)' }, { outcome: 'ok', result: '{"ok":1}', finishedAt: 1010, detail: 'ended while running (estop); the server answered afterwards (ok)' }],
+      expect: { outcome: 'ok', result: '{"ok":1}', finishedAt: 1010, detail: 'ended while running (estop); the server answered afterwards (ok)' },
+    },
+    { name: 'cancelled, then a tool error: a tool error', copies: [{ outcome: 'cancelled' }, { outcome: 'tool-error' }], expect: { outcome: 'tool-error' } },
+    { name: 'cancelled, then an error answer: still cancelled', copies: [{ outcome: 'cancelled' }, { outcome: 'rpc-error' }], expect: { outcome: 'cancelled' } },
+    { name: 'another final outcome never turns into ok', copies: [{ outcome: 'unknown' }, { outcome: 'ok' }], expect: { outcome: 'unknown' } },
   ];
   for (const c of cases) {
     for (const batched of [false, true]) {

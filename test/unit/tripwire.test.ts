@@ -13,7 +13,7 @@ import { WrapperMethod } from '../../proxy-core/src/protocol/names.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { channelPair } from '../helpers/memory-channel.js';
 
-const LIMITS: TripwireLimits = { on: true, calls: 30, seconds: 10 };
+const LIMITS: TripwireLimits = { on: true, calls: 30, seconds: 10, long: { calls: 300, seconds: 600 } };
 
 /** A journal entry as a wrapper sends it: by default an allowed, forwarded, changing call. */
 function entry(id: string, at: number, over: Record<string, unknown> = {}): Record<string, unknown> {
@@ -65,7 +65,6 @@ describe('counting', () => {
   test.each([
     ['refused calls', { decision: 'deny', decidedBy: 'rule', outcome: 'not-run' }],
     ['calls that were never forwarded', { forwardedAt: undefined }],
-    ['read-only calls (unchecked)', { class: 'read-only-unchecked' }],
     ['read-only calls (trusted)', { class: 'read-only-trusted' }],
   ])('%s never count', (_what, over) => {
     const clock = new FakeClock();
@@ -75,11 +74,12 @@ describe('counting', () => {
     expect(t.observe('s1', burst(clock, 30), LIMITS)).toBeNull();
   });
 
-  test('destructive, unclassifiable, and calls whose class is not named all count', () => {
+  test('destructive, unclassifiable, unchecked read-only claims, and calls whose class is not named all count', () => {
     const clock = new FakeClock();
     const t = new Tripwire(clock);
     const mixed = [
-      ...Array.from({ length: 10 }, (_, i) => entry(`d${i}`, clock.now(), { class: 'destructive' })),
+      ...Array.from({ length: 5 }, (_, i) => entry(`d${i}`, clock.now(), { class: 'destructive' })),
+      ...Array.from({ length: 5 }, (_, i) => entry(`r${i}`, clock.now(), { class: 'read-only-unchecked' })),
       ...Array.from({ length: 10 }, (_, i) => entry(`u${i}`, clock.now(), { class: 'unclassifiable' })),
       ...Array.from({ length: 11 }, (_, i) => entry(`n${i}`, clock.now(), { class: undefined })),
     ];
@@ -134,7 +134,18 @@ describe('counting', () => {
   test('off, it never trips; other limits are honoured', () => {
     const clock = new FakeClock();
     expect(new Tripwire(clock).observe('s1', burst(clock, 1000), { ...LIMITS, on: false })).toBeNull();
-    expect(new Tripwire(clock).observe('s1', burst(clock, 4), { on: true, calls: 3, seconds: 60 })).toBe('4 changing calls in 60 s');
+    expect(new Tripwire(clock).observe('s1', burst(clock, 4), { ...LIMITS, calls: 3, seconds: 60 })).toBe('4 changing calls in 60 s');
+  });
+
+  test('the long window: a loop that stays under the short limit trips it', () => {
+    const clock = new FakeClock();
+    const t = new Tripwire(clock);
+    let tripped: string | null = null;
+    for (let round = 0; round < 20 && !tripped; round++) {
+      tripped = t.observe('s1', burst(clock, 29, `r${round}-`), LIMITS);
+      clock.advance(10_001);
+    }
+    expect(tripped).toBe('319 changing calls in 600 s'); // the eleventh batch of 29
   });
 
   test('hostile entries are skipped, never thrown on', () => {
@@ -146,13 +157,13 @@ describe('counting', () => {
 });
 
 describe('limits from the settings', () => {
-  test('defaults: on, more than 30 in 10 s', () => {
-    expect(tripwireLimits(() => undefined)).toEqual({ on: true, calls: 30, seconds: 10 });
+  test('defaults: on, more than 30 in 10 s, or more than 300 in 10 minutes', () => {
+    expect(tripwireLimits(() => undefined)).toEqual({ on: true, calls: 30, seconds: 10, long: { calls: 300, seconds: 600 } });
   });
 
   test('stored values are used; a value the setting does not take falls back to the default', () => {
-    const stored: Record<string, string> = { tripwire: 'off', 'tripwire-calls': '5', 'tripwire-seconds': '0' };
-    expect(tripwireLimits((k) => stored[k])).toEqual({ on: false, calls: 5, seconds: 10 });
+    const stored: Record<string, string> = { tripwire: 'off', 'tripwire-calls': '5', 'tripwire-seconds': '0', 'tripwire-long-calls': '50', 'tripwire-long-seconds': 'x' };
+    expect(tripwireLimits((k) => stored[k])).toEqual({ on: false, calls: 5, seconds: 10, long: { calls: 50, seconds: 600 } });
   });
 });
 
@@ -209,5 +220,90 @@ describe('the broker engages E-Stop on it', () => {
     expect(broker.status().estop).toBe(false);
     await broker.setEstop(true);
     expect(broker.events({ limit: 50 }).events.find((e) => e.type === 'estop-on')?.detail).toEqual({ by: 'user' });
+  });
+});
+
+describe('the broker hands out places over the wrapper protocol', () => {
+  const dirs: string[] = [];
+  const stores: Store[] = [];
+  afterEach(() => {
+    for (const s of stores.splice(0)) s.close();
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  interface FakeWrapper {
+    peer: ReturnType<typeof channelPair>[1];
+    held: number;
+    reclaims: number;
+    policies: { tripwire?: boolean; estop: boolean }[];
+  }
+
+  /** A broker and `n` wrappers on memory channels; each wrapper answers a reclaim as a real one does. */
+  async function brokerWithWrappers(n: number) {
+    const dir = mkdtempSync(join(tmpdir(), 'al-trip-'));
+    dirs.push(dir);
+    const store = new Store(join(dir, 'airlock.db'));
+    stores.push(store);
+    const broker = new Broker({ store, dataDir: dir, ackTimeoutMs: 1500, clock: new FakeClock() });
+    const wrappers: FakeWrapper[] = [];
+    for (let i = 0; i < n; i++) {
+      const [end, peer] = channelPair();
+      broker.attach(end, 'wrapper');
+      const w: FakeWrapper = { peer, held: 0, reclaims: 0, policies: [] };
+      peer.setHandlers({
+        notify: (method, params) => {
+          if (method === 'policy') {
+            const p = params as { version: number; estop: boolean; tripwire?: boolean };
+            w.policies.push(p);
+            peer.notify('policy.ack', { version: p.version });
+          } else if (method === 'tripwire.reclaim') {
+            w.reclaims++;
+            peer.notify('tripwire.report', { used: 0, returned: w.held });
+            w.held = 0;
+          }
+        },
+      });
+      const opened = await peer.request<{ policy: { tripwire?: boolean; estop: boolean } }>(WrapperMethod.sessionOpen, { client: 'c', server: `s${i}`, command: ['x'], pid: i + 1, trustFlag: false });
+      w.policies.push(opened.policy);
+      wrappers.push(w);
+    }
+    const ask = async (w: FakeWrapper, a: { used: number; want: number; waiting: boolean }) => {
+      const g = await w.peer.request<{ granted: number; refused?: string }>(WrapperMethod.budget, a);
+      w.held += g.granted;
+      return g;
+    };
+    return { broker, wrappers, ask };
+  }
+
+  test('the policy says the tripwire is on; places one wrapper holds idle are called back for another one\'s waiting call', async () => {
+    const { broker, wrappers, ask } = await brokerWithWrappers(2);
+    const [idle, busy] = wrappers as [FakeWrapper, FakeWrapper];
+    expect(idle.policies[0]).toMatchObject({ tripwire: true });
+    while ((await ask(idle, { used: 0, want: 100, waiting: false })).granted > 0);
+    expect(idle.held).toBe(30);
+    const g = await ask(busy, { used: 0, want: 5, waiting: true });
+    expect(idle.reclaims).toBe(1);
+    expect(g.granted).toBeGreaterThan(0);
+    expect(broker.status().estop).toBe(false);
+  });
+
+  test('a wrapper that vanishes holding places has them counted as run: the next call past the limit trips', async () => {
+    const { broker, wrappers, ask } = await brokerWithWrappers(2);
+    const [gone, other] = wrappers as [FakeWrapper, FakeWrapper];
+    while ((await ask(gone, { used: 0, want: 100, waiting: false })).granted > 0);
+    gone.peer.destroy();
+    for (let i = 0; i < 20 && broker.status().sessions.length > 1; i++) await new Promise((r) => setImmediate(r));
+    expect(await ask(other, { used: 0, want: 1, waiting: true })).toEqual({ granted: 0, refused: 'estop' });
+    expect(broker.status().estopCause).toMatchObject({ by: 'tripwire', reason: '31 changing calls in 10 s' });
+    await new Promise((r) => setImmediate(r));
+    expect(other.policies.at(-1)).toMatchObject({ estop: true });
+  });
+
+  test('turning the tripwire off reaches every wrapper (its changing calls then need no place)', async () => {
+    const { broker, wrappers } = await brokerWithWrappers(1);
+    await broker.setSetting('tripwire', 'off');
+    expect(wrappers[0]!.policies.at(-1)).toMatchObject({ tripwire: false });
+    await broker.setSetting('tripwire', 'on');
+    expect(wrappers[0]!.policies.at(-1)).toMatchObject({ tripwire: true });
   });
 });

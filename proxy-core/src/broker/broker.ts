@@ -61,6 +61,7 @@ import { proposeScopes } from './ticket-scopes.js';
 import { TICKET_TIMEOUT_KEY, TicketTimeout } from './ticket-timeout.js';
 import { newTicketId, Tickets } from './tickets.js';
 import { Tripwire, tripwireLimits, type TripwireLimits } from './tripwire.js';
+import { TripwireBudget } from './tripwire-budget.js';
 import { Undo } from './undo.js';
 import { bad, checkArgConditions, checkUndoCondition, checkSetting, schemaMessage } from './validate.js';
 
@@ -107,6 +108,8 @@ export class Broker {
   private estop: boolean;
   private estopCause: EstopCause | null;
   private readonly tripwire: Tripwire;
+  /** The cap: places for changing calls, handed to the wrappers (tripwire-budget.ts). */
+  private readonly budget: TripwireBudget;
   private tripwireLimits: TripwireLimits;
   /** Snapshots, declared inverses, undo and rollback (undo.ts). */
   readonly undo: Undo;
@@ -175,6 +178,14 @@ export class Broker {
     this.estopCause = this.estop ? readEstopCause(this.store.getSetting('estop-cause')) : null;
     this.tripwire = new Tripwire(this.clock);
     this.tripwireLimits = tripwireLimits((key) => this.store.getSetting(key));
+    this.budget = new TripwireBudget({
+      clock: this.clock,
+      limits: () => this.tripwireLimits,
+      estop: () => this.estop,
+      sessions: () => this.sessions.all().length,
+      reclaim: (id) => this.sessions.get(id)?.channel.notify(BrokerNote.budgetReclaim, {}),
+      trip: (reason) => void this.setEstop(true, { by: 'tripwire', reason }),
+    });
     let orphans = 0;
     // on a full disk the broker still starts (and refuses calls until it can journal them)
     this.safety.disk.write(() => {
@@ -273,6 +284,7 @@ export class Broker {
     })(), 'estop');
     if (on) {
       this.tripwire.reset();
+      this.budget.reset();
       this.record('estop-on', null, null, why);
     } else this.record('estop-off', null, null, {});
     if (on) this.tickets.denyAll(() => true, 'estop', 'E-Stop was pressed', 'estop');
@@ -360,7 +372,11 @@ export class Broker {
     checkSetting(key, value);
     this.store.setSetting(key, value);
     this.record('setting-changed', null, null, { key, value });
-    if (key.startsWith('tripwire')) this.tripwireLimits = tripwireLimits((k) => this.store.getSetting(k));
+    if (key.startsWith('tripwire')) {
+      this.tripwireLimits = tripwireLimits((k) => this.store.getSetting(k));
+      // whether a changing call needs a place is the wrappers' to know (it rides on the policy)
+      if (key === 'tripwire') await this.sessions.push();
+    }
     if (key === TICKET_TIMEOUT_KEY) {
       this.ticketTimeout.changed(value);
       await this.sessions.push();
@@ -493,6 +509,7 @@ export class Broker {
     },
     // before a call of a file tool is sent: the prior state of its files (a refusal denies the call)
     'call.prepare': (session, p) => this.undo.prepare(session, p),
+    'tripwire.budget': (session, p) => this.budget.ask(session.info.id, p),
     observed: async (session, p) => {
       if (this.catalogs.observed(session, p)) {
         await this.sessions.push((s) => s.info.server === session.info.server && s !== session);
@@ -548,6 +565,7 @@ export class Broker {
         else if (method === WrapperNote.cancel) {
           if (isObject(params) && typeof params.callId === 'string') this.tickets.cancel(session, params.callId);
         } else if (method === WrapperNote.structured) this.catalogs.structured(session, params);
+        else if (method === WrapperNote.budgetReport && isObject(params)) this.budget.report(session.info.id, placeCount(params.used), placeCount(params.returned));
       },
       close: () => {
         this.channels.delete(channel);
@@ -586,6 +604,7 @@ export class Broker {
 
   private closeSession(session: Session): void {
     this.sessions.close(session);
+    this.budget.closed(session.info.id);
     this.undo.sessionClosed(session);
     this.pins.forget(session);
     this.safety.disk.write(() => this.store.endSession(session.info.id));
@@ -608,6 +627,7 @@ export class Broker {
       fileTools: this.undo.snapshotTools(session),
       inverseTools: this.undo.inverseTools(session),
       ...(this.safety.disk.full ? { journalDown: DISK_FULL_REASON } : {}),
+      tripwire: this.tripwireLimits.on,
     };
   }
 
@@ -658,6 +678,11 @@ function exactName(name: string): string {
   } catch (err) {
     throw bad((err as Error).message);
   }
+}
+
+/** A count of tripwire places in a wrapper's note (anything else is none). */
+function placeCount(v: unknown): number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : 0;
 }
 
 /** The stored cause of an E-Stop; null when it cannot be read (the switch itself still holds). */

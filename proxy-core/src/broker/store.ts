@@ -95,7 +95,8 @@ export class Store {
           started_at, asked_at, decided_at, forwarded_at, finished_at, duration_ms)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO NOTHING`),
-      // A later copy only moves a call forward: the outcome leaves 'pending' once and then stays, the final
+      // A later copy only moves a call forward: the outcome leaves 'pending' once and then stays (but a call
+      // journaled 'cancelled' whose result arrived after all takes the server's outcome: it ran), the final
       // copy's decision and (non-empty) detail replace the pending one's, results, hashes and times fill in
       // where still unknown, and nothing known is cleared. What was called (tool, arguments, class, reasons,
       // start) is the first copy's. RETURNING gives the merged row for the call's event.
@@ -107,8 +108,8 @@ export class Store {
           ticket_id = COALESCE(ticket_id, ?),
           decision = CASE WHEN outcome = 'pending' AND ? THEN ? ELSE decision END,
           decided_by = CASE WHEN outcome = 'pending' AND ? THEN ? ELSE decided_by END,
-          detail = CASE WHEN outcome = 'pending' AND ? THEN ? ELSE detail END,
-          outcome = CASE WHEN outcome = 'pending' THEN ? ELSE outcome END,
+          detail = CASE WHEN (outcome = 'pending' OR (outcome = 'cancelled' AND ?)) AND ? THEN ? ELSE detail END,
+          outcome = CASE WHEN outcome = 'pending' OR (outcome = 'cancelled' AND ?) THEN ? ELSE outcome END,
           result = COALESCE(result, ?),
           result_truncated = CASE WHEN result IS NULL THEN ? ELSE result_truncated END,
           result_bytes = COALESCE(result_bytes, ?),
@@ -248,6 +249,8 @@ export class Store {
       } else {
         // a final copy (any outcome but pending) may replace a pending row's decision and detail
         const final = r.outcome !== 'pending' ? 1 : 0;
+        // the server's result came after E-Stop (or the client) cancelled the call: what the server did wins
+        const late = r.outcome === 'ok' || r.outcome === 'tool-error' ? 1 : 0;
         const row = s.updateJournal.get(
           r.sessionId ?? null,
           r.argsBytes ?? null,
@@ -257,8 +260,10 @@ export class Store {
           r.decision,
           final,
           r.decidedBy,
+          late,
           final && r.detail !== '' ? 1 : 0,
           r.detail,
+          late,
           r.outcome,
           r.result ?? null,
           r.result === undefined ? null : r.resultTruncated ? 1 : 0,

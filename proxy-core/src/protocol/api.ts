@@ -70,6 +70,8 @@ export const PolicySnapshotSchema = z.object({
   inverseTools: z.array(z.string()).optional(),
   /** Why calls cannot be journaled now (the broker's disk is full): while set, every call is refused. */
   journalDown: z.string().optional(),
+  /** The tripwire is on: a changing call is forwarded only with a place from the broker (`tripwire.budget`). */
+  tripwire: z.boolean().optional(),
 });
 
 /**
@@ -565,6 +567,10 @@ export const wrapperApi = {
     result: Ok,
   },
   [WrapperMethod.prepare]: undoMethods.prepare,
+  [WrapperMethod.budget]: {
+    params: z.object({ used: z.number().int().min(0).max(1_000_000), want: z.number().int().min(0).max(10_000), waiting: z.boolean() }),
+    result: z.object({ granted: z.number().int().min(0), refused: z.enum(['estop', 'busy']).optional() }),
+  },
 } as const;
 
 // ---- derived types ---------------------------------------------------------------------------------------

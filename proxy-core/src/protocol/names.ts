@@ -62,6 +62,8 @@ export const WrapperMethod = {
   observed: 'observed',
   /** Before a call of a file tool is sent: record the prior state of the files it names (undo). */
   prepare: 'call.prepare',
+  /** Report the tripwire places used and ask for more (broker/tripwire-budget.ts): a changing call waits on it. */
+  budget: 'tripwire.budget',
 } as const;
 export type WrapperMethodName = (typeof WrapperMethod)[keyof typeof WrapperMethod];
 
@@ -70,6 +72,8 @@ export const WrapperNote = {
   policyAck: 'policy.ack',
   cancel: 'call.cancel',
   structured: 'structured',
+  /** Tripwire places used, and ones given back (asked to, or on closing). */
+  budgetReport: 'tripwire.report',
 } as const;
 
 /** Requests the broker sends a wrapper (answered by the wrapper). */
@@ -89,6 +93,8 @@ export const BrokerNote = {
   ticket: 'ticket',
   event: 'event',
   pong: 'pong',
+  /** Give back the tripwire places you hold and have not used (another session's call waits for one). */
+  budgetReclaim: 'tripwire.reclaim',
 } as const;
 
 /** Either side may send this; the broker answers with `pong` (the heartbeat). */

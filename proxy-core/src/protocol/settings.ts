@@ -51,7 +51,8 @@ export const SETTINGS = {
   // The tripwire's defaults: a person approving calls one by one does not pass 3 a second for 10 s, and an agent
   // working through a model makes a call per turn (seconds apart; a batch of parallel calls is rarely 10+). More
   // than 30 changing calls in 10 s is a loop running at machine speed under a rule or a session approval: what
-  // the tripwire is for. Read-only calls and refused calls never count.
+  // the tripwire is for. Refused calls and calls of read-only tools the person trusts never count; a read-only
+  // claim nobody vouched for, or one evidence withdrew, does.
   tripwire: {
     values: ['on', 'off'],
     fallback: 'on',
@@ -60,12 +61,25 @@ export const SETTINGS = {
   'tripwire-calls': {
     values: { min: 1, max: 100_000 },
     fallback: '30',
-    help: 'how many changing (not read-only) calls may run within tripwire-seconds before the tripwire engages E-Stop',
+    help: 'how many changing calls (allowed, and not read-only-trusted) may run within tripwire-seconds; the next one is held and E-Stop engages',
   },
   'tripwire-seconds': {
     values: { min: 1, max: 3600 },
     fallback: '10',
     help: 'the window, in seconds, in which the tripwire counts changing calls',
+  },
+  // The long window: a loop that stays just under the short limit (29 calls every 10 s, for ever) is a runaway
+  // too. 300 in 10 minutes is one changing call every 2 s for 10 minutes without a pause, which a person
+  // approving calls, or a model taking turns, does not keep up.
+  'tripwire-long-calls': {
+    values: { min: 1, max: 1_000_000 },
+    fallback: '300',
+    help: 'how many changing calls may run within tripwire-long-seconds before the tripwire engages E-Stop (a slow loop that never stops)',
+  },
+  'tripwire-long-seconds': {
+    values: { min: 1, max: 86_400 },
+    fallback: '600',
+    help: 'the long window, in seconds, in which the tripwire also counts changing calls',
   },
   // The desktop app's: how it asks, and the keys of its global E-Stop. The keys are a short list rather than any
   // accelerator: a chord an editor or the OS already binds would fire E-Stop by accident, or never.

@@ -19,6 +19,7 @@ import { type PolicySnapshot, readPins } from '../policy/decide.js';
 import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
 import { readFileTools } from './undo-stage.js';
 import { JournalQueue, maxHeld } from './journal-queue.js';
+import type { BudgetGrant } from './call-budget.js';
 
 type SessionOpened = WrapperResultOf<'session.open'>;
 /** A read-only claim the wrapper saw contradicted, with the evidence. */
@@ -38,6 +39,9 @@ export interface BrokerLinkLike extends EventEmitter {
   catalog(verdicts: unknown[], problems: string[]): void;
   observed(contradictions: ObservedContradiction[]): void;
   structured(tool: string, structuredContent: unknown): void;
+  /** Report tripwire places used and ask for more (wrap/call-budget.ts); rejects when the broker is not there. */
+  budget(ask: { used: number; want: number; waiting: boolean }): Promise<BudgetGrant>;
+  budgetReport(used: number, returned: number): void;
   flush(timeoutMs: number): Promise<void>;
   close(): void;
 }
@@ -57,6 +61,8 @@ const ASK_GRACE_MS = 5000;
 const DEFAULT_TICKET_TIMEOUT_S = 120;
 /** How long a call waits for its files' snapshot before it is denied (reading a file at the cap takes far less). */
 const PREPARE_TIMEOUT_MS = 10_000;
+/** How long a changing call waits for a tripwire place (the broker answers within its reclaim wait, 3 s). */
+const BUDGET_TIMEOUT_MS = 10_000;
 
 export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   state: LinkState = 'down';
@@ -205,6 +211,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.state = 'down';
     // what the broker had not acknowledged may have died with it: executed calls' records go to disk now
     this.queue.spillSoon(0);
+    this.emit('lost');
     this.scheduleRetry();
   }
 
@@ -218,7 +225,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       this.channel?.notify(WrapperNote.policyAck, { version: this.policy?.version });
     } else if (method === BrokerNote.ticket && isObject(params)) {
       this.emit('ticket', params);
-    }
+    } else if (method === BrokerNote.budgetReclaim) this.emit('budget-reclaim');
   }
 
   private applyPolicy(p: PolicySnapshot): void {
@@ -240,6 +247,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
       ...(Array.isArray(p.inverseTools) ? { inverseTools: p.inverseTools.filter((t) => typeof t === 'string') } : {}),
       // the broker cannot journal calls (its disk is full): every call is refused, saying why
       ...(typeof p.journalDown === 'string' ? { journalDown: p.journalDown.slice(0, 1000) } : {}),
+      // a changing call needs a tripwire place unless the broker says the tripwire is off
+      tripwire: p.tripwire !== false,
     };
     // the ticket timeout is a setting: a push carries its current value (an older broker's push does not)
     this.applyTicketTimeout(p.ticketTimeoutSeconds);
@@ -285,6 +294,15 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
   structured(tool: string, structuredContent: unknown): void {
     this.channel?.notify(WrapperNote.structured, { tool, structuredContent });
+  }
+
+  budget(ask: { used: number; want: number; waiting: boolean }): Promise<BudgetGrant> {
+    if (!this.channel || this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
+    return this.channel.request<BudgetGrant>(WrapperMethod.budget, ask, BUDGET_TIMEOUT_MS);
+  }
+
+  budgetReport(used: number, returned: number): void {
+    this.channel?.notify(WrapperNote.budgetReport, { used, returned });
   }
 
   private resend(): void {
@@ -375,6 +393,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   }
 
   close(): void {
+    // places for changing calls this wrapper did not use go back while the connection is still there
+    this.emit('closing');
     this.closed = true;
     this.stopHeartbeat();
     if (this.retryTimer) clearTimeout(this.retryTimer);

@@ -20,6 +20,7 @@ import { type DecidedBy, decide, type PolicySnapshot } from '../policy/decide.js
 import type { AskAnswer, AskRequest, Outcome } from '../protocol/api.js';
 import type { BrokerLinkLike } from './broker-link.js';
 import { Call, type CallState, type CallView } from './call.js';
+import { CallBudget } from './call-budget.js';
 import { capturedResult } from './capture.js';
 import { type Clock, every, monotonic, type Timer } from '../util/clock.js';
 import { denialResult, waitingResult } from './denial.js';
@@ -90,9 +91,12 @@ export class CallPipeline {
   private counter = 0;
   /** Progress tokens of calls ended while running: what the server still says about them is not relayed. */
   private readonly silenced = new Set<string | number>();
+  /** Places for changing calls the broker handed this wrapper (the tripwire's cap). */
+  private readonly budget: CallBudget;
 
   constructor(private readonly o: PipelineContext) {
     this.tickets = new TicketBook(o.clock);
+    this.budget = new CallBudget(o.link, o.clock);
   }
 
   /** Add a stage at the end of the list (hooks run in the order they were added). */
@@ -116,6 +120,11 @@ export class CallPipeline {
   /** Calls forwarded under a read-only class and not answered yet (suspects when a resource changes). */
   runningReadOnly(): CallView[] {
     return [...this.calls.values()].filter((c) => c.state === 'forwarded' && c.readOnly);
+  }
+
+  /** Calls that ran without a tripwire place turned out to change something: the broker counts them now. */
+  countAsChanging(n: number): void {
+    if (this.o.link.policy?.tripwire === true) this.budget.charge(n);
   }
 
   /** Tickets held for a call to be made again. */
@@ -336,9 +345,42 @@ export class CallPipeline {
     );
   }
 
+  /** About to be forwarded: a changing call takes a tripwire place first, or waits for one (held, never sent on credit). */
   private forward(call: Call): void {
     const down = this.o.unavailable();
     if (down) return this.deny(call, down.decidedBy, down.reason);
+    if (!this.needsPlace(call)) return this.send(call);
+    const now = this.budget.admit({
+      live: () => call.state === 'preparing',
+      go: () => {
+        let sent = false;
+        this.guarded(call, () => {
+          // it waited: E-Stop, a lost broker or a stopped server since then still wins
+          const policy = this.o.link.policy;
+          const down = this.o.unavailable();
+          if (!policy || policy.estop) return this.deny(call, policy ? 'estop' : 'broker-down', policy ? 'E-Stop is on: every tool call is refused' : 'Airlock is not running');
+          if (down) return this.deny(call, down.decidedBy, down.reason);
+          this.send(call);
+          sent = true;
+        });
+        return sent;
+      },
+      refuse: (d) => this.guarded(call, () => this.deny(call, d.decidedBy, d.reason)),
+    });
+    if (now) this.send(call);
+  }
+
+  /**
+   * Does this call need a tripwire place? Every changing call does while the tripwire is on (and when the policy is
+   * gone, so nothing is known): only a read-only claim the person trusts, still unwithdrawn now, does not.
+   */
+  private needsPlace(call: Call): boolean {
+    const policy = this.o.link.policy;
+    if (policy && policy.tripwire !== true) return false;
+    return !(call.verdict?.class === 'read-only-trusted' && this.verdictOf(call.tool).class === 'read-only-trusted');
+  }
+
+  private send(call: Call): void {
     call.to('forwarded');
     call.markForwarded(this.o.clock.now(), monotonic(this.o.clock));
     call.readOnly = call.verdict !== undefined && isReadOnlyClass(call.verdict.class);
@@ -420,7 +462,10 @@ export class CallPipeline {
     }
     call.markFinished(this.o.clock.now(), monotonic(this.o.clock));
     if (call.answered) call.detail += `; the server answered afterwards (${outcome})`;
-    else call.outcome = call.cancelled ? 'cancelled' : outcome;
+    else if (call.cancelled) call.detail += `; cancelled by the client, the server answered anyway (${outcome})`;
+    // the outcome is what the server did: a result that arrived is ok or a tool error, whatever E-Stop or the
+    // client did to the call meanwhile (an error answer to a cancelled call leaves it cancelled)
+    if (outcome !== 'rpc-error' || !(call.answered || call.cancelled)) call.outcome = outcome;
     call.to('done');
     if (outcome === 'ok' && isObject(result) && result.structuredContent !== undefined && raw.length < STRUCTURED_CHECK_MAX_BYTES) {
       if (this.o.verdicts.listing.outputSchema(call.tool) !== undefined) this.o.link.structured(call.tool, result.structuredContent);

@@ -371,7 +371,10 @@ export class Relay {
   private observeResourceChange(method: string, params: unknown): void {
     const uri = isObject(params) && typeof params.uri === 'string' ? ` (${params.uri.slice(0, 300)})` : '';
     const suspects = new Map<string, string>();
-    for (const c of [...this.calls.runningReadOnly(), ...this.tasks.runningReadOnly()]) {
+    const running = this.calls.runningReadOnly();
+    // one of them changed something: the tripwire counts the trusted ones (which ran without a place) as changing
+    this.calls.countAsChanging(running.filter((c) => c.verdict?.class === 'read-only-trusted').length);
+    for (const c of [...running, ...this.tasks.runningReadOnly()]) {
       if (!suspects.has(c.tool)) {
         suspects.set(c.tool, `the server sent ${method}${uri} while "${c.tool}" was running (call ${c.callId}, ${new Date().toISOString()})`);
       }

@@ -11,6 +11,8 @@ const TITLES: Readonly<Record<string, string>> = {
   tripwire: 'Tripwire: E-Stop on a burst of changing calls',
   'tripwire-calls': 'Tripwire: changing calls allowed',
   'tripwire-seconds': 'Tripwire: within (seconds)',
+  'tripwire-long-calls': 'Tripwire, long window: changing calls allowed',
+  'tripwire-long-seconds': 'Tripwire, long window: within (seconds)',
   'approval-style': 'How the desktop app asks',
   'estop-shortcut': 'E-Stop keys (desktop app)',
 };
