@@ -6,7 +6,7 @@
  * relative path given to the filesystem server: previewed where that server writes it. Ground truth is the disk
  * and what the fixture server logged as executed.
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -26,6 +26,7 @@ import {
   startDaemon,
   tempDir,
   untilBroker,
+  waitFor,
   waitForSessions,
   waitForTicket,
   wrapArgs,
@@ -33,13 +34,14 @@ import {
 
 afterEach(cleanup);
 
+/** Calls of `tool` that ran, their end journaled and what undo can do for them known; newest first. */
 async function finished(home: string, tool: string, count = 1): Promise<HistoryItem[]> {
   return untilBroker(
     home,
     (e) => e.type === 'call' || e.type === 'undo-known',
     async (c) => {
       const calls = (await c.call('history', { tool, limit: 100 })).calls.filter(
-        (x) => x.client !== 'airlock-undo' && x.finishedAt !== undefined && x.outcome !== 'pending' && x.undo?.state !== 'prepared',
+        (x) => x.client !== 'airlock-undo' && x.decision === 'allow' && x.finishedAt !== undefined && x.outcome !== 'pending' && x.undo?.state !== 'prepared',
       );
       return calls.length >= count ? calls : undefined;
     },
@@ -112,6 +114,36 @@ describe('a `..` after a symlink, against a server that opens the path as the ke
     expect(report.ok).toBe(true);
     expect(readFileSync(outside, 'utf8')).toBe('the original\n');
     expect(existsSync(join(notes, 'elsewhere.txt'))).toBe(false);
+  });
+});
+
+describe('a symlink on the way changed while the call runs', () => {
+  test('the snapshot of the file it named is not taken for what the call did', async () => {
+    const home = tempDir();
+    const root = realpathSync(tempDir('al-home-'));
+    mkdirSync(join(root, 'notes'));
+    mkdirSync(join(root, 'Dropbox'));
+    mkdirSync(join(root, 'other'));
+    symlinkSync(join(root, 'Dropbox'), join(root, 'notes', 'Dropbox'));
+    await startDaemon(home);
+    expect((await cli(home, ['rules', 'add', 'allow', '--server', 'fixture', '--tool', 'save_file'])).code).toBe(0);
+    expect((await cli(home, ['file-tools', 'set', 'fixture', 'save_file', 'write', '--path-arg', 'path', '--content-arg', 'content'])).code).toBe(0);
+    const f = fixture(home, ['--catalog', 'files']);
+    const w = await connectWrapped({ home, server: 'fixture', command: f.command, args: f.args, env: f.env });
+    await waitForSessions(home, 1);
+
+    const call = w.client.callTool({ name: 'save_file', arguments: { path: join(root, 'notes', 'Dropbox', 'f.txt'), content: 'x', ms: 1500 } });
+    // the call is logged by the server once Airlock let it through (its snapshot taken): now the link is retargeted
+    await waitFor(() => executedCalls(f.log, 'save_file').length === 1, 15000, 'the call to reach the server');
+    rmSync(join(root, 'notes', 'Dropbox'));
+    symlinkSync(join(root, 'other'), join(root, 'notes', 'Dropbox'));
+    expect((await call).isError).toBeFalsy();
+    expect(readFileSync(join(root, 'other', 'f.txt'), 'utf8')).toBe('x');
+    expect(existsSync(join(root, 'Dropbox', 'f.txt'))).toBe(false);
+
+    const [entry] = await finished(home, 'save_file');
+    expect(entry!.undo).toMatchObject({ available: false, state: 'unavailable' });
+    expect(entry!.undo!.reason).toMatch(/symlink on the way changed/);
   });
 });
 

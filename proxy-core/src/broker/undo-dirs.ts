@@ -13,6 +13,7 @@
  */
 import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, type BigIntStats } from 'node:fs';
 import { dirname, join, parse, sep } from 'node:path';
+import { argPaths, type PathEnv } from '../policy/path-resolve.js';
 
 /** A folder's identity, `dev:ino` (as text: an inode may not fit a double). */
 export type FolderId = string;
@@ -171,4 +172,30 @@ export function folderChainOrNone(path: string): FolderId[] | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The folder of a walk that must succeed (a file being put back), or an error saying why nothing was written. */
+export function heldOrThrow(walk: FolderWalk | { ok: 'missing' }): HeldFolder {
+  if (walk.ok === true) return walk.folder;
+  throw new Error(walk.ok === false ? `${walk.conflict}: nothing was written there` : 'a folder on the way could not be made');
+}
+
+/**
+ * Did the way to a snapshotted file change while its call ran (a folder above it swapped, or a symlink in the
+ * argument pointed elsewhere)? Then the call may have written a file that was never snapshotted, and the files
+ * that were say nothing: the reason, or null when the way is as it was.
+ */
+export function driftSince(entries: readonly { path: string; dirs?: FolderId[]; raw?: string }[], env: PathEnv): string | null {
+  for (const e of entries) {
+    if (e.dirs) {
+      const now = folderChainOrNone(e.path);
+      if (!now || e.dirs.some((id, i) => now[i] !== id)) return `a folder above ${e.path} was replaced while the call ran, so which file it wrote is not known`;
+    }
+    if (e.raw !== undefined) {
+      const now = argPaths(e.raw, env);
+      const known = now !== null && now.every((p) => entries.some((x) => x.path === p));
+      if (!known) return `${e.raw} led to another file once the call had run (a symlink on the way changed), so which file it wrote is not known`;
+    }
+  }
+  return null;
 }

@@ -35,6 +35,8 @@ export interface PathEntry {
   dirs?: FolderId[];
   /** The same once the call ended: the folders it created are known by it then. */
   dirsAfter?: FolderId[];
+  /** The argument as the call gave it: resolved again once the call ended, to catch a symlink changed meanwhile. */
+  raw?: string;
 }
 
 export interface SnapshotPlan {

@@ -21,7 +21,7 @@ import type { Clock } from '../util/clock.js';
 import type { Session } from './sessions.js';
 import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
 import type { Store } from './store.js';
-import { expectedFolders, folderChainOrNone, type HeldFolder, walkToFolder } from './undo-dirs.js';
+import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './undo-dirs.js';
 import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './undo-files.js';
 import type { InversePlan, PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './undo-records.js';
 
@@ -157,8 +157,12 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
       } else if (before.type === 'absent') {
         if (target) await removePath(target);
         restored.push({ path: entry.path, action: 'removed' });
-        const through = (before.missing ?? []).map((dir) => ({ dir, via: step.folder?.entry(dir) ?? null }));
-        const kept = await removeEmptyFolders(through.flatMap((t) => (t.via ? [t.via] : [])));
+        // each through the held folder above it (a folder no longer on the way is gone already)
+        const kept: string[] = [];
+        for (const dir of before.missing ?? []) {
+          const via = step.folder?.entry(dir);
+          if (via && (await removeEmptyFolders([via])).length) kept.push(dir);
+        }
         if (kept.length) notes.push(`folders the call created were kept because they are not empty: ${kept.join(', ')}`);
       } else if (before.type === 'dir') {
         const done = await folderBack(target!, before.mode);
@@ -220,11 +224,6 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
   ctx.prune(new Set([undoId]));
   ctx.record('undo', rec.server, rec.tool, report);
   return report;
-}
-
-function heldOrThrow(walk: ReturnType<typeof walkToFolder>): HeldFolder {
-  if (walk.ok === true) return walk.folder;
-  throw new Error(walk.ok === false ? `${walk.conflict}: nothing was written there` : 'a folder on the way could not be made');
 }
 
 /** Snapshot what an undo is about to replace; a problem makes the redo unavailable, never the undo fail. */

@@ -38,7 +38,7 @@ import { Inverses } from './inverses.js';
 import type { Session } from './sessions.js';
 import { SnapshotBlobs, snapshotCaps, type SnapshotCaps } from './snapshots.js';
 import type { Store } from './store.js';
-import { type FolderId, folderChain, folderChainOrNone } from './undo-dirs.js';
+import { driftSince, type FolderId, folderChain, folderChainOrNone } from './undo-dirs.js';
 import { capture, currentState, type FileState, hold, readHeld, sameState, sha256, why } from './undo-files.js';
 import { type PathEntry, type UndoRecord, UndoRecords } from './undo-records.js';
 import { HASH_LIMIT, refused, runUndo, UNDO_ID_PREFIX, type UndoRunContext } from './undo-run.js';
@@ -287,7 +287,7 @@ export class Undo {
         const name = spec.replaces && this.storageFailed === null ? `.held-${randomBytes(8).toString('hex')}` : null;
         const kept = name ? hold(real, this.blobs.heldPath(name), name) : null;
         if (kept) {
-          entries.push({ arg, path: real, before: kept.state, held: kept.held, dirs });
+          entries.push({ arg, path: real, before: kept.state, held: kept.held, dirs, raw: value });
           if (kept.held.size > caps.fileBytes) return notUndoable(`${real} is ${mb(kept.held.size)}, over the snapshot cap of ${mb(caps.fileBytes)} per file`);
           continue;
         }
@@ -304,7 +304,7 @@ export class Undo {
         if (state.type === 'other') return notUndoable(`${real} is a ${state.what}, which Airlock does not snapshot`);
         if (state.type === 'dir' && spec.kind !== 'mkdir') return notUndoable(`${real} is a folder: Airlock snapshots files, not folders`);
         if (state.type === 'file' && got.content) contents.set(state.sha256, got.content);
-        entries.push({ arg, path: real, before: state, dirs });
+        entries.push({ arg, path: real, before: state, dirs, raw: value });
       }
     }
     return null;
@@ -380,6 +380,13 @@ export class Undo {
     if (!rec || rec.state !== 'prepared' || rec.plan?.kind !== 'snapshot') return;
     if (d.outcome === 'not-run') return this.records.remove(d.id);
     const now = () => this.o.clock.now();
+    // a symlink or folder on the way changed while the call ran: which file it wrote is not known
+    const drift = driftSince(rec.plan.paths, this.o.matchEnv);
+    if (drift) {
+      this.records.update(d.id, { state: 'unavailable', reason: drift }, now());
+      this.records.releaseHeld(rec.plan);
+      return;
+    }
     const contents = new Map<string, Buffer>();
     const paths: PathEntry[] = [];
     for (const p of rec.plan.paths) {

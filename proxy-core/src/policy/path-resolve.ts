@@ -16,7 +16,7 @@
  * wrapper in the same tick as the call. Windows normalises `..` as text before its kernel sees the path, so
  * there the two readings are the same.
  */
-import { lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { posix, win32 } from 'node:path';
 
@@ -26,17 +26,25 @@ export interface PathEnv {
   /** The real path of an existing path (symlinks followed); throws when it does not exist. */
   realpath(path: string): string;
   /**
-   * The target of the symlink at `path` (as stored), null when something else is there; throws (ENOENT, ENOTDIR)
-   * when nothing is. Without it, a symlink is told by its realpath (a dangling one then looks missing).
+   * The target of the symlink at `path` (as stored), null when something else is there, 'missing' (or a throw
+   * of ENOENT, ENOTDIR) when nothing is. Without it, a symlink is told by its realpath (a dangling one then
+   * looks missing).
    */
-  readlink?(path: string): string | null;
+  readlink?(path: string): string | null | 'missing';
+  /** Does the path (symlinks followed) exist? A cheaper test than a realpath that throws; optional. */
+  exists?(path: string): boolean;
 }
 
 export const systemPathEnv: PathEnv = {
   platform: process.platform,
   home: homedir(),
   realpath: (p) => realpathSync.native(p),
-  readlink: (p) => (lstatSync(p).isSymbolicLink() ? readlinkSync(p) : null),
+  readlink: (p) => {
+    // no exception for the common case of a file not yet written: creating one costs more than the lstat
+    const st = lstatSync(p, { throwIfNoEntry: false });
+    return st === undefined ? 'missing' : st.isSymbolicLink() ? readlinkSync(p) : null;
+  },
+  exists: (p) => existsSync(p),
 };
 
 export interface Readings {
@@ -94,13 +102,35 @@ export function kernelPath(absolute: string, env: PathEnv): string {
   const path = pathApi(env.platform);
   if (!path.isAbsolute(absolute)) throw fsError('EINVAL', `not an absolute path: ${absolute}`);
   if (env.platform === 'win32') return lexicalWin32(absolute, env);
-  const limit = symlinkLimit(env.platform);
   const root = path.parse(absolute).root;
-  let current = root;
+  const parts = absolute.slice(root.length).split(path.sep);
+  // The longest prefix that exists is resolved by one realpath(3), which follows symlinks before `..` just as the
+  // kernel does; only what lies past it (a missing component, or a dangling symlink) is walked here.
+  for (let k = parts.length; k >= 0; k--) {
+    const prefix = root + parts.slice(0, k).join(path.sep);
+    if (k > 0 && env.exists && !env.exists(prefix)) continue;
+    let real: string;
+    try {
+      real = k === 0 ? root : env.realpath(prefix);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      throw err;
+    }
+    return k === parts.length ? real : walk(real, parts.slice(k), absolute, env);
+  }
+  return walk(root, parts, absolute, env);
+}
+
+/** Walk `parts` from the real folder `start`, component by component (see kernelPath). */
+function walk(start: string, parts: readonly string[], absolute: string, env: PathEnv): string {
+  const path = pathApi(env.platform);
+  const limit = symlinkLimit(env.platform);
+  let current = start;
   let links = 0;
   // past a component that does not exist, the rest is taken as written: nothing there can be a symlink yet
   let missing = false;
-  const todo = absolute.split(path.sep).reverse();
+  const todo = [...parts].reverse();
   while (todo.length > 0) {
     const part = todo.pop()!;
     if (part === '' || part === '.') continue;
@@ -108,7 +138,8 @@ export function kernelPath(absolute: string, env: PathEnv): string {
       current = path.dirname(current);
       continue;
     }
-    const next = current === root ? `${root}${part}` : `${current}${path.sep}${part}`;
+    const base = path.parse(current).root;
+    const next = current === base ? `${base}${part}` : `${current}${path.sep}${part}`;
     if (missing) {
       current = next;
       continue;
