@@ -105,6 +105,20 @@ describe('the resolver gives the file the kernel writes', () => {
   });
 });
 
+describe('hostile lengths', () => {
+  test('a path longer than the kernel takes is not resolved (the kernel refuses it too), and fast', () => {
+    const t0 = performance.now();
+    expect(argPaths(`${root}/${'a/'.repeat(500_000)}f`, env)).toBeNull();
+    expect(conditionsMatch([parseArgCondition('path=~/**', env)], { path: `${root}/${'a/'.repeat(500_000)}f` }, 'deny', env)).toBe(true);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+  test('a long path of `..` steps at the limit resolves as the kernel does', () => {
+    const p = `${root}/notes/Dropbox/${'../Dropbox/'.repeat(300)}deep.txt`;
+    expect(p.length).toBeLessThan(4095);
+    expect(kernelWrites(p)).toBe(kernelPath(p, env));
+  });
+});
+
 describe('path rules on a `..` after a symlink', () => {
   const value = `${root}/notes/Dropbox/../.ssh/authorized_keys`;
   test('a deny of the folder it reaches holds', () => {

@@ -55,6 +55,9 @@ export interface Readings {
 }
 
 /** Symlinks the kernel follows in one lookup before it gives up with ELOOP (Linux: 40; macOS, BSD: 32). */
+/** The longest path Linux takes (PATH_MAX, with its NUL); macOS takes less. */
+const PATH_MAX = 4095;
+
 export function symlinkLimit(platform: NodeJS.Platform): number {
   return platform === 'linux' || platform === 'android' ? 40 : 32;
 }
@@ -102,16 +105,29 @@ export function kernelPath(absolute: string, env: PathEnv): string {
   const path = pathApi(env.platform);
   if (!path.isAbsolute(absolute)) throw fsError('EINVAL', `not an absolute path: ${absolute}`);
   if (env.platform === 'win32') return lexicalWin32(absolute, env);
+  // the kernel refuses a longer path (ENAMETOOLONG); resolving one would only cost time
+  if (absolute.length > PATH_MAX) throw fsError('ENAMETOOLONG', 'the path is too long for the file system');
   const root = path.parse(absolute).root;
   const parts = absolute.slice(root.length).split(path.sep);
+  const prefix = (k: number) => root + parts.slice(0, k).join(path.sep);
   // The longest prefix that exists is resolved by one realpath(3), which follows symlinks before `..` just as the
-  // kernel does; only what lies past it (a missing component, or a dangling symlink) is walked here.
-  for (let k = parts.length; k >= 0; k--) {
-    const prefix = root + parts.slice(0, k).join(path.sep);
-    if (k > 0 && env.exists && !env.exists(prefix)) continue;
+  // kernel does; only what lies past it (a missing component, or a dangling symlink) is walked here. A prefix
+  // exists only if every shorter one does, so the longest is found by halving.
+  let k = parts.length;
+  if (env.exists && !env.exists(prefix(k))) {
+    let lo = 0;
+    let hi = parts.length - 1;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (env.exists(prefix(mid))) lo = mid;
+      else hi = mid - 1;
+    }
+    k = lo;
+  }
+  for (; k > 0; k--) {
     let real: string;
     try {
-      real = k === 0 ? root : env.realpath(prefix);
+      real = env.realpath(prefix(k));
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') continue;
