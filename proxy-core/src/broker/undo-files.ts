@@ -7,7 +7,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readSync, type Stats, unlinkSync } from 'node:fs';
-import { chmod, mkdir, open, rename, rmdir, unlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 export type FileState =
@@ -262,10 +262,17 @@ export function sha256(data: Buffer): string {
 export async function writeBack(path: string, content: Buffer, mode: number, mtimeMs: number): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path).slice(0, 100)}.airlock-undo-${randomBytes(6).toString('hex')}`);
   try {
-    await writeFile(tmp, content, { mode: 0o600, flag: 'wx' });
-    await chmod(tmp, mode & 0o7777);
-    const seconds = mtimeMs / 1000;
-    await utimes(tmp, seconds, seconds);
+    // mode and times set on the open file, never by name: a symlink put in the temporary file's place meanwhile
+    // would be followed by a chmod or utimes by name
+    const handle = await open(tmp, 'wx', 0o600);
+    try {
+      await handle.writeFile(content);
+      await handle.chmod(mode & 0o7777);
+      const seconds = mtimeMs / 1000;
+      await handle.utimes(seconds, seconds);
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, path);
   } catch (err) {
     await unlink(tmp).catch(() => {});
@@ -303,6 +310,12 @@ export async function folderBack(path: string, mode: number): Promise<'recreated
     return 'recreated';
   }
   if (!st.isDirectory()) throw new Error(`${path} is no longer a folder`);
-  await chmod(path, mode & 0o7777);
+  // by the open folder, not its name: a symlink swapped in since the lstat is not followed
+  const handle = await open(path, process.platform === 'win32' ? constants.O_RDONLY : constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    await handle.chmod(mode & 0o7777);
+  } finally {
+    await handle.close();
+  }
   return 'restored';
 }
