@@ -112,12 +112,18 @@ describe('tickets for the UI', () => {
     expect(t1.scopes).toEqual([{ label: `path under ${root}`, args: [{ arg: 'path', kind: 'path', glob: `${root}/**` }] }]);
     expect(await ui('ticket.preview', { id: t1.id })).toMatchObject({ kind: 'file', path: join(root, 'a.md'), exists: true, added: 1, removed: 1 });
     // a cwd that is not absolute or holds a NUL is not kept; one past 4096 characters is refused with the open
+    // (the filesystem server takes a relative path from its allowed folder, which needs no cwd when absolute;
+    // one given relative does)
     for (const cwd of ['relative/dir', '/a\0b']) {
       const w = await wrapper(broker, { command: filesystem, cwd });
       void w.ask('write_file', { path: 'a.md', content: 'x' });
       const t = await held(broker, broker.pending().length + 1);
       expect(t.scopes).toBeUndefined();
-      expect(await ui('ticket.preview', { id: t.id })).toEqual({ kind: 'error', reason: 'relative path and no working directory known' });
+      expect(await ui('ticket.preview', { id: t.id })).toMatchObject({ kind: 'file', path: join(root, 'a.md') });
+      const r = await wrapper(broker, { command: [...filesystem.slice(0, 2), 'folder'], cwd });
+      void r.ask('write_file', { path: 'a.md', content: 'x' });
+      const t2 = await held(broker, broker.pending().length + 1);
+      expect(await ui('ticket.preview', { id: t2.id })).toEqual({ kind: 'error', reason: expect.stringMatching(/allowed folders could not be read/) });
     }
     await expect(wrapper(broker, { cwd: `/${'x'.repeat(5000)}` })).rejects.toMatchObject({ code: 'bad-request' });
     const other = await wrapper(broker, { server: 'mail' });

@@ -1,11 +1,10 @@
 /**
  * A path argument as the server will open it: `~` is the home folder, a relative path is taken from the
- * wrapper's working directory (the server's too), and symlinks are followed as far as the path exists. Shared by
- * the scopes a ticket proposes (sync, like the wrapper's own judgement of a path rule) and previews (async).
+ * wrapper's working directory (the server's too). Resolving it (symlinks, `..`) is policy/path-resolve.ts, shared
+ * by path rules in the wrapper, the scopes a ticket proposes, previews and undo snapshots.
  */
-import { realpath } from 'node:fs/promises';
-import { pathFor } from '../clients/known-clients.js';
 import type { MatchEnv } from '../policy/arg-conditions.js';
+import { pathApi as pathFor } from '../policy/path-resolve.js';
 
 /** The path module of a platform (POSIX or Windows rules). */
 export const pathApi = pathFor;
@@ -18,27 +17,4 @@ export function absoluteArgPath(value: string, env: Pick<MatchEnv, 'home' | 'pla
   if (path.isAbsolute(value)) return path.resolve(value);
   if (cwd === undefined || !path.isAbsolute(cwd)) return null;
   return path.resolve(cwd, value);
-}
-
-/**
- * The real path of an absolute path: symlinks of its existing part followed, the part that does not exist yet
- * (a file about to be written) appended. Never throws for a missing file; other errors come through.
- */
-export async function realPathOf(absolute: string, platform: NodeJS.Platform = process.platform): Promise<string> {
-  const path = pathApi(platform);
-  const rest: string[] = [];
-  let existing = absolute;
-  for (;;) {
-    try {
-      const real = await realpath(existing);
-      return rest.length ? path.join(real, ...rest.reverse()) : real;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-      const parent = path.dirname(existing);
-      if (parent === existing) return absolute;
-      rest.push(path.basename(existing));
-      existing = parent;
-    }
-  }
 }

@@ -401,7 +401,7 @@ export class Broker {
   /** What approving a held call would do to the file it writes (preview.ts). */
   async preview(id: string): Promise<Preview> {
     const { ticket, session } = this.tickets.require(id);
-    return previewCall({ ticket, fileTool: this.fileTools.get(ticket.server, ticket.tool), cwd: session.cwd, env: this.matchEnv });
+    return previewCall({ ticket, fileTool: this.fileTools.get(ticket.server, ticket.tool), cwd: session.cwd, command: session.info.command, env: this.matchEnv });
   }
 
   fileToolList(): FileTool[] {

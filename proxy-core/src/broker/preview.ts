@@ -4,13 +4,16 @@
  * bounded (a big file is refused, not read), so a preview never holds up the broker for others.
  *
  * A preview informs, it never decides: anything it cannot know for sure is said (an error, or a caveat), never
- * guessed. A relative path with no known working directory is such a thing.
+ * guessed. A relative path with no known working directory is such a thing; so is a path that names two files
+ * (a `..` after a symlink: one to the kernel, another to a server that normalises the text first). A relative
+ * path given to the reference filesystem server is read where that server puts it (filesystem-server-paths.ts).
  */
 import { constants } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import type { MatchEnv } from '../policy/arg-conditions.js';
+import { argPaths, expandArgPath, pathApi, systemPathEnv } from '../policy/path-resolve.js';
 import type { FileTool, Preview, Ticket } from '../protocol/api.js';
-import { absoluteArgPath, pathApi, realPathOf } from './arg-paths.js';
+import { filesystemServerArgPaths } from './filesystem-server-paths.js';
 import { applyEdits, parseEdits } from './preview-edits.js';
 import { fileDiff } from './preview-diff.js';
 
@@ -22,7 +25,10 @@ export interface PreviewInput {
   fileTool: FileTool | undefined;
   /** The wrapper's working directory, when it sent one. */
   cwd: string | undefined;
-  env: Pick<MatchEnv, 'home' | 'platform'>;
+  /** The command the wrapper started its server with (where the filesystem server's allowed folders are). */
+  command?: readonly string[];
+  /** The platform's rules and the home folder; the file system's calls default to the real ones. */
+  env: Pick<MatchEnv, 'home' | 'platform'> & Partial<MatchEnv>;
 }
 
 /** An fs error in a few words: its code (ENOENT, EACCES, ...) or its message. */
@@ -103,6 +109,35 @@ function relative(value: string, platform: NodeJS.Platform): boolean {
   return !(value === '~' || value.startsWith('~/') || pathApi(platform).isAbsolute(value));
 }
 
+/** The one file a call's path argument names, or why that is not known. */
+function targetPath(target: string, fileTool: FileTool, input: PreviewInput): { path: string; caveat?: string } | { path?: string; reason: string } {
+  const { cwd } = input;
+  const env: MatchEnv = { ...systemPathEnv, ...input.env };
+  const isRelative = relative(target, env.platform);
+  let paths: string[] | null;
+  let caveat: string | undefined;
+  if (isRelative && fileTool.builtIn) {
+    // the filesystem server takes a relative path from its allowed folders, never from its working directory
+    const got = filesystemServerArgPaths(target, input.command ?? [], cwd, env);
+    if ('why' in got) return { reason: `a relative path, and ${got.why}, so which file it names is not known` };
+    paths = got.paths;
+    caveat = `a relative path, read from the filesystem server's first allowed folder as it does (${got.absolute}); a client that gives the server roots changes that`;
+  } else {
+    const absolute = expandArgPath(target, env, cwd);
+    if (absolute === null) return { reason: 'relative path and no working directory known' };
+    paths = argPaths(absolute, env);
+    if (paths === null) return { path: absolute, reason: 'cannot resolve the path (a symlink loop, or a folder on the way that cannot be read)' };
+    if (isRelative) caveat = `a relative path, read from the wrapper's working directory (${cwd}): the server may resolve it otherwise`;
+  }
+  if (paths.length > 1) {
+    return {
+      path: paths[0]!,
+      reason: `the path goes up (..) after a symlink, so it names two files: ${paths[0]} to the operating system, ${paths[1]} to a server that removes .. as text first; no diff is shown`,
+    };
+  }
+  return caveat ? { path: paths[0]!, caveat } : { path: paths[0]! };
+}
+
 /** The preview of one held call. */
 export async function previewCall(input: PreviewInput): Promise<Preview> {
   const { ticket, fileTool } = input;
@@ -113,14 +148,9 @@ export async function previewCall(input: PreviewInput): Promise<Preview> {
   const args = ticket.arguments as Record<string, unknown>;
   const target = args[fileTool.pathArg];
   if (typeof target !== 'string' || target === '' || target.includes('\0')) return { kind: 'error', reason: `the call names no file in "${fileTool.pathArg}"` };
-  const absolute = absoluteArgPath(target, input.env, input.cwd);
-  if (absolute === null) return { kind: 'error', reason: 'relative path and no working directory known' };
-  let path: string;
-  try {
-    path = await realPathOf(absolute, input.env.platform);
-  } catch (err) {
-    return { kind: 'error', path: absolute, reason: `cannot resolve the path (${why(err)})` };
-  }
+  const where = targetPath(target, fileTool, input);
+  if ('reason' in where) return { kind: 'error', ...(where.path ? { path: where.path } : {}), reason: where.reason };
+  const path = where.path;
 
   const change = newContent(fileTool, args);
   if (typeof change === 'string') return { kind: 'error', path, reason: change };
@@ -133,7 +163,7 @@ export async function previewCall(input: PreviewInput): Promise<Preview> {
   if ('error' in result) return { kind: 'error', path, reason: result.error };
   const caveats: string[] = [];
   if (file.exists && !file.utf8) caveats.push('the file is not valid UTF-8 text: what is not is shown as replacement characters');
-  if (relative(target, input.env.platform)) caveats.push(`a relative path, read from the wrapper's working directory (${input.cwd}): the server may resolve it otherwise`);
+  if (where.caveat) caveats.push(where.caveat);
   if (result.caveat) caveats.push(result.caveat);
   const after = result.text;
   const diff = await fileDiff(path, before, after, file.exists);

@@ -9,8 +9,8 @@
  */
 import { CONTROL_CHARACTERS } from '../classify/classify.js';
 import { type MatchEnv, realPath } from '../policy/arg-conditions.js';
+import { argPaths, pathApi } from '../policy/path-resolve.js';
 import type { ArgCondition, Ticket } from '../protocol/api.js';
-import { absoluteArgPath, pathApi } from './arg-paths.js';
 
 export type TicketScope = NonNullable<Ticket['scopes']>[number];
 
@@ -55,10 +55,14 @@ function pathShaped(value: string): boolean {
   return value !== '' && value.length <= MAX_PATH_LENGTH && !CONTROL_CHARACTERS.test(value) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value);
 }
 
-/** The real path an argument names (see arg-paths.ts); null when it cannot be known (relative, no cwd). */
+/**
+ * The real path an argument names (policy/path-resolve.ts); null when it cannot be known (relative with no cwd,
+ * a symlink loop) or is not one file: a `..` after a symlink names one file to the kernel and another to a
+ * server that normalises the text, and a scope built from either would be a guess.
+ */
 function resolveArgPath(value: string, env: MatchEnv, cwd: string | undefined): string | null {
-  const absolute = absoluteArgPath(value, env, cwd);
-  return absolute === null ? null : realPath(absolute, env);
+  const paths = argPaths(value, env, cwd);
+  return paths !== null && paths.length === 1 ? paths[0]! : null;
 }
 
 /** The folder a path scope allows, or null when that folder would allow too much or cannot be written as a glob. */

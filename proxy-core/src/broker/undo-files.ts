@@ -7,9 +7,8 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, linkSync, lstatSync, openSync, readSync, type Stats, unlinkSync } from 'node:fs';
-import { chmod, mkdir, open, rename, rmdir, unlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, rmdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { realpathSync } from 'node:fs';
 
 export type FileState =
   /** Nothing there; `missing` lists the folders above it that did not exist either, deepest first. */
@@ -251,44 +250,29 @@ function readSmall(path: string): { state: FileState; content?: Buffer } {
   }
 }
 
-/**
- * The real path of an absolute path, synchronously (one call per existing prefix at most): symlinks of its
- * existing part followed, the part that does not exist yet appended. Throws on a loop or an unreadable folder.
- */
-export function realPathSync(absolute: string): string {
-  const rest: string[] = [];
-  let existing = absolute;
-  for (;;) {
-    try {
-      const real = realpathSync.native(existing);
-      return rest.length ? join(real, ...rest.reverse()) : real;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
-      const parent = dirname(existing);
-      if (parent === existing) return absolute;
-      rest.push(basename(existing));
-      existing = parent;
-    }
-  }
-}
-
 export function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
 /**
  * Put a regular file back: its bytes, mode and mtime, written beside it and renamed over whatever is there (a
- * file; a symlink is replaced, never followed). Missing folders above it are created. Throws on failure.
+ * file; a symlink is replaced, never followed). Its folder must exist (the undo walked and verified it, and
+ * `path` reaches the file through it: undo-dirs.ts). Throws on failure.
  */
 export async function writeBack(path: string, content: Buffer, mode: number, mtimeMs: number): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
   const tmp = join(dirname(path), `.${basename(path).slice(0, 100)}.airlock-undo-${randomBytes(6).toString('hex')}`);
   try {
-    await writeFile(tmp, content, { mode: 0o600, flag: 'wx' });
-    await chmod(tmp, mode & 0o7777);
-    const seconds = mtimeMs / 1000;
-    await utimes(tmp, seconds, seconds);
+    // mode and times set on the open file, never by name: a symlink put in the temporary file's place meanwhile
+    // would be followed by a chmod or utimes by name
+    const handle = await open(tmp, 'wx', 0o600);
+    try {
+      await handle.writeFile(content);
+      await handle.chmod(mode & 0o7777);
+      const seconds = mtimeMs / 1000;
+      await handle.utimes(seconds, seconds);
+    } finally {
+      await handle.close();
+    }
     await rename(tmp, path);
   } catch (err) {
     await unlink(tmp).catch(() => {});
@@ -318,14 +302,20 @@ export async function removeEmptyFolders(folders: readonly string[]): Promise<st
   return kept;
 }
 
-/** Put a folder back: create it when it is gone (empty: its contents were never copied), else restore its mode. */
+/** Put a folder back: create it when it is gone (empty: its contents were never copied), else restore its mode. Its parent must exist. */
 export async function folderBack(path: string, mode: number): Promise<'recreated' | 'restored'> {
   const st = lstatOrNull(path);
   if (st === null) {
-    await mkdir(path, { recursive: true, mode: mode & 0o7777 });
+    await mkdir(path, { mode: mode & 0o7777 });
     return 'recreated';
   }
   if (!st.isDirectory()) throw new Error(`${path} is no longer a folder`);
-  await chmod(path, mode & 0o7777);
+  // by the open folder, not its name: a symlink swapped in since the lstat is not followed
+  const handle = await open(path, process.platform === 'win32' ? constants.O_RDONLY : constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  try {
+    await handle.chmod(mode & 0o7777);
+  } finally {
+    await handle.close();
+  }
   return 'restored';
 }

@@ -4,11 +4,13 @@
  * the record says the undo failed (it can be tried again).
  *
  * A file is put back only when it is as the call left it (or already as it was before: nothing to do). Any
- * other state is a conflict, and then nothing of the call is written unless the person forces it. Before a
+ * other state is a conflict, and then nothing of the call is written unless the person forces it. A folder on
+ * the way that is not the one the call wrote in (undo-dirs.ts) is a conflict forcing cannot override. Before a
  * file is overwritten, its current bytes are snapshotted too: the undo is journaled as an entry of its own,
  * with a record that undoes it (a redo).
  */
 import { randomBytes } from 'node:crypto';
+import { basename } from 'node:path';
 import type { CallRecord, HistoryItem } from '../protocol/api.js';
 import type { EventDetails } from '../protocol/events.js';
 import { LIMITS } from '../protocol/limits.js';
@@ -20,6 +22,7 @@ import type { Session } from './sessions.js';
 import { type RunningInverse, undoInverse } from './undo-inverse.js';
 import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
 import type { Store } from './store.js';
+import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './undo-dirs.js';
 import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './undo-files.js';
 import type { PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './undo-records.js';
 
@@ -76,17 +79,33 @@ export async function runUndo(ctx: UndoRunContext, rec: UndoRecord, force: boole
   }
 }
 
-type Step = { entry: PathEntry; now: FileState; act: boolean };
+type Step = { entry: PathEntry; now: FileState; act: boolean; folder: HeldFolder | null };
 
 async function undoSnapshot(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean): Promise<UndoReport> {
   const steps: Step[] = [];
+  try {
+    return await undoSteps(ctx, rec, plan, force, steps);
+  } finally {
+    for (const s of steps) s.folder?.close();
+  }
+}
+
+async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean, steps: Step[]): Promise<UndoReport> {
   const conflicts: UndoReport['conflicts'] = [];
+  // a folder on the way that is not the one the call wrote in: nothing is written through it, forced or not
+  const moved: UndoReport['conflicts'] = [];
   for (const entry of plan.paths) {
-    const now = await currentState(entry.path, HASH_LIMIT);
-    if (sameState(now, entry.before)) {
-      steps.push({ entry, now, act: false });
+    const walk = walkToFolder(entry.path, expectedFolders(entry), false);
+    if (walk.ok === false) {
+      moved.push({ path: entry.path, expected: 'the folders it was in when the call ran', found: walk.conflict });
       continue;
     }
+    const folder = walk.ok === true ? walk.folder : null;
+    steps.push({ entry, now: { type: 'absent' }, act: false, folder });
+    const now = folder ? await currentState(folder.at(basename(entry.path)), HASH_LIMIT) : ({ type: 'absent' } as const);
+    const step = steps[steps.length - 1]!;
+    step.now = now;
+    if (sameState(now, entry.before)) continue;
     if (!entry.after || !sameState(now, entry.after)) {
       conflicts.push({
         path: entry.path,
@@ -94,7 +113,16 @@ async function undoSnapshot(ctx: UndoRunContext, rec: UndoRecord, plan: Snapshot
         found: describeState(now),
       });
     }
-    steps.push({ entry, now, act: true });
+    step.act = true;
+  }
+  if (moved.length > 0) {
+    const report = refused(
+      rec,
+      `a folder above ${moved.length === 1 ? 'a file' : `${moved.length} files`} the call changed was replaced since (by a symlink or another folder): undo writes only where the call wrote, so nothing was written, and forcing does not change that`,
+      { conflicts: [...moved, ...conflicts] },
+    );
+    ctx.record('undo', rec.server, rec.tool, report);
+    return report;
   }
   if (conflicts.length > 0 && !force) {
     const report = refused(
@@ -114,28 +142,43 @@ async function undoSnapshot(ctx: UndoRunContext, rec: UndoRecord, plan: Snapshot
   const restored: UndoReport['restored'] = [];
   const residue: string[] = [];
   const notes: string[] = [];
-  for (const { entry, act } of steps) {
+  for (const step of steps) {
+    const { entry, act } = step;
     if (!act) {
       restored.push({ path: entry.path, action: 'already-as-before' });
       continue;
     }
     const before = entry.before;
     try {
+      if (before.type === 'file' || before.type === 'dir') {
+        // folders the call removed on the way are made again (real folders, never through a symlink)
+        if (!step.folder) step.folder = heldOrThrow(walkToFolder(entry.path, expectedFolders(entry), true));
+      }
+      const changed = step.folder?.verify();
+      if (changed) throw new Error(`${changed}: nothing was written there`);
+      const target = step.folder ? step.folder.at(basename(entry.path)) : null;
       if (before.type === 'file') {
-        await writeBack(entry.path, await ctx.readBefore(entry), before.mode, before.mtimeMs);
+        await writeBack(target!, await ctx.readBefore(entry), before.mode, before.mtimeMs);
         restored.push({ path: entry.path, action: 'restored' });
       } else if (before.type === 'absent') {
-        await removePath(entry.path);
+        if (target) await removePath(target);
         restored.push({ path: entry.path, action: 'removed' });
-        const kept = await removeEmptyFolders(before.missing ?? []);
+        // each through the held folder above it (a folder no longer on the way is gone already)
+        const kept: string[] = [];
+        for (const dir of before.missing ?? []) {
+          const via = step.folder?.entry(dir);
+          if (via && (await removeEmptyFolders([via])).length) kept.push(dir);
+        }
         if (kept.length) notes.push(`folders the call created were kept because they are not empty: ${kept.join(', ')}`);
       } else if (before.type === 'dir') {
-        const done = await folderBack(entry.path, before.mode);
+        const done = await folderBack(target!, before.mode);
         restored.push({ path: entry.path, action: done === 'recreated' ? 'recreated' : 'restored' });
         if (done === 'recreated') notes.push(`${entry.path} was recreated empty: Airlock keeps no copy of a folder's contents`);
       } else {
         residue.push(`${entry.path}: it was ${describeState(before)} before the call, which Airlock cannot put back`);
       }
+      const after = step.folder?.verify();
+      if (after) residue.push(`${entry.path}: ${after} while it was being put back`);
     } catch (err) {
       residue.push(`${entry.path}: ${err instanceof Error && !('code' in err) ? err.message : why(err)}`);
     }
@@ -195,8 +238,8 @@ async function snapshotForRedo(ctx: UndoRunContext, steps: readonly Step[]): Pro
   const contents = new Map<string, Buffer>();
   const caps = ctx.caps();
   try {
-    for (const { entry } of steps) {
-      const c = await capture(entry.path, caps.fileBytes);
+    for (const { entry, folder } of steps) {
+      const c = folder ? await capture(folder.at(basename(entry.path)), caps.fileBytes) : { state: { type: 'absent' as const } };
       if ('tooLarge' in c) return { paths, contents, problem: `${entry.path} was over the snapshot cap when it was undone, so the undo cannot be redone` };
       if (c.state.type === 'other' || c.state.type === 'unknown') return { paths, contents, problem: `${entry.path} was ${describeState(c.state)} when it was undone` };
       if (c.state.type === 'dir' && entry.before.type !== 'absent') return { paths, contents, problem: `${entry.path} was a folder when it was undone` };
@@ -204,7 +247,8 @@ async function snapshotForRedo(ctx: UndoRunContext, steps: readonly Step[]): Pro
         await ctx.blobs.write(c.state.sha256, c.content);
         contents.set(c.state.sha256, c.content);
       }
-      paths.push({ arg: entry.arg, path: entry.path, before: c.state });
+      const dirs = folderChainOrNone(entry.path);
+      paths.push({ arg: entry.arg, path: entry.path, before: c.state, ...(dirs ? { dirs } : {}) });
     }
   } catch (err) {
     return { paths, contents, problem: `the files could not be snapshotted before the undo (${why(err)}), so it cannot be redone` };

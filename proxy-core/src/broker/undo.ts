@@ -21,6 +21,7 @@ import { isAbsolute } from 'node:path';
 import { isReadOnlyClass, type ToolClass } from '../classify/classify.js';
 import { IpcError } from '../ipc/channel.js';
 import type { MatchEnv } from '../policy/arg-conditions.js';
+import { distinct, expandArgPath, readingsOf } from '../policy/path-resolve.js';
 import { describeRule } from '../policy/decide.js';
 import { ruleMatches } from '../policy/rules.js';
 import { plannedUndo } from '../policy/undo-plan.js';
@@ -37,7 +38,8 @@ import { Inverses } from './inverses.js';
 import type { Session } from './sessions.js';
 import { SnapshotBlobs, snapshotCaps, type SnapshotCaps } from './snapshots.js';
 import type { Store } from './store.js';
-import { capture, currentState, type FileState, hold, readHeld, realPathSync, sameState, sha256, why } from './undo-files.js';
+import { driftSince, type FolderId, folderChain, folderChainOrNone } from './undo-dirs.js';
+import { capture, currentState, type FileState, hold, readHeld, sameState, sha256, why } from './undo-files.js';
 import { type PathEntry, type UndoRecord, UndoRecords } from './undo-records.js';
 import { type InverseRecordDeps, recordInverse, type RunningInverse, sessionCommands, undoTicketMark } from './undo-inverse.js';
 import { HASH_LIMIT, refused, runUndo, UNDO_ID_PREFIX, type UndoRunContext } from './undo-run.js';
@@ -297,34 +299,43 @@ export class Undo {
       }
       const abs = this.absolute(value);
       if (abs === null) return notUndoable(`its ${arg} argument is a relative path: which file the server resolves it to is the server's business`);
-      let real: string;
+      // a `..` after a symlink names two files (the kernel's and a text-normalising server's): both are kept
+      let reals: string[];
       try {
-        real = realPathSync(abs);
+        reals = distinct(readingsOf(expandArgPath(value, this.o.matchEnv) ?? abs, this.o.matchEnv));
       } catch (err) {
         return notUndoable(`its ${arg} path cannot be resolved (${why(err)})`);
       }
-      // a file the server replaces (never writes into) is held by a link: the call waits for that, not a copy
-      const name = spec.replaces && this.storageFailed === null ? `.held-${randomBytes(8).toString('hex')}` : null;
-      const kept = name ? hold(real, this.blobs.heldPath(name), name) : null;
-      if (kept) {
-        entries.push({ arg, path: real, before: kept.state, held: kept.held });
-        if (kept.held.size > caps.fileBytes) return notUndoable(`${real} is ${mb(kept.held.size)}, over the snapshot cap of ${mb(caps.fileBytes)} per file`);
-        continue;
+      for (const real of reals) {
+        let dirs: FolderId[];
+        try {
+          dirs = folderChain(real);
+        } catch (err) {
+          return notUndoable(`a folder above ${real} changed while it was being resolved (${why(err)})`);
+        }
+        // a file the server replaces (never writes into) is held by a link: the call waits for that, not a copy
+        const name = spec.replaces && this.storageFailed === null ? `.held-${randomBytes(8).toString('hex')}` : null;
+        const kept = name ? hold(real, this.blobs.heldPath(name), name) : null;
+        if (kept) {
+          entries.push({ arg, path: real, before: kept.state, held: kept.held, dirs, raw: value });
+          if (kept.held.size > caps.fileBytes) return notUndoable(`${real} is ${mb(kept.held.size)}, over the snapshot cap of ${mb(caps.fileBytes)} per file`);
+          continue;
+        }
+        let got;
+        try {
+          got = await capture(real, caps.fileBytes);
+        } catch (err) {
+          return { kind: 'refuse', reason: `the state of ${real} (${why(err)})` };
+        }
+        if ('tooLarge' in got) {
+          return notUndoable(`${real} is ${mb(got.state.type === 'file' ? got.state.size : 0)}, over the snapshot cap of ${mb(caps.fileBytes)} per file`);
+        }
+        const state = got.state;
+        if (state.type === 'other') return notUndoable(`${real} is a ${state.what}, which Airlock does not snapshot`);
+        if (state.type === 'dir' && spec.kind !== 'mkdir') return notUndoable(`${real} is a folder: Airlock snapshots files, not folders`);
+        if (state.type === 'file' && got.content) contents.set(state.sha256, got.content);
+        entries.push({ arg, path: real, before: state, dirs, raw: value });
       }
-      let got;
-      try {
-        got = await capture(real, caps.fileBytes);
-      } catch (err) {
-        return { kind: 'refuse', reason: `the state of ${real} (${why(err)})` };
-      }
-      if ('tooLarge' in got) {
-        return notUndoable(`${real} is ${mb(got.state.type === 'file' ? got.state.size : 0)}, over the snapshot cap of ${mb(caps.fileBytes)} per file`);
-      }
-      const state = got.state;
-      if (state.type === 'other') return notUndoable(`${real} is a ${state.what}, which Airlock does not snapshot`);
-      if (state.type === 'dir' && spec.kind !== 'mkdir') return notUndoable(`${real} is a folder: Airlock snapshots files, not folders`);
-      if (state.type === 'file' && got.content) contents.set(state.sha256, got.content);
-      entries.push({ arg, path: real, before: state });
     }
     return null;
   }
@@ -399,12 +410,20 @@ export class Undo {
     if (!rec || rec.state !== 'prepared' || rec.plan?.kind !== 'snapshot') return;
     if (d.outcome === 'not-run') return this.records.remove(d.id);
     const now = () => this.o.clock.now();
+    // a symlink or folder on the way changed while the call ran: which file it wrote is not known
+    const drift = driftSince(rec.plan.paths, this.o.matchEnv);
+    if (drift) {
+      this.records.update(d.id, { state: 'unavailable', reason: drift }, now());
+      this.records.releaseHeld(rec.plan);
+      return;
+    }
     const contents = new Map<string, Buffer>();
     const paths: PathEntry[] = [];
     for (const p of rec.plan.paths) {
       const after = await currentState(p.path, HASH_LIMIT);
+      const dirsAfter = folderChainOrNone(p.path);
       if (!p.held) {
-        paths.push({ ...p, after });
+        paths.push({ ...p, after, ...(dirsAfter ? { dirsAfter } : {}) });
         continue;
       }
       let bytes: Buffer;
@@ -417,7 +436,7 @@ export class Undo {
       const sha = sha256(bytes);
       contents.set(sha, bytes);
       const { held: _held, ...entry } = p;
-      paths.push({ ...entry, before: { ...(p.before as Extract<FileState, { type: 'file' }>), sha256: sha }, after });
+      paths.push({ ...entry, before: { ...(p.before as Extract<FileState, { type: 'file' }>), sha256: sha }, after, ...(dirsAfter ? { dirsAfter } : {}) });
     }
     const plan = { kind: 'snapshot' as const, paths };
     if (!paths.some((p) => !sameState(p.before, p.after))) {

@@ -1,29 +1,24 @@
 /**
  * Conditions on a call's named arguments, for rules finer than a tool: a path under a folder, a string glob,
  * an exact value, a number in a range. Pure but for one thing: a path is judged as the file it really is
- * (absolute, `..` resolved, symlinks of its existing part followed, the platform's case rules), because that
- * is what the server will open, not the text the model wrote.
+ * (absolute, resolved one component at a time as the kernel does, the platform's case rules: path-resolve.ts),
+ * because that is what the server will open, not the text the model wrote. A path with two readings (a `..`
+ * after a symlink: the kernel's, and a server's that normalises `..` as text) names both.
  *
  * The asymmetry is deliberate. An allow needs proof: an argument that is missing, of another type, relative,
- * or a list with any element outside, never matches it. A deny or an ask fails closed: an argument that is
- * present but cannot be checked (wrong type, relative path) counts as matching.
+ * or a list with any element outside, or a path one of whose readings is outside, never matches it. A deny
+ * or an ask fails closed: an argument that is present but cannot be checked (wrong type, relative path, a
+ * symlink loop) counts as matching, and so does a path either of whose readings matches.
  */
-import { realpathSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { posix, win32 } from 'node:path';
 import type { ArgCondition } from '../protocol/api.js';
 import { globToRegExp } from './glob.js';
+import { argPaths, kernelPath, pathApi, type PathEnv, systemPathEnv } from './path-resolve.js';
 
 export type { ArgCondition };
 
-export interface MatchEnv {
-  platform: NodeJS.Platform;
-  home: string;
-  /** The real path of an existing path (symlinks followed); throws when it does not exist. */
-  realpath(path: string): string;
-}
+export type MatchEnv = PathEnv;
 
-export const systemMatchEnv: MatchEnv = { platform: process.platform, home: homedir(), realpath: (p) => realpathSync.native(p) };
+export const systemMatchEnv: MatchEnv = systemPathEnv;
 
 /** Parse `NAME=VALUE` from the command line: a path glob, a number range, an exact JSON value, or a string glob. */
 export function parseArgCondition(spec: string, env: Pick<MatchEnv, 'home' | 'platform'> = systemMatchEnv): ArgCondition {
@@ -84,52 +79,44 @@ function conditionMatches(c: ArgCondition, args: Record<string, unknown>, action
   }
   const values = typeof v === 'string' ? [v] : Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') ? (v as string[]) : null;
   if (values === null) return unsure;
-  const one = (s: string): boolean | null => (c.kind === 'glob' ? globToRegExp(c.glob).test(s) : pathUnder(c.glob, s, env));
+  const one = (s: string): boolean | null => (c.kind === 'glob' ? globToRegExp(c.glob).test(s) : pathUnder(c.glob, s, action, env));
   const results = values.map(one);
   // a path that cannot be judged (relative) is "no" for an allow and "yes" for a deny or an ask
   const judged = results.map((r) => (r === null ? unsure : r));
   return action === 'allow' ? judged.every(Boolean) : judged.some(Boolean);
 }
 
-function pathApi(platform: NodeJS.Platform): typeof posix {
-  return platform === 'win32' ? win32 : posix;
-}
-
-/** The path as the file system will see it: absolute, normalised, the symlinks of its existing part followed. */
+/**
+ * The path as the file system will see it: absolute, resolved as the kernel does (path-resolve.ts). Null when
+ * it is relative or cannot be resolved. A path with two readings gets the kernel's here; rules judge both.
+ */
 export function realPath(p: string, env: MatchEnv): string | null {
-  const path = pathApi(env.platform);
-  const expanded = p === '~' ? env.home : p.startsWith('~/') ? path.join(env.home, p.slice(2)) : p;
-  if (!path.isAbsolute(expanded)) return null;
-  const resolved = path.resolve(expanded);
-  // follow symlinks as far as the path exists; what does not exist yet (a file about to be written) is appended
-  let existing = resolved;
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      const real = env.realpath(existing);
-      return rest.length ? path.join(real, ...rest.reverse()) : real;
-    } catch {
-      const parent = path.dirname(existing);
-      if (parent === existing) return resolved;
-      rest.push(path.basename(existing));
-      existing = parent;
-    }
-  }
+  return argPaths(p, env)?.[0] ?? null;
 }
 
-/** Is `value` (a path argument) inside `glob` (an absolute path glob: `*` within a segment, `**` any depth)? */
-function pathUnder(glob: string, value: string, env: MatchEnv): boolean | null {
+/**
+ * Is `value` (a path argument) inside `glob` (an absolute path glob: `*` within a segment, `**` any depth)? For
+ * an allow, every reading of the path must be; for a deny or an ask, one is enough. Null: cannot be judged.
+ */
+function pathUnder(glob: string, value: string, action: 'allow' | 'deny' | 'ask', env: MatchEnv): boolean | null {
   const path = pathApi(env.platform);
-  const real = realPath(value, env);
-  if (real === null) return null;
+  const readings = argPaths(value, env);
+  if (readings === null) return null;
   // the glob's literal folder is judged as a real path too, so a rule on a symlinked folder still holds
   const segments = glob.split(path.sep);
   const firstWild = segments.findIndex((s) => /[*?]/.test(s));
   const literal = firstWild === -1 ? glob : segments.slice(0, firstWild).join(path.sep) || path.sep;
-  const realLiteral = realPath(literal, env) ?? literal;
+  let realLiteral = literal;
+  try {
+    realLiteral = path.isAbsolute(literal) ? kernelPath(path.resolve(literal), env) : literal;
+  } catch {
+    // a rule's folder that cannot be resolved is matched as written
+  }
   const pattern = firstWild === -1 ? realLiteral : [realLiteral, ...segments.slice(firstWild)].join(path.sep).replace(/\/\/+/g, '/');
   const fold = env.platform === 'darwin' || env.platform === 'win32';
-  return pathGlob(pattern, path.sep, fold).test(fold ? real.toLowerCase() : real);
+  const re = pathGlob(pattern, path.sep, fold);
+  const test = (real: string) => re.test(fold ? real.toLowerCase() : real);
+  return action === 'allow' ? readings.every(test) : readings.some(test);
 }
 
 function pathGlob(glob: string, sep: string, fold: boolean): RegExp {
