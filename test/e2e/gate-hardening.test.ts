@@ -17,6 +17,12 @@ function lenient(home: string, extra: string[] = [], wrapExtra: string[] = []): 
   return { raw, log };
 }
 
+/** The lenient server with its read-only hints trusted by the person (`airlock trust`), as a wrap flag alone does not. */
+async function trustedLenient(home: string): Promise<{ raw: RawWrapped; log: string }> {
+  expect((await cli(home, ['trust', 'lenient', 'on'])).code).toBe(0);
+  return lenient(home);
+}
+
 const isRefusal = (m: Record<string, unknown>) => m.id === null && (m.error as { code?: number } | undefined)?.code === -32600;
 
 describe('every tools/call is gated or refused, whatever its id', () => {
@@ -66,7 +72,7 @@ describe('what the wrapper judges is exactly what the server runs', () => {
     const home = tempDir();
     await startDaemon(home);
     // echo is read-only and this server's hints are trusted: it runs without asking; del would ask
-    const { raw, log } = lenient(home, [], ['--trust-read-only-hints']);
+    const { raw, log } = await trustedLenient(home);
     await raw.handshake();
     raw.send('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"del","arguments":{},"name":"echo"}}');
     const answer = await raw.next((m) => m.id === 7);
@@ -87,7 +93,7 @@ describe('what the wrapper judges is exactly what the server runs', () => {
   test('a duplicate key inside the arguments: the server gets the value that was journaled', async () => {
     const home = tempDir();
     await startDaemon(home);
-    const { raw, log } = lenient(home, [], ['--trust-read-only-hints']);
+    const { raw, log } = await trustedLenient(home);
     await raw.handshake();
     raw.send('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"path":"/etc/shadow","path":"/tmp/notes"}}}');
     await raw.next((m) => m.id === 9);
@@ -112,7 +118,7 @@ describe('what the wrapper judges is exactly what the server runs', () => {
   test.each(lookalikes)('a method like "tools/call" with %s is refused, never run', async (_what, method) => {
     const home = tempDir();
     await startDaemon(home);
-    const { raw, log } = lenient(home, [], ['--trust-read-only-hints']);
+    const { raw, log } = await trustedLenient(home);
     await raw.handshake();
     raw.send(`{"jsonrpc":"2.0","id":11,"method":"${method}","params":{"name":"del","arguments":{}}}`);
     await raw.next(isRefusal);
@@ -126,7 +132,7 @@ test('a tool name with a NUL (which a C-string server reads as "del") is refused
   const home = tempDir();
   await startDaemon(home);
   await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', 'del*']);
-  const { raw, log } = lenient(home, [], ['--trust-read-only-hints']);
+  const { raw, log } = await trustedLenient(home);
   await raw.handshake();
   raw.send('{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"del\\u0000ete","arguments":{}}}');
   const answer = await raw.next((m) => m.id === 21);

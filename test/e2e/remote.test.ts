@@ -99,7 +99,9 @@ describe('remote servers', () => {
     const server = spawn(process.execPath, [EVERYTHING, 'sse'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
     onCleanup(() => server.kill('SIGTERM'));
     await new Promise<void>((resolve) => server.stderr.on('data', (d: Buffer) => d.toString().includes('running on port') && resolve()));
-    const client = await connectRemote(home, ['--trust-read-only-hints', '--url', `http://127.0.0.1:${port}/sse`]);
+    // the person trusts its read-only hints (a wrap flag alone does not)
+    expect((await cli(home, ['trust', 'remote', 'on'])).code).toBe(0);
+    const client = await connectRemote(home, ['--url', `http://127.0.0.1:${port}/sse`]);
     const r = await client.callTool({ name: 'echo', arguments: { message: 'over sse' } });
     expect(textOf(r)).toBe('Echo: over sse');
   });

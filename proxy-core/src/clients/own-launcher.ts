@@ -6,7 +6,6 @@
  * them, this install's own (node + bin/airlock.js of this checkout, and AIRLOCK_LAUNCHER when it is set).
  */
 import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { dataDir as defaultDataDir } from '../ipc/paths.js';
 import { launcherFromEnv, type Launcher } from './launcher.js';
 import { pathFor } from './known-clients.js';
@@ -24,11 +23,6 @@ export interface Recognition {
   platform: NodeJS.Platform;
   /** Paths already resolved (a config with thousands of entries names the same launcher in each). */
   seen: Map<string, string>;
-}
-
-/** This install's launcher: the Node running now and the checkout's bin/airlock.js (same spot from src and dist). */
-function installLauncher(): Launcher {
-  return { command: process.execPath, argsPrefix: [fileURLToPath(new URL('../../../bin/airlock.js', import.meta.url))] };
 }
 
 /** A path to compare: its real path when it exists, else as spelled (normalised); case-folded where the OS ignores case. */
@@ -49,12 +43,15 @@ export function comparablePath(path: string, platform: NodeJS.Platform = process
 export function recognition(opts: DiscoverOptions, writing?: Launcher): Recognition {
   const env = opts.env ?? process.env;
   const platform = opts.platform ?? process.platform;
+  // Without launchers from the composer (the CLI knows its own; the app, its packaged one), only the one named in
+  // AIRLOCK_LAUNCHER counts: this module cannot tell which binary runs it (inside Electron, the running
+  // executable is the app), and a guess would call an entry protected that is not
   let given = opts.launchers ? [...opts.launchers] : undefined;
   if (!given) {
-    given = [installLauncher()];
+    given = [];
     try {
       const named = launcherFromEnv(env);
-      if (named) given.unshift(named);
+      if (named) given.push(named);
     } catch {
       // a malformed AIRLOCK_LAUNCHER names no launcher: nothing it would have written counts
     }

@@ -42,9 +42,9 @@ const STOCK = 16;
 const ESTOP: Denial = { decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused (the tripwire engaged before this call was sent)' };
 const BUSY: Denial = {
   decidedBy: 'error',
-  reason: "Airlock's tripwire could not give this call a place in time (other sessions hold them); it was not sent, try again",
+  reason: `Airlock's tripwire could not give this call a place in time (other sessions hold them); it was not sent, try again`,
 };
-const DOWN: Denial = { decidedBy: 'broker-down', reason: "Airlock is not running, so the tripwire cannot count this call; it was not sent" };
+const DOWN: Denial = { decidedBy: 'broker-down', reason: `Airlock is not running, so the tripwire cannot count this call; it was not sent` };
 
 export class CallBudget {
   private held = 0;

@@ -82,6 +82,8 @@ async function change(action: Action, args: string[]): Promise<number> {
       scope: scope as Scope | undefined,
       projectDir: values.project,
       warn: (m) => printError(`airlock: warning: ${m}`),
+      // what counts as Airlock's own entry (to leave alone, or to put back) is this CLI's launchers
+      launchers: ownLaunchers(),
       ...(action === 'protect' ? { launcher: cliLauncher() } : {}),
     });
     if (values.json) {
