@@ -20,6 +20,8 @@ import { estopTasksRows } from './estop-tasks.mjs';
 import { brokerKillRows } from './broker-kills.mjs';
 import { uiFloodRows } from './ui-flood.mjs';
 import { processTreeRows } from './process-tree.mjs';
+import { tripwireRows } from './tripwire.mjs';
+import { pathResolveRows } from './path-resolve.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -271,6 +273,10 @@ try {
   const estopTasks = await estopTasksRows({ home, env, quick: QUICK });
   process.stderr.write('process tree sampling…\n');
   const tree = await processTreeRows({ quick: QUICK });
+  process.stderr.write('tripwire: a pipelined burst, and what the cap costs…\n');
+  const trip = await tripwireRows({ home, env, quick: QUICK });
+  process.stderr.write('path rules resolved as the kernel does…\n');
+  const paths = await pathResolveRows({ quick: QUICK });
 
   const f = (x, d = 3) => x.toFixed(d);
   const p50 = (m) => quantile(lat.samples[m], 0.5);
@@ -288,6 +294,8 @@ try {
     ...estop,
     ...estopTasks,
     ...snapshot,
+    ...trip,
+    ...paths,
     ...tree,
   ];
   // the measures that run brokers of their own (killed, flooded) and the UI's run last, with the proxy's broker
