@@ -25,6 +25,8 @@ export class AppState {
   estop = false;
   /** Why E-Stop is on, when this connection saw it engage (a load knows only that it is on: null). */
   estopCause: EstopCause | null = null;
+  /** The broker's disk is full: calls cannot be journaled, so every one is refused (since when, and the error). */
+  diskFull: { since: number; error: string } | null = null;
   /** Pending tickets, oldest first (the order they arrived in). */
   private readonly pending = new Map<string, Ticket>();
   /** Settings the app reads (approval style, shortcut): the key of each that changed. */
@@ -58,6 +60,7 @@ export class AppState {
     else if (status.estopCause) this.estopCause = status.estopCause;
     else if (!this.estop) this.estopCause = null;
     this.estop = status.estop;
+    this.diskFull = status.diskFull ?? null;
     this.pending.clear();
     for (const t of [...pending].sort((a, b) => a.createdAt - b.createdAt)) this.pending.set(t.id, t);
     this.touch();
@@ -84,6 +87,12 @@ export class AppState {
       case 'estop-off':
         this.estop = false;
         this.estopCause = null;
+        break;
+      case 'disk-full':
+        this.diskFull = { since: e.at, error: typeof detail.error === 'string' ? detail.error : 'the disk is full' };
+        break;
+      case 'disk-ok':
+        this.diskFull = null;
         break;
       case 'setting-changed':
         if (typeof detail.key === 'string') this.settingChanged.emit(detail.key);

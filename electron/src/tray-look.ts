@@ -4,9 +4,12 @@ import type { BrokerHealth, EstopCause } from './state.js';
 
 export type TrayLook = 'idle' | 'pending' | 'estop' | 'problem';
 
-/** The most urgent thing first: no broker beats E-Stop (nothing is answered either way), E-Stop beats waiting calls. */
-export function trayLook(health: BrokerHealth, estop: boolean, pending: number): TrayLook {
-  if (health.state === 'problem') return 'problem';
+/**
+ * The most urgent thing first: no broker beats E-Stop (nothing is answered either way), and so does a full disk
+ * (every call is refused until it frees up); E-Stop beats waiting calls.
+ */
+export function trayLook(health: BrokerHealth, estop: boolean, pending: number, diskFull = false): TrayLook {
+  if (health.state === 'problem' || diskFull) return 'problem';
   if (estop) return 'estop';
   return pending > 0 ? 'pending' : 'idle';
 }
@@ -16,9 +19,10 @@ export function trayIconFile(dir: string, look: TrayLook, platform: NodeJS.Platf
   return join(dir, platform === 'darwin' ? `${look}Template.png` : `${look}.png`);
 }
 
-export function trayTooltip(health: BrokerHealth, estop: boolean, pending: number, cause: EstopCause | null = null): string {
+export function trayTooltip(health: BrokerHealth, estop: boolean, pending: number, cause: EstopCause | null = null, diskFull = false): string {
   if (health.state === 'problem') return `Airlock: not running (${health.reason}). Protected servers refuse every call.`;
   if (health.state === 'starting') return 'Airlock: starting…';
+  if (diskFull) return "Airlock: the disk is full, so calls cannot be journaled: every tool call is refused until there is room. E-Stop still works.";
   if (estop && cause?.by === 'tripwire') return `Airlock: E-Stop turned itself on (${tripwireWhy(cause)}). Every tool call is refused.`;
   if (estop) return 'Airlock: E-Stop is on. Every tool call is refused.';
   if (pending === 1) return 'Airlock: 1 call waits for you';
@@ -43,6 +47,6 @@ export function estopCauseLabel(cause: EstopCause | null): string | null {
 export function tripwireNotice(cause: EstopCause): { title: string; body: string } {
   return {
     title: `E-Stop turned itself on: ${tripwireWhy(cause)}`,
-    body: 'More changing calls ran than the tripwire allows (the tripwire-calls and tripwire-seconds settings). Every tool call is refused until you turn E-Stop off in the tray. Click to see what ran.',
+    body: 'A changing call would have passed the tripwire\'s limit (the tripwire-calls and tripwire-seconds settings, or the long window); it was held and refused before it reached its server. Every tool call is refused until you turn E-Stop off in the tray. Click to see what ran.',
   };
 }

@@ -43,12 +43,12 @@ export function setupTray(deps: TrayDeps): Tray {
 
   const render = () => {
     const pending = state.tickets.length;
-    const now = trayLook(state.health, state.estop, pending);
+    const now = trayLook(state.health, state.estop, pending, state.diskFull !== null);
     if (now !== look) {
       look = now;
       tray.setImage(nativeImage.createFromPath(trayIconFile(env.trayIcons, now, env.platform)));
     }
-    tray.setToolTip(native(trayTooltip(state.health, state.estop, pending, state.estopCause)));
+    tray.setToolTip(native(trayTooltip(state.health, state.estop, pending, state.estopCause, state.diskFull !== null)));
     // the count: next to the icon in the macOS menu bar; a badge where the OS has one (macOS Dock, Unity launcher)
     if (env.platform === 'darwin') tray.setTitle(pending > 0 ? String(pending) : '');
     if (env.platform !== 'win32') app.setBadgeCount(pending);
@@ -105,6 +105,7 @@ function menu(deps: TrayDeps, startAtLogin: boolean): MenuItemConstructorOptions
   });
   const cause = state.estop ? estopCauseLabel(state.estopCause) : null;
   if (cause) items.push({ id: 'estop-cause', label: cause, enabled: false });
+  if (state.diskFull) items.push({ id: 'disk-full', label: 'The disk is full: every call is refused until there is room', enabled: false });
   if (shortcut.problem) items.push({ id: 'shortcut-problem', label: `E-Stop shortcut: ${shortcut.problem}`, enabled: false });
   // the newest change Airlock can take back (files put back from their snapshot, or the declared inverse called)
   items.push({

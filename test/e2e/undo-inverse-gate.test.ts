@@ -46,8 +46,10 @@ describe('an undo runs its inverse only in the same server', () => {
     await startDaemon(home);
     for (const tool of ['write_note', 'delete_all']) expect((await cli(home, ['rules', 'add', 'allow', '--server', 'fx', '--tool', tool])).code).toBe(0);
     const a = fixture(home);
-    const wa = await connectWrapped({ home, server: 'fx', client: 'client-a', command: a.command, args: a.args, env: a.env, flags: ['--undo', 'write_note=delete_all'] });
-    await wa.client.listTools();
+    const wa = await connectWrapped({ home, server: 'fx', client: 'client-a', command: a.command, args: a.args, env: a.env });
+    await listed(home, wa, 'fx');
+    // the person's declaration (a wrapper's --undo flag alone declares nothing)
+    expect((await cli(home, ['inverses', 'set', 'fx', 'write_note=delete_all'])).code).toBe(0);
     expect((await wa.client.callTool({ name: 'write_note', arguments: { text: 'hello' } })).isError).toBeFalsy();
     const call = await undoable(home, 'write_note');
     await wa.close();
@@ -140,8 +142,28 @@ describe('an inverse goes through rules and tickets', () => {
     const f = fixture(home);
     const refusal = untilBroker(home, (e) => e.type === 'inverse-refused', async (c) => (await c.call('events', { limit: 50 })).events.find((e) => e.type === 'inverse-refused'), 8000, 'the refusal');
     const w = await connectWrapped({ home, server: 'fx', command: f.command, args: f.args, env: f.env, flags: ['--undo', 'write_note=delete_all'] });
-    await w.client.listTools();
+    await listed(home, w, 'fx');
     expect((await refusal).detail).toMatchObject({ spec: 'write_note=delete_all', problems: [expect.stringMatching(/delete_all cannot be the inverse of write_note: rule \w+ .*denies it/)] });
     expect(await cliJson<unknown[]>(home, ['inverses', '--json'])).toEqual([]);
+    // nor can the person declare it while the rule stands
+    const declared = await cli(home, ['inverses', 'set', 'fx', 'write_note=delete_all']);
+    expect(declared.code).not.toBe(0);
+    expect(declared.stderr).toMatch(/delete_all cannot be the inverse of write_note: rule \w+ .*denies it/);
+    // so a call of write_note is not undoable, and asking to undo it never runs delete_all
+    expect((await cli(home, ['rules', 'add', 'allow', '--server', 'fx', '--tool', 'write_note'])).code).toBe(0);
+    expect((await w.client.callTool({ name: 'write_note', arguments: { text: 'kept' } })).isError).toBeFalsy();
+    const call = await untilBroker(
+      home,
+      (e) => e.type === 'call' || e.type === 'undo-known',
+      async (c) => (await c.call('history', { tool: 'write_note', limit: 10 })).calls.find((x) => x.outcome === 'ok' && x.undo !== undefined),
+      8000,
+      'the call of write_note',
+    );
+    expect(call.undo).toMatchObject({ available: false, kind: null });
+    const refused = await undo(home, call.id);
+    expect(refused.code).toBe(1);
+    expect(refused.report).toMatchObject({ ok: false });
+    expect(executedCalls(f.log, 'write_note').map((e) => e.arguments)).toEqual([{ text: 'kept' }]);
+    expect(executedCalls(f.log, 'delete_all')).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * Undo against real servers: the filesystem server's writes put back from their snapshots (bytes and mode), a
  * created file removed, a later edit by someone else refused as a conflict, the memory server's
- * create_entities undone by its declared inverse, and a session rolled back with one undo failing. Ground truth
- * is the disk and the server's own state.
+ * create_entities undone by the inverse the person declared (a wrapper's --undo flag alone declares nothing),
+ * and a session rolled back with one undo failing. Ground truth is the disk and the server's own state.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -162,7 +162,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 });
 
 describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
-  test('create_entities with --undo create_entities=delete_entities:result:entityNames=entities.name is undone', async () => {
+  test('create_entities=delete_entities:result:entityNames=entities.name, declared by the person, is undone; the same --undo flag alone is not', async () => {
     const home = tempDir();
     const memoryFile = join(home, 'memory.jsonl');
     await startDaemon(home);
@@ -170,7 +170,7 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
       command: process.execPath,
       args: [
         CLI, 'wrap', '--name', 'memory', '--client', 'test-client',
-        // what it creates (structuredContent.entities: only the new ones), deleted by name
+        // what a config entry says: evidence only, until the person declares the same (`airlock inverses set`)
         '--undo', 'create_entities=delete_entities:result:entityNames=entities.name',
         // a declaration naming a tool the server does not list is refused once it has listed its tools
         '--undo', 'add_observations=remove_observations',
@@ -186,6 +186,10 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
     const refused = untilBroker(home, (e) => e.type === 'inverse-refused', async (c) => (await c.call('events', { limit: 50 })).events.find((e) => e.type === 'inverse-refused'), 8000, 'the refusal');
     await client.listTools();
     expect((await refused).detail).toMatchObject({ spec: 'add_observations=remove_observations', problems: ['remove_observations (the inverse of add_observations) is not one of the server\'s tools'] });
+    // the session says the flags are not applied: the person has declared neither
+    const ignored = await untilBroker(home, (e) => e.type === 'wrap-flags-ignored', async (c) => (await c.call('events', { limit: 50 })).events.find((e) => e.type === 'wrap-flags-ignored'), 8000, 'the ignored flags');
+    expect(ignored.detail).toMatchObject({ client: 'test-client', flags: ['--undo create_entities=delete_entities:result:entityNames=entities.name', '--undo add_observations=remove_observations'] });
+    await untilBroker(home, () => true, async (c) => ((await c.call('catalog', { server: 'memory' })).length > 0 ? true : undefined), 8000, 'the tools of memory');
 
     writeFileSync(memoryFile, JSON.stringify({ type: 'entity', name: 'Kept', entityType: 'thing', observations: ['was there before'] }) + '\n');
     const entities = [
@@ -193,14 +197,31 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
       // already there: create_entities does not create it again, so its undo must not delete it
       { name: 'Kept', entityType: 'thing', observations: [] },
     ];
+
+    // the flag alone: the call would not be undoable (the ticket says so before approval); denied, it never ran
+    const flagged = client.callTool({ name: 'create_entities', arguments: { entities } });
+    const flaggedTicket = await waitForTicket(home, 'create_entities');
+    expect((flaggedTicket as unknown as { undoable: unknown }).undoable).toBeNull();
+    await cli(home, ['deny', flaggedTicket.id]);
+    expect((await flagged).isError).toBe(true);
+    expect(readFileSync(memoryFile, 'utf8')).not.toContain('gates tool calls');
+
+    // the person declares it (and cannot declare one naming a tool the server does not list)
+    const unlisted = await cli(home, ['inverses', 'set', 'memory', 'add_observations=remove_observations']);
+    expect(unlisted.code).not.toBe(0);
+    expect(unlisted.stderr).toContain('remove_observations (the inverse of add_observations) is not one of the server\'s tools');
+    expect((await cli(home, ['inverses', 'set', 'memory', 'create_entities=delete_entities:result:entityNames=entities.name'])).code).toBe(0);
+
     const call = client.callTool({ name: 'create_entities', arguments: { entities } });
     const ticket = await waitForTicket(home, 'create_entities');
+    expect(ticket.id).not.toBe(flaggedTicket.id);
     expect((ticket as unknown as { undoable: unknown }).undoable).toEqual({ kind: 'inverse', inverse: 'delete_entities' });
     await cli(home, ['approve', ticket.id]);
     expect((await call).isError).toBeFalsy();
     expect(readFileSync(memoryFile, 'utf8')).toContain('gates tool calls');
 
-    const [entry] = await finished(home, 'create_entities');
+    const [entry] = (await finished(home, 'create_entities', 2)).filter((h) => h.outcome === 'ok');
+    expect(entry!.ticketId).toBe(ticket.id);
     expect(entry!.undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete_entities' });
     // the inverse is a call like any other: delete_entities is destructive, so it asks, marked as this undo
     const undoing = undo(home, [entry!.id]);

@@ -13,6 +13,8 @@ import { isUiMethod, UI_METHODS } from '../../electron/src/ipc-contract.js';
 import { capacity, cornerFor, POPUP, slotBounds } from '../../electron/src/popup-layout.js';
 import { approvalStyle, argsText } from '../../electron/src/ticket-text.js';
 import { estopCauseLabel, trayIconFile, trayLook, trayTooltip, tripwireNotice } from '../../electron/src/tray-look.js';
+import { AppState } from '../../electron/src/state.js';
+import type { BrokerEvent, BrokerStatus } from '../../proxy-core/src/protocol/api.js';
 import { type UndoCall, undoLastLabel, undoLastWouldTake, undoNotice, type UndoReport } from '../../electron/src/undo-text.js';
 import { checkParams, checkSince, checkSubscriptionId } from '../../electron/src/validate.js';
 
@@ -227,5 +229,21 @@ describe('Undo last and the tripwire, in words', () => {
     const ready = { state: 'ready', owned: true } as const;
     expect(trayTooltip(ready, true, 0, cause)).toBe('Airlock: E-Stop turned itself on (31 changing calls in 10 s). Every tool call is refused.');
     expect(trayTooltip(ready, true, 0, { by: 'user' })).toBe('Airlock: E-Stop is on. Every tool call is refused.');
+    expect(tripwireNotice(cause).body).toMatch(/refused before it reached its server/);
+  });
+
+  test('a full disk shows as a problem, over E-Stop and waiting calls, and says calls are refused', () => {
+    const ready = { state: 'ready', owned: true } as const;
+    expect(trayLook(ready, false, 2, true)).toBe('problem');
+    expect(trayLook(ready, true, 0, true)).toBe('problem');
+    expect(trayLook(ready, false, 2, false)).toBe('pending');
+    expect(trayTooltip(ready, true, 3, null, true)).toMatch(/disk is full.*every tool call is refused/);
+    const state = new AppState();
+    state.load({ estop: false, diskFull: { since: 5, error: 'SQLITE_FULL' } } as unknown as BrokerStatus, []);
+    expect(state.diskFull).toEqual({ since: 5, error: 'SQLITE_FULL' });
+    state.apply({ seq: 2, at: 9, type: 'disk-ok', server: null, tool: null, detail: {} } as BrokerEvent);
+    expect(state.diskFull).toBeNull();
+    state.apply({ seq: 3, at: 10, type: 'disk-full', server: null, tool: null, detail: { error: 'ENOSPC' } } as BrokerEvent);
+    expect(state.diskFull).toEqual({ since: 10, error: 'ENOSPC' });
   });
 });

@@ -319,9 +319,13 @@ describe('snapshots before a call', () => {
 describe('declared inverses', () => {
   const created = { content: [], structuredContent: { entities: [{ name: 'A' }, { name: 'B' }] } };
 
+  const declaration = { server: 'mem', tool: 'create', inverse: 'delete', from: 'result', map: { names: 'entities.name' } };
+
+  /** A wrapper of mem that has listed its tools; the person's declaration of create's inverse is stored once. */
   async function memory(broker: Broker, onToolCall?: ToolCallHandler) {
-    const w = await wrapper(broker, { server: 'mem', command: ['mem'], undo: [{ tool: 'create', inverse: 'delete', from: 'result', map: { names: 'entities.name' } }], onToolCall });
+    const w = await wrapper(broker, { server: 'mem', command: ['mem'], onToolCall });
     await w.catalog(['create', 'delete']);
+    if (!broker.undo.declarations().some((d) => d.server === 'mem' && d.tool === 'create' && d.source === 'setting')) await broker.callUser('inverses.set', declaration);
     return w;
   }
 
@@ -425,14 +429,29 @@ describe('declared inverses', () => {
     expect(entry(broker, id).undo).toMatchObject({ available: false, kind: 'inverse', reason: "the call's result has no structuredContent to build its inverse from" });
   });
 
-  test('what a rule on undoable counts on: a flag once the listing checked it, a stored one while both tools are listed', async () => {
+  test('what a rule on undoable counts on: the stored declaration while both tools are listed, never a flag alone', async () => {
     const { broker } = setup();
     const w = await wrapper(broker, { server: 'mem', command: ['mem'], undo: [{ tool: 'create', inverse: 'delete', from: 'args' }] });
-    // before the wrapper has listed its tools, its flag is not yet a way back
+    // the flag is what a config entry says, not the person's choice: the session says it is not applied
+    const ignored = broker.events({ limit: 50 }).events.filter((e) => e.type === 'wrap-flags-ignored');
+    expect(ignored.map((e) => e.detail)).toEqual([expect.objectContaining({ client: 'c', flags: ['--undo create=delete'] })]);
     expect(w.policies.at(-1)!.inverseTools).toEqual([]);
+    // checked against the wrapper's listing, the flag alone is still no way back
     await w.catalog(['create', 'delete', 'add', 'remove']);
     await tick();
+    expect(w.policies.at(-1)!.inverseTools).toEqual([]);
+    const { id: flagged } = await w.call('create', { names: ['A'] }, () => {}, { server: 'mem' });
+    expect(entry(broker, flagged).undo).toMatchObject({ available: false, kind: null, reason: 'neither a file snapshot nor a declared inverse covers this tool' });
+    expect(await broker.undo.undo(flagged, false)).toMatchObject({ ok: false });
+    expect(w.toolCalls).toEqual([]);
+    // the same declaration stored by the person counts
+    await broker.callUser('inverses.set', { server: 'mem', tool: 'create', inverse: 'delete', from: 'args' });
     expect(w.policies.at(-1)!.inverseTools).toEqual(['create']);
+    const { id: declared } = await w.call('create', { names: ['B'] }, () => {}, { server: 'mem' });
+    expect(entry(broker, declared).undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete' });
+    // a wrapper whose flag says what the person declared is not told it was ignored
+    await wrapper(broker, { server: 'mem', command: ['mem'], undo: [{ tool: 'create', inverse: 'delete', from: 'args' }] });
+    expect(broker.events({ limit: 50 }).events.filter((e) => e.type === 'wrap-flags-ignored')).toHaveLength(1);
     await broker.callUser('inverses.set', { server: 'mem', tool: 'add', inverse: 'remove' });
     expect(w.policies.at(-1)!.inverseTools!.sort()).toEqual(['add', 'create']);
     // the server stops listing the inverse: a call of add can no longer count on it

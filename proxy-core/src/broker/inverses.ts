@@ -184,8 +184,8 @@ export class Inverses {
 
   /**
    * The declaration a call of this tool may count on before it runs (the ticket's `undoable`, a rule on
-   * `undoable`): the session's flag once its listing checked it, or a stored one, and only while the server's
-   * last listing has both the tool and its inverse. What `forCall` finds afterwards is tried either way.
+   * `undoable`): the person's stored one, only while the server's last listing has both the tool and its
+   * inverse, and never one a deny rule covers now (a wrapper's flag alone is not the person's choice).
    */
   usable(server: string, sessionId: string, tool: string, listed: ReadonlySet<string> = new Set(this.o.listed(server))): InverseDecl | undefined {
     // the stored declaration only: a flag that differs from it is not the person's (see forCall)
