@@ -52,6 +52,8 @@ export class ClientConfigsApi {
         env: this.o.env,
         dataDir: this.o.dataDir,
         launcher: this.o.launcher,
+        // what counts as Airlock's own entry, to leave alone or to put back: the launcher this broker was given
+        ...(this.o.launcher ? { launchers: [this.o.launcher] } : {}),
       });
     } catch (err) {
       if (err instanceof ClientConfigError) throw bad(err.message);
