@@ -7,10 +7,9 @@
  */
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { describe, expect, test } from 'vitest';
+import type { BrokerClient } from '../../proxy-core/src/protocol/client.js';
 import {
-  cleanup,
   cli,
   connectWrapped,
   decisionOf,
@@ -20,34 +19,19 @@ import {
   fixture,
   processAlive,
   ROOT,
-  startDaemon,
-  tempDir,
   textOf,
   untilBroker,
   waitFor,
   type Wrapped,
 } from '../helpers/airlock.js';
+import { brokerForFile } from '../helpers/estop.js';
 
 const STUBBORN = join(ROOT, 'test', 'fixtures', 'servers', 'stubborn-server.mjs');
 const TAP = join(ROOT, 'test', 'fixtures', 'servers', 'tap-server.mjs');
 
 let home: string;
 let broker: BrokerClient;
-
-beforeAll(async () => {
-  home = tempDir();
-  await startDaemon(home);
-  broker = await BrokerClient.connect({ dir: home });
-  for (const server of ['everything', 'stubborn', 'varying', 'fixture']) await broker.call('rules.add', { action: 'allow', server, tool: '*' });
-});
-afterAll(async () => {
-  broker.close();
-  await cleanup();
-});
-// E-Stop is the broker's, for every test of the file: each starts with it off
-afterEach(async () => {
-  await broker.call('estop', { on: false });
-});
+brokerForFile({ allow: ['everything', 'stubborn', 'varying', 'fixture'] }, (shared) => ({ home, broker } = shared));
 
 type Entry = Record<string, unknown> & { pid: number; at: number };
 const logOf = (path: string) => executed(path) as Entry[];

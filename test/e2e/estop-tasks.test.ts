@@ -7,28 +7,16 @@
  */
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
-import { cleanup, connectWrapped, decisionOf, executed, processAlive, ROOT, startDaemon, tempDir, textOf, waitFor, type Wrapped } from '../helpers/airlock.js';
+import { describe, expect, test } from 'vitest';
+import type { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { connectWrapped, decisionOf, executed, processAlive, ROOT, textOf, waitFor, type Wrapped } from '../helpers/airlock.js';
+import { brokerForFile } from '../helpers/estop.js';
 
 const TASKS = join(ROOT, 'test', 'fixtures', 'servers', 'task-server.mjs');
 
 let home: string;
 let broker: BrokerClient;
-
-beforeAll(async () => {
-  home = tempDir();
-  await startDaemon(home);
-  broker = await BrokerClient.connect({ dir: home });
-  await broker.call('rules.add', { action: 'allow', server: '*', tool: '*' });
-});
-afterAll(async () => {
-  broker.close();
-  await cleanup();
-});
-afterEach(async () => {
-  await broker.call('estop', { on: false });
-});
+brokerForFile({ allow: ['*'] }, (shared) => ({ home, broker } = shared));
 
 type Entry = Record<string, unknown> & { pid: number; at: number };
 const logOf = (path: string) => executed(path) as Entry[];

@@ -8,30 +8,17 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
-import { cleanup, connectWrapped, decisionOf, onCleanup, processAlive, ROOT, startDaemon, tempDir, waitFor } from '../helpers/airlock.js';
+import { describe, expect, test } from 'vitest';
+import type { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { connectWrapped, decisionOf, onCleanup, processAlive, ROOT, tempDir, waitFor } from '../helpers/airlock.js';
+import { brokerForFile } from '../helpers/estop.js';
 
 const DETACHING = join(ROOT, 'test', 'fixtures', 'servers', 'detaching-server.mjs');
 const KINDS = ['setsid', 'detached', 'double', 'scrubbed'] as const;
 
 let home: string;
 let broker: BrokerClient;
-
-beforeAll(async () => {
-  home = tempDir();
-  await startDaemon(home);
-  broker = await BrokerClient.connect({ dir: home });
-  await broker.call('rules.add', { action: 'allow', server: 'detaching', tool: '*' });
-  await broker.call('settings.set', { key: 'estop-grace-seconds', value: '0' });
-});
-afterAll(async () => {
-  broker.close();
-  await cleanup();
-});
-afterEach(async () => {
-  await broker.call('estop', { on: false });
-});
+brokerForFile({ allow: ['detaching'], settings: { 'estop-grace-seconds': '0' } }, (shared) => ({ home, broker } = shared));
 
 const sizeOf = (file: string) => (existsSync(file) ? statSync(file).size : 0);
 const firstPid = (file: string) => Number(readFileSync(file, 'utf8').split('\n')[0]);

@@ -13,10 +13,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, test } from 'vitest';
 import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
-import type { UndoReport } from '../../proxy-core/src/protocol/undo-api.js';
 import {
   cleanup,
   cli,
+  cliUndo,
   connectWrapped,
   decisionOf,
   executedCalls,
@@ -48,12 +48,6 @@ async function finished(home: string, tool: string, count = 1): Promise<HistoryI
     15000,
     `${count} finished call(s) of ${tool}`,
   );
-}
-
-async function undo(home: string, args: string[]): Promise<{ code: number; report: UndoReport }> {
-  const r = await cli(home, ['undo', ...args, '--json']);
-  if (!r.stdout.trim()) throw new Error(`airlock undo ${args.join(' ')} printed no report (exit ${r.code}): ${r.stderr}`);
-  return { code: r.code, report: JSON.parse(r.stdout) as UndoReport };
 }
 
 async function broker(home: string): Promise<BrokerClient> {
@@ -110,7 +104,7 @@ describe('a `..` after a symlink, against a server that opens the path as the ke
     const [entry] = await finished(home, 'save_file');
     expect(entry!.undo).toMatchObject({ available: true, kind: 'snapshot' });
     expect(entry!.undo!.paths).toContain(outside);
-    const { report } = await undo(home, [entry!.id]);
+    const { report } = await cliUndo(home, [entry!.id]);
     expect(report.ok).toBe(true);
     expect(readFileSync(outside, 'utf8')).toBe('the original\n');
     expect(existsSync(join(notes, 'elsewhere.txt'))).toBe(false);
@@ -177,7 +171,7 @@ describe('undo and a folder swapped for a symlink after the call (@modelcontextp
 
     for (const id of [overwritten!.id, created!.id]) {
       for (const args of [[id], [id, '--force']]) {
-        const { report } = await undo(home, args);
+        const { report } = await cliUndo(home, args);
         expect(report.ok).toBe(false);
         expect(report.conflicts.length).toBeGreaterThan(0);
         expect(report.summary).toMatch(/forcing does not change that/);

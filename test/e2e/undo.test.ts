@@ -10,8 +10,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
-import type { RollbackReport, UndoReport } from '../../proxy-core/src/protocol/undo-api.js';
-import { cleanup, CLI, cli, cliJson, connectWrapped, FILESYSTEM, MEMORY, onCleanup, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
+import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, FILESYSTEM, MEMORY, onCleanup, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
 
 afterEach(cleanup);
 
@@ -29,13 +29,6 @@ async function finished(home: string, tool: string, count = 1): Promise<HistoryI
     8000,
     `${count} finished call(s) of ${tool}`,
   );
-}
-
-async function undo(home: string, args: string[]): Promise<{ code: number; report: UndoReport }> {
-  const r = await cli(home, ['undo', ...args, '--json']);
-  // no report at all is a failure of its own: say what the CLI said instead
-  if (!r.stdout.trim()) throw new Error(`airlock undo ${args.join(' ')} printed no report (exit ${r.code}): ${r.stderr}`);
-  return { code: r.code, report: JSON.parse(r.stdout) as UndoReport };
 }
 
 async function filesystem(home: string) {
@@ -63,7 +56,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
     expect(readFileSync(target, 'utf8')).toBe('overwritten by the model');
 
     const [entry] = await finished(home, 'write_file');
-    const { code, report } = await undo(home, [entry!.id]);
+    const { code, report } = await cliUndo(home, [entry!.id]);
     expect(code).toBe(0);
     expect(report).toMatchObject({ ok: true, kind: 'snapshot', restored: [{ path: target, action: 'restored' }], conflicts: [], residue: [] });
     expect(readFileSync(target, 'utf8')).toBe('the original\nsecond line\n');
@@ -76,11 +69,11 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
     const undoEntry = history.find((h) => h.id === report.undoId)!;
     expect(undoEntry).toMatchObject({ client: 'airlock-undo', outcome: 'ok', undo: { available: true, kind: 'snapshot', undoOf: entry!.id } });
 
-    const redo = await undo(home, [report.undoId!]);
+    const redo = await cliUndo(home, [report.undoId!]);
     expect(redo.report.ok).toBe(true);
     expect(readFileSync(target, 'utf8')).toBe('overwritten by the model');
     // and the call can be undone again
-    expect((await undo(home, [entry!.id])).report.ok).toBe(true);
+    expect((await cliUndo(home, [entry!.id])).report.ok).toBe(true);
     expect(readFileSync(target, 'utf8')).toBe('the original\nsecond line\n');
 
     const status = await cliJson<{ snapshots: { blobs: number; bytes: number; totalCapBytes: number } }>(home, ['status']);
@@ -96,7 +89,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
     expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'fresh' } })).isError).toBeFalsy();
     expect(existsSync(target)).toBe(true);
     const [entry] = await finished(home, 'write_file');
-    expect((await undo(home, [entry!.id])).report).toMatchObject({ ok: true, restored: [{ path: target, action: 'removed' }] });
+    expect((await cliUndo(home, [entry!.id])).report).toMatchObject({ ok: true, restored: [{ path: target, action: 'removed' }] });
     expect(existsSync(target)).toBe(false);
   });
 
@@ -110,17 +103,17 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
     const [entry] = await finished(home, 'write_file');
     writeFileSync(target, 'edited by a person afterwards');
 
-    const { code, report } = await undo(home, [entry!.id]);
+    const { code, report } = await cliUndo(home, [entry!.id]);
     expect(code).not.toBe(0);
     expect(report).toMatchObject({ ok: false, restored: [], residue: [] });
     expect(report.conflicts).toEqual([{ path: target, expected: expect.stringContaining('a file of 12 bytes'), found: expect.stringContaining('a file of 29 bytes') }]);
     expect(readFileSync(target, 'utf8')).toBe('edited by a person afterwards');
 
-    const forced = await undo(home, [entry!.id, '--force']);
+    const forced = await cliUndo(home, [entry!.id, '--force']);
     expect(forced.report.ok).toBe(true);
     expect(readFileSync(target, 'utf8')).toBe('before');
     // what was overwritten was snapshotted: undoing the forced undo brings the person's edit back
-    expect((await undo(home, [forced.report.undoId!])).report.ok).toBe(true);
+    expect((await cliUndo(home, [forced.report.undoId!])).report.ok).toBe(true);
     expect(readFileSync(target, 'utf8')).toBe('edited by a person afterwards');
   });
 
@@ -224,7 +217,7 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
     expect(entry!.ticketId).toBe(ticket.id);
     expect(entry!.undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete_entities' });
     // the inverse is a call like any other: delete_entities is destructive, so it asks, marked as this undo
-    const undoing = undo(home, [entry!.id]);
+    const undoing = cliUndo(home, [entry!.id]);
     const inverseTicket = await waitForTicket(home, 'delete_entities');
     expect(inverseTicket).toMatchObject({ undoOf: entry!.id, arguments: { entityNames: ['Airlock'] } });
     await cli(home, ['approve', inverseTicket.id]);

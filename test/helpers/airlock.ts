@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { BrokerEvent } from '../../proxy-core/src/protocol/api.js';
 import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import type { UndoReport } from '../../proxy-core/src/protocol/undo-api.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -58,6 +59,14 @@ export async function cliJson<T>(home: string, args: string[]): Promise<T> {
   const r = await cli(home, [...args, '--json']);
   if (r.code !== 0) throw new Error(`airlock ${args.join(' ')} failed (${r.code}): ${r.stderr}`);
   return JSON.parse(r.stdout) as T;
+}
+
+/** `airlock undo ARGS --json`: its exit code and its report, whether the undo succeeded or not. */
+export async function cliUndo(home: string, args: string[]): Promise<{ code: number; report: UndoReport }> {
+  const r = await cli(home, ['undo', ...args, '--json']);
+  // no report at all is a failure of its own: say what the CLI said instead
+  if (!r.stdout.trim()) throw new Error(`airlock undo ${args.join(' ')} printed no report (exit ${r.code}): ${r.stderr}`);
+  return { code: r.code, report: JSON.parse(r.stdout) as UndoReport };
 }
 
 export interface Daemon {

@@ -5,35 +5,14 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { UpstreamControl } from '../../proxy-core/src/wrap/estop.js';
+import { allowAll, estopHarness, fakeProcess } from '../helpers/estop.js';
 import { Harness, settle, textOf } from '../helpers/relay-harness.js';
 
-const allowAll = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', tool: '*', createdAt: 0 }] };
 const INIT_RESULT = { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fx', version: '1' } };
-
-/** The server's process as E-Stop sees it: counts what it was asked to do. */
-function fakeProcess(respawnAnswer: string | null = null): UpstreamControl & { terminated: number; respawned: number } {
-  const p = {
-    terminated: 0,
-    respawned: 0,
-    terminate: () => void p.terminated++,
-    respawn: async () => {
-      p.respawned++;
-      return respawnAnswer;
-    },
-  };
-  return p;
-}
-
-async function running(o: { grace?: number; process?: UpstreamControl } = {}) {
-  const proc = (o.process ?? fakeProcess()) as ReturnType<typeof fakeProcess>;
-  const h = await new Harness({ policy: allowAll, upstream: proc, restartTimeoutMs: 5000 }).start();
-  const estop = (on: boolean) => h.link.push({ estop: on, ...(o.grace !== undefined ? { estopGraceSeconds: o.grace } : {}) });
-  return { h, proc, estop };
-}
 
 /** E-Stop terminated the server, and its process is gone. */
 async function terminated(o: { grace?: number; process?: UpstreamControl } = {}) {
-  const r = await running(o);
+  const r = await estopHarness(o);
   r.h.call(1, 'write_note');
   r.estop(true);
   await r.h.advance((o.grace ?? 2) * 1000);
@@ -47,7 +26,7 @@ const replayed = (h: Harness) => h.toUpstream.filter((m) => m.method === 'initia
 
 describe('E-Stop stops the calls the server is running', () => {
   test('each is answered at once as stopped, the server is told to cancel it, the journal says so', async () => {
-    const { h, estop } = await running();
+    const { h, estop } = await estopHarness();
     h.call(1, 'write_note', {}, { progressToken: 'p1' });
     h.call('two', 'delete_all');
     expect(h.forwardedCalls()).toHaveLength(2);
@@ -72,7 +51,7 @@ describe('E-Stop stops the calls the server is running', () => {
   });
 
   test('a call still waiting for approval is denied as before; a read the server already answered is untouched', async () => {
-    const { h, estop } = await running();
+    const { h, estop } = await estopHarness();
     h.client({ jsonrpc: '2.0', id: 'r', method: 'resources/read', params: { uri: 'x' } });
     h.server({ jsonrpc: '2.0', id: 'r', result: { contents: [] } });
     estop(true);
@@ -83,7 +62,7 @@ describe('E-Stop stops the calls the server is running', () => {
 
 describe('the grace, then the process tree', () => {
   test('a server that answers its stopped calls within the grace keeps running', async () => {
-    const { h, proc, estop } = await running({ grace: 2 });
+    const { h, proc, estop } = await estopHarness({ grace: 2 });
     h.call(1, 'write_note');
     estop(true);
     await h.advance(1500);
@@ -94,7 +73,7 @@ describe('the grace, then the process tree', () => {
   });
 
   test('one that has not answered when the grace (a setting, pushed with the policy) is over is terminated', async () => {
-    const { h, proc, estop } = await running({ grace: 3 });
+    const { h, proc, estop } = await estopHarness({ grace: 3 });
     h.call(1, 'write_note');
     estop(true);
     await h.advance(2999);
@@ -109,7 +88,7 @@ describe('the grace, then the process tree', () => {
   });
 
   test('a call stopped later gets its own full grace', async () => {
-    const { h, proc, estop } = await running({ grace: 2 });
+    const { h, proc, estop } = await estopHarness({ grace: 2 });
     h.call(1, 'write_note');
     estop(true);
     await h.advance(1000);
@@ -124,14 +103,14 @@ describe('the grace, then the process tree', () => {
   });
 
   test('a server that ends by itself is not E-Stop\'s: the wrapper ends with it', async () => {
-    const { h } = await running();
+    const { h } = await estopHarness();
     expect(h.relay.upstreamEnded('exited with code 3')).toBe(false);
   });
 });
 
 describe('while the server is down', () => {
   test('a request it was sent is answered with an error when it is terminated; new ones get one at once; calls are refused and journaled', async () => {
-    const { h, proc, estop } = await running();
+    const { h, proc, estop } = await estopHarness();
     h.call(1, 'write_note');
     h.client({ jsonrpc: '2.0', id: 'res', method: 'resources/read', params: { uri: 'x' } });
     estop(true);
@@ -194,7 +173,7 @@ describe('on release, the server is started again', () => {
   });
 
   test('released before the process is gone: it is started again as soon as it is', async () => {
-    const { h, proc, estop } = await running();
+    const { h, proc, estop } = await estopHarness();
     h.call(1, 'write_note');
     estop(true);
     await h.advance(2000);

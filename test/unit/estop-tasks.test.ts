@@ -6,33 +6,14 @@
  * reaches the server that is left, never one terminated under it.
  */
 import { describe, expect, test } from 'vitest';
-import type { UpstreamControl } from '../../proxy-core/src/wrap/estop.js';
+import { allowAll, estopHarness } from '../helpers/estop.js';
 import { Harness, settle, textOf } from '../helpers/relay-harness.js';
 
-const allowAll = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', tool: '*', createdAt: 0 }] };
 const INIT_RESULT = { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fx', version: '1' } };
 const own = (id: unknown) => typeof id === 'string' && id.startsWith('airlock-internal:');
 
-/** The server's process as E-Stop sees it: counts what it was asked to do. */
-function fakeProcess(): UpstreamControl & { terminated: number; respawned: number } {
-  const p = {
-    terminated: 0,
-    respawned: 0,
-    terminate: () => void p.terminated++,
-    respawn: async () => {
-      p.respawned++;
-      return null;
-    },
-  };
-  return p;
-}
-
-async function running(grace = 2) {
-  const proc = fakeProcess();
-  const h = await new Harness({ policy: allowAll, upstream: proc, restartTimeoutMs: 5000 }).start();
-  const estop = (on: boolean) => h.link.push({ estop: on, estopGraceSeconds: grace });
-  return { h, proc, estop };
-}
+/** A started harness whose E-Stop always names its grace: 2 seconds unless given. */
+const running = (grace = 2) => estopHarness({ grace });
 
 const task = (taskId: string, status = 'working') => ({ taskId, status, ttl: 60_000, createdAt: '2026-01-01T00:00:00Z', lastUpdatedAt: '2026-01-01T00:00:00Z', pollInterval: 500 });
 

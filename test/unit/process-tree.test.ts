@@ -12,6 +12,20 @@ afterEach(() => {
   while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
 });
 
+/** The pid a process wrote to `file`, once it is there. */
+async function pidIn(file: string, what: string): Promise<number> {
+  let pid = 0;
+  await waitFor(() => {
+    try {
+      pid = Number(readFileSync(file, 'utf8'));
+    } catch {
+      return false;
+    }
+    return pid > 0;
+  }, 5000, what);
+  return pid;
+}
+
 /** A process that starts a grandchild; both ignore SIGTERM (and, unless `polite`, stdin closing). */
 function tree(polite: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'al-tree-'));
@@ -24,18 +38,7 @@ function tree(polite: boolean) {
     polite ? `process.stdin.on('end', () => process.exit(0)); process.stdin.resume();` : `setInterval(() => {}, 1000);`,
   ].join('\n');
   const child = spawn(process.execPath, ['-e', parent], { stdio: ['pipe', 'ignore', 'ignore'], ...TREE_SPAWN_OPTIONS });
-  const grandchildPid = async () => {
-    let pid = 0;
-    await waitFor(() => {
-      try {
-        pid = Number(readFileSync(pidFile, 'utf8'));
-      } catch {
-        return false;
-      }
-      return pid > 0;
-    }, 5000, 'the grandchild to start');
-    return pid;
-  };
+  const grandchildPid = () => pidIn(pidFile, 'the grandchild to start');
   return { child, grandchildPid };
 }
 
@@ -90,15 +93,7 @@ describe.skipIf(process.platform === 'win32')('process tree', () => {
       const tree = treeSpawn(process.env);
       const child = spawn(process.execPath, ['-e', server], { stdio: ['pipe', 'ignore', 'ignore'], ...tree.options });
       tree.track(child);
-      let pid = 0;
-      await waitFor(() => {
-        try {
-          pid = Number(readFileSync(pidFile, 'utf8'));
-        } catch {
-          return false;
-        }
-        return pid > 0;
-      }, 5000, 'the worker to start');
+      const pid = await pidIn(pidFile, 'the worker to start');
       await new Promise((r) => (child.exitCode !== null ? r(null) : child.once('exit', r)));
       expect(processAlive(pid)).toBe(true);
       await stopTree(child, { stdinGraceMs: 100, termGraceMs: 100 });
