@@ -4,7 +4,7 @@
 // Also: what one spill batch (the records written, fsync'd, while the broker is away) costs; while the broker is
 // up nothing is spilled, so the allowed call pays nothing for it. Runs its own broker in its own data dir (it
 // kills it); not a test: nothing here passes or fails. `node bench/broker-kills.mjs [--quick]` prints the rows.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -104,7 +104,10 @@ export async function brokerKillRows({ quick = false } = {}) {
     for (let i = 0; i < SESSIONS; i++) {
       const log = join(home, `kills-${i}.log`);
       logs.push(log);
-      const s = rawSession(process.execPath, [CLI, 'wrap', '--trust-read-only-hints', '--name', `bench-kills-${i}`, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
+      // echo is read-only: trusted by the person's setting, it runs unasked (a wrap flag alone would not do)
+      const trusted = spawnSync(process.execPath, [CLI, 'trust', `bench-kills-${i}`, 'on'], { env, encoding: 'utf8' });
+      if (trusted.status !== 0) throw new Error(`broker-kills bench: airlock trust failed: ${trusted.stderr}`);
+      const s = rawSession(process.execPath, [CLI, 'wrap', '--name', `bench-kills-${i}`, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
       await s.init();
       sessions.push(s);
     }

@@ -26,7 +26,10 @@ export const DeclaredInverseSchema = z.object({
   map: z.record(z.string(), z.string()).optional(),
   /** The text form (what `--undo` and `airlock inverses set` take). */
   spec: z.string(),
-  /** Where it comes from: a stored declaration, or a running wrapper's `--undo` (its session). */
+  /**
+   * Where it comes from: your stored declaration, or a running wrapper's `--undo` (its session), which only
+   * proposes: an undo counts on a stored declaration alone.
+   */
   source: z.enum(['setting', 'wrapper']),
   sessionId: z.string().optional(),
 });

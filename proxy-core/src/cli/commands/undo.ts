@@ -90,7 +90,7 @@ async function inverses(args: string[]): Promise<number> {
     const list = await call('inverses.list', {});
     if (values.json) printJson(list);
     else if (list.length === 0) print('No declared inverses: `airlock inverses set SERVER TOOL=INVERSE` (or `airlock wrap --undo`).');
-    else print(table(['SERVER', 'DECLARATION', 'FROM'], list.map((d) => [d.server, d.spec, d.source === 'wrapper' ? `--undo (session ${d.sessionId ?? '?'})` : 'you'])));
+    else print(table(['SERVER', 'DECLARATION', 'FROM'], list.map((d) => [d.server, d.spec, d.source === 'wrapper' ? `proposed by --undo (session ${d.sessionId ?? '?'}), not applied until you declare it` : 'you'])));
     return 0;
   }
   if (verb === 'set' && rest.length === 2) {
