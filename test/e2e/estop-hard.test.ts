@@ -159,12 +159,16 @@ describe('a server that ignores cancellation', () => {
 describe('the tripwire', () => {
   test('a burst of changing calls engages E-Stop, and the event says it was the tripwire and why', async () => {
     await broker.call('settings.set', { key: 'tripwire-calls', value: '5' });
+    // the windows start afresh at an E-Stop: what the tests before ran (and the places of their wrappers, which
+    // count as used when a wrapper leaves before it could give them back) is not counted against this burst
+    await broker.call('estop', { on: true });
+    await broker.call('estop', { on: false });
     try {
       const fx = fixture(home);
       const w = await connectWrapped({ home, server: 'fixture', command: fx.command, args: fx.args, env: fx.env });
       const results = [];
       for (let i = 0; i < 6; i++) results.push(await w.client.callTool({ name: 'write_note', arguments: { text: `n${i}` } }));
-      expect(results.slice(0, 5).every((r) => !r.isError)).toBe(true);
+      expect(results.slice(0, 5).map((r) => (r.isError ? JSON.stringify(decisionOf(r)) : 'ok'))).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
       // the sixth would pass the limit: it is held before the server, and refused as E-Stop engages
       expect(decisionOf(results[5])).toMatchObject({ decidedBy: 'estop' });
       expect(decisionOf(results[5])?.sent).not.toBe(true);
