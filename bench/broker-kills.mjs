@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { rawSession } from './raw-session.mjs';
-import { SpillFile } from '../proxy-core/dist/wrap/spill-file.js';
+import { SpillFile } from '../proxy-core/dist/ipc/spill-file.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');

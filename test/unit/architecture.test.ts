@@ -35,6 +35,14 @@ describe('architecture', () => {
     }
   });
 
+  test('the broker imports nothing of the wrapper: what both use (undo declarations, the spill file) lies below them', () => {
+    for (const f of files(join(SRC, 'broker'))) {
+      for (const spec of imports(f).filter((x) => x.startsWith('.'))) {
+        expect(resolve(dirname(f), spec).startsWith(join(SRC, 'wrap') + sep), `${f} imports ${spec}`).toBe(false);
+      }
+    }
+  });
+
   test('a stdio wrapper loads no SQLite, no SDK, no schema or config libraries and no broker code', () => {
     const seen = new Set<string>();
     const external = new Set<string>();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { CallRecord } from '../../proxy-core/src/protocol/api.js';
 import { JournalQueue } from '../../proxy-core/src/wrap/journal-queue.js';
-import { spillDir } from '../../proxy-core/src/wrap/spill-file.js';
+import { spillDir } from '../../proxy-core/src/ipc/spill-file.js';
 import { tempDir } from '../helpers/airlock.js';
 
 const record = (id: string, ran: boolean): CallRecord => ({

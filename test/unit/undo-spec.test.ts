@@ -1,6 +1,6 @@
 /** Declared inverses, the text form and what it maps: `TOOL=INVERSE[:result][:ARG=PATH,...]` (wrap/undo-spec.ts). */
 import { describe, expect, test } from 'vitest';
-import { declarationProblems, formatUndoSpec, inverseArguments, parseUndoSpec } from '../../proxy-core/src/wrap/undo-spec.js';
+import { declarationProblems, formatUndoSpec, inverseArguments, parseUndoSpec } from '../../proxy-core/src/policy/undo-spec.js';
 
 describe('parseUndoSpec', () => {
   test.each([

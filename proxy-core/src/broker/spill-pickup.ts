@@ -13,7 +13,7 @@ import { readdirSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallRecord } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
-import { parseSpillName, readSpillFile, spillDir } from '../wrap/spill-file.js';
+import { parseSpillName, readSpillFile, spillDir } from '../ipc/spill-file.js';
 import { checkEntry } from './validate.js';
 
 export interface SpillPickupOptions {

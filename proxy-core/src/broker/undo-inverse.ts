@@ -17,7 +17,7 @@ import type { CallSummary } from '../protocol/events.js';
 import { LIMITS } from '../protocol/limits.js';
 import { BrokerToWrapper } from '../protocol/names.js';
 import type { UndoReport } from '../protocol/undo-api.js';
-import { formatUndoSpec, inverseArguments, type InverseDecl } from '../wrap/undo-spec.js';
+import { formatUndoSpec, inverseArguments, type InverseDecl } from '../policy/undo-spec.js';
 import type { Session } from './sessions.js';
 import type { InversePlan, UndoRecord, UndoRecords } from './undo-records.js';
 import { newUndoId, refused, type UndoRunContext } from './undo-run.js';

@@ -31,7 +31,7 @@ import type { BrokerToWrapper } from '../protocol/names.js';
 import { SETTINGS } from '../protocol/settings.js';
 import type { DeclaredInverse, InverseDeclInput, PrepareAnswer, PrepareRequest, RollbackReport, SnapshotTotals, UndoInfo, Undoable, UndoReport } from '../protocol/undo-api.js';
 import type { Clock } from '../util/clock.js';
-import type { InverseDecl } from '../wrap/undo-spec.js';
+import type { InverseDecl } from '../policy/undo-spec.js';
 import { absoluteArgPath } from './arg-paths.js';
 import type { FileTools, SnapshotArgs } from './file-tools.js';
 import { Inverses } from './inverses.js';

@@ -7,7 +7,7 @@
  * (not lost: the spill file has them). What cannot be kept at all is counted and reported to the broker.
  */
 import type { CallRecord } from '../protocol/api.js';
-import { readSpillFile, SpillFile } from './spill-file.js';
+import { readSpillFile, SpillFile } from '../ipc/spill-file.js';
 
 /** How long an entry may wait to share a spill batch (one write, one fsync) while the broker is down. */
 const SPILL_DELAY_MS = 20;

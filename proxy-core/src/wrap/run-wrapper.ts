@@ -12,7 +12,7 @@ import { heldArgumentsPage } from './held-arguments.js';
 import type { UpstreamControl } from './estop.js';
 import { Relay } from './relay.js';
 import type { Upstream } from './upstream.js';
-import type { InverseDecl } from './undo-spec.js';
+import type { InverseDecl } from '../policy/undo-spec.js';
 import { snapshotStage } from './undo-stage.js';
 
 /**

@@ -3,7 +3,7 @@
  * `airlock inverses [list|set|remove]`: one module, dispatched on the command's name.
  */
 import type { RollbackReport, UndoReport } from '../../protocol/undo-api.js';
-import { parseUndoSpec, UndoSpecError } from '../../wrap/undo-spec.js';
+import { parseUndoSpec, UndoSpecError } from '../../policy/undo-spec.js';
 import { parse, parseWithDashIds } from '../args.js';
 import { call, print, printJson, table } from '../control.js';
 import { CliError, UsageError } from '../errors.js';

@@ -5,7 +5,7 @@
 import { isAbsolute } from 'node:path';
 import { parseWrapArgv, WrapArgvError, type WrapArgv } from '../../clients/wrapped.js';
 import { type EarlyEvents, spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
-import { declarationProblems, type InverseDecl, parseUndoSpec, UndoSpecError } from '../../wrap/undo-spec.js';
+import { declarationProblems, type InverseDecl, parseUndoSpec, UndoSpecError } from '../../policy/undo-spec.js';
 import { CliError, UsageError } from '../errors.js';
 
 const SEE_HELP = 'see `airlock wrap --help`';
