@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { rawSession } from './raw-session.mjs';
-import { BrokerClient } from '../proxy-core/dist/protocol/client.js';
+import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');

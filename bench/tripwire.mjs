@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
 import { EventEmitter } from 'node:events';
-import { BrokerClient } from '../proxy-core/dist/protocol/client.js';
+import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { CallBudget } from '../proxy-core/dist/wrap/call-budget.js';
 import { systemClock } from '../proxy-core/dist/util/clock.js';
 

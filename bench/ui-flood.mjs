@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BrokerClient } from '../proxy-core/dist/protocol/client.js';
+import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { rawSession } from './raw-session.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -3,7 +3,7 @@
  * Everything here is plain Node; nothing imports Electron or UI code.
  */
 export { Broker, type BrokerOptions } from './broker/broker.js';
-export { startBroker, AUTO_PROTECT_KEY, type RunningBroker, type StartOptions } from './broker/start.js';
+export { startBroker, AUTO_PROTECT_KEY, type RunningBroker, type StartOptions } from './daemon/start.js';
 /** What `protect` and auto-protect write into client configs: the composer (CLI, desktop app) supplies it. */
 export type { Launcher } from './clients/launcher.js';
 export { Store } from './broker/store.js';
@@ -31,7 +31,7 @@ export type { CallSummary, EventDetails, EventType, TypedBrokerEvent } from './p
 export * from './protocol/names.js';
 export { SETTINGS, settingProblem, type SettingKey } from './protocol/settings.js';
 export { LIMITS } from './protocol/limits.js';
-export { BrokerClient, type FollowHandlers } from './protocol/client.js';
+export { BrokerClient, type FollowHandlers } from './ipc/client.js';
 export { type Clock, systemClock } from './util/clock.js';
 export * as clients from './clients/index.js';
 export { inspectServer, type InspectOptions } from './inspect/inspect.js';

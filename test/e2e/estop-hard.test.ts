@@ -8,7 +8,7 @@
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import {
   cli,
   connectWrapped,

@@ -8,7 +8,7 @@
 import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { connectWrapped, decisionOf, executed, processAlive, ROOT, textOf, waitFor, type Wrapped } from '../helpers/airlock.js';
 import { brokerForFile } from '../helpers/estop.js';
 

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { connectWrapped, decisionOf, onCleanup, processAlive, ROOT, tempDir, waitFor } from '../helpers/airlock.js';
 import { brokerForFile } from '../helpers/estop.js';
 

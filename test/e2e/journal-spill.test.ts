@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { cleanup, connectWrapped, decisionOf, executedCalls, fixture, startDaemon, tempDir, waitFor, waitForSessions, type Wrapped } from '../helpers/airlock.js';
 
 afterEach(cleanup);

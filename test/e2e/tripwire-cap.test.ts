@@ -6,7 +6,7 @@
  * And the journal says what the servers did: a call that ran is `ok`, whatever E-Stop did to its answer.
  */
 import { afterEach, describe, expect, test } from 'vitest';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { cleanup, connectWrapped, decisionOf, executedCalls, fixture, startDaemon, tempDir, waitFor, type Wrapped } from '../helpers/airlock.js';
 
 afterEach(async () => {

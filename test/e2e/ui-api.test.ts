@@ -10,7 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Ticket } from '../../proxy-core/src/protocol/api.js';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { cleanup, cli, cliJson, FILESYSTEM, onCleanup, ROOT, startDaemon, tempDir, untilBroker, waitForSessions, wrapArgs } from '../helpers/airlock.js';
 
 let data: string;

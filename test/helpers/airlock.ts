@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { BrokerEvent } from '../../proxy-core/src/protocol/api.js';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import type { UndoReport } from '../../proxy-core/src/protocol/undo-api.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');

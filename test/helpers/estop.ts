@@ -3,7 +3,7 @@
  * server process is a fake that counts what E-Stop asked of it.
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import type { UpstreamControl } from '../../proxy-core/src/wrap/estop.js';
 import { cleanup, startDaemon, tempDir } from './airlock.js';
 import { Harness } from './relay-harness.js';

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { BrokerClient } from '../../proxy-core/src/protocol/client.js';
+import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { onCleanup, ROOT, startDaemon, waitFor, type Daemon } from '../helpers/airlock.js';
 import { launchChromium, uiUrlFrom } from '../helpers/chromium.mjs';
 

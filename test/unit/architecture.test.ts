@@ -35,10 +35,25 @@ describe('architecture', () => {
     }
   });
 
-  test('the broker imports nothing of the wrapper: what both use (undo declarations, the spill file) lies below them', () => {
-    for (const f of files(join(SRC, 'broker'))) {
+  test('the broker and the wrapper import nothing of each other: what both use (undo declarations, the spill file) lies below them', () => {
+    for (const [from, to] of [
+      ['broker', 'wrap'],
+      ['wrap', 'broker'],
+    ]) {
+      for (const f of files(join(SRC, from!))) {
+        for (const spec of imports(f).filter((x) => x.startsWith('.'))) {
+          expect(resolve(dirname(f), spec).startsWith(join(SRC, to!) + sep), `${f} imports ${spec}`).toBe(false);
+        }
+      }
+    }
+  });
+
+  test('protocol/ is vocabulary: it imports only itself and the classifier', () => {
+    for (const f of files(join(SRC, 'protocol'))) {
       for (const spec of imports(f).filter((x) => x.startsWith('.'))) {
-        expect(resolve(dirname(f), spec).startsWith(join(SRC, 'wrap') + sep), `${f} imports ${spec}`).toBe(false);
+        const target = resolve(dirname(f), spec);
+        const inside = [join(SRC, 'protocol') + sep, join(SRC, 'classify') + sep].some((dir) => target.startsWith(dir));
+        expect(inside, `${f} imports ${spec}`).toBe(true);
       }
     }
   });

@@ -4,7 +4,7 @@ import { type ArgCondition, parseArgCondition } from '../policy/arg-conditions.j
 import { dataDir } from '../ipc/paths.js';
 import type { ParamsOf, ResultOf, UserMethodKey } from '../protocol/api.js';
 import { spellOutHidden, spellOutHiddenJson } from '../classify/hidden-text.js';
-import { BrokerClient } from '../protocol/client.js';
+import { BrokerClient } from '../ipc/client.js';
 import { CliError, UsageError } from './errors.js';
 
 /** Connect as the CLI; a broker that is not there becomes a one-line CliError. */

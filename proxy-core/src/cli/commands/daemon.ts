@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { DatabaseRefused } from '../../broker/database.js';
 import { DatabaseFileError } from '../../broker/db-files.js';
 import { AlreadyRunning } from '../../broker/server.js';
-import { startBroker } from '../../broker/start.js';
+import { startBroker } from '../../daemon/start.js';
 import { LauncherError, type Launcher } from '../../clients/launcher.js';
 import { DEFAULT_UI_PORT, UiHostError } from '../../http/ui-host.js';
 import { dataDir } from '../../ipc/paths.js';

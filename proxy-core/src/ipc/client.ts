@@ -3,11 +3,11 @@
  * against the protocol's schema before it is sent and its answer after it arrives, so both ends agree on
  * shapes by construction, not by convention.
  */
-import { type Channel, IpcError } from '../ipc/channel.js';
-import { connectBroker } from '../ipc/connect.js';
+import { type Channel, IpcError } from './channel.js';
+import { connectBroker } from './connect.js';
 import { isObject } from '../jsonrpc/messages.js';
-import { type BrokerEvent, BrokerEventSchema, type ParamsOf, type ResultOf, userApi, type UserMethodKey } from './api.js';
-import { BrokerNote } from './names.js';
+import { type BrokerEvent, BrokerEventSchema, type ParamsOf, type ResultOf, userApi, type UserMethodKey } from '../protocol/api.js';
+import { BrokerNote } from '../protocol/names.js';
 
 export interface FollowHandlers {
   event(event: BrokerEvent): void;

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import type { Launcher } from '../clients/launcher.js';
 import type { UiHost, UiHostOptions } from '../http/ui-host.js';
 import { ensurePrivateDir, loadOrCreateSecret } from '../ipc/secret.js';
-import { Broker } from './broker.js';
-import { databaseFailure, DatabaseBackups, type DatabaseRecovery, type OpenedDatabase, openBrokerDatabase } from './database.js';
-import { acquireBrokerLock } from './lock.js';
-import { retentionPolicy, startRetention } from './retention.js';
-import { AlreadyRunning, type Listening, listenBroker, probeBroker } from './server.js';
-import type { Store } from './store.js';
+import { Broker } from '../broker/broker.js';
+import { databaseFailure, DatabaseBackups, type DatabaseRecovery, type OpenedDatabase, openBrokerDatabase } from '../broker/database.js';
+import { acquireBrokerLock } from '../broker/lock.js';
+import { retentionPolicy, startRetention } from '../broker/retention.js';
+import { AlreadyRunning, type Listening, listenBroker, probeBroker } from '../broker/server.js';
+import type { Store } from '../broker/store.js';
 
 export interface StartOptions {
   dir: string;
@@ -116,7 +116,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     // config files are a user's, not ours: a watcher failure is journaled, it never stops the broker
     try {
       const { watchClientConfigs } = await import('../clients/watch.js');
-      const { configStateStore } = await import('./config-state.js');
+      const { configStateStore } = await import('../broker/config-state.js');
       watcher = watchClientConfigs({
         state: configStateStore(store.db, () => Date.now()),
         env: opts.env ?? process.env,
