@@ -61,6 +61,8 @@ export class JournalSafety {
       commit: (entries) => this.commit(entries),
       lost: (count, why) => this.addLost({ executed: count, notRun: 0 }, null, why),
       taken: (file, entries, error) => this.record('spill-taken', null, null, { file, entries, ...(error !== undefined ? { error } : {}) }),
+      // nothing can be committed while the disk is full: the files wait, unread
+      paused: () => this.disk.full !== null,
     });
   }
 

@@ -18,8 +18,11 @@ export class JournalWriter {
     private readonly store: Store,
     private readonly publish: (events: BrokerEvent[]) => void,
     private readonly refused: (error: string, client: string) => void,
-    /** The write failed (a full disk, say): the entries stay with their wrappers, which send them again. */
-    private readonly failed: (err: unknown) => void = () => {},
+    /**
+     * The write failed (a full disk, say): the entries stay with their wrappers, which send them again. True when
+     * it was a disk error (then the disk is marked full and the wrappers are told).
+     */
+    private readonly failed: (err: unknown) => boolean | void = () => {},
   ) {}
 
   write(session: Session, raw: unknown[]): Promise<{ acked: number }> {
@@ -59,8 +62,9 @@ export class JournalWriter {
     try {
       this.publish(events);
     } catch (err) {
-      // committed and acknowledged: what follows a commit (undo's bookkeeping) failing must not take the broker down
-      this.failed(err);
+      // committed and acknowledged: what follows a commit (undo's bookkeeping) failing must not take the broker
+      // down; anything but a disk error is a fault worth an event, not a silence
+      if (this.failed(err) !== true) this.refused(`after the journal was written: ${(err as Error).message}`, 'broker');
     }
   }
 }

@@ -26,6 +26,8 @@ export interface SpillPickupOptions {
   taken: (file: string, entries: number, error?: string) => void;
   /** Is the process with this pid alive (a wrapper that will replay its own file)? */
   alive?: (pid: number) => boolean;
+  /** True while nothing can be committed (a full disk): a scan then reads nothing. */
+  paused?: () => boolean;
 }
 
 const SCAN_MS = 2000;
@@ -46,6 +48,8 @@ const str = (v: unknown, max: number, fallback: string): string => (typeof v ===
 
 export class SpillPickup {
   private timer: NodeJS.Timeout | null = null;
+  /** Files that could not even be set aside: reported once, not at every scan. */
+  private readonly reported = new Set<string>();
 
   constructor(private readonly o: SpillPickupOptions) {}
 
@@ -62,6 +66,7 @@ export class SpillPickup {
 
   /** Take in every file of a wrapper that is gone; returns how many entries were committed. */
   scan(): number {
+    if (this.o.paused?.()) return 0;
     const dir = spillDir(this.o.dataDir);
     let names: string[];
     try {
@@ -73,7 +78,7 @@ export class SpillPickup {
     let committed = 0;
     for (const name of names.sort()) {
       const parsed = parseSpillName(name);
-      if (!parsed || alive(parsed.pid)) continue;
+      if (!parsed || this.reported.has(name) || alive(parsed.pid)) continue;
       const path = join(dir, name);
       let read: ReturnType<typeof readSpillFile>;
       try {
@@ -99,7 +104,8 @@ export class SpillPickup {
       try {
         if (entries.length > 0) this.o.commit(entries);
       } catch {
-        continue; // not committed: the file stays, and is tried again at the next scan
+        // not committed: the file stays, and is tried again at the next scan; the rest would fail the same way
+        break;
       }
       committed += entries.length;
       if (refused > 0) this.o.lost(refused, `${refused} entries of the spill file ${name} could not be read`);
@@ -113,7 +119,8 @@ export class SpillPickup {
     try {
       renameSync(path, `${path}.unreadable`);
     } catch {
-      // cannot even move it: reported once per scan, which is what a person can act on
+      // cannot even move it: reported once (the next scans pass it by), which is what a person can act on
+      this.reported.add(name);
     }
     this.o.taken(name, 0, error);
   }

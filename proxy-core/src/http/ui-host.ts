@@ -299,7 +299,8 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     const isApi = path === '/api' || path.startsWith('/api/');
     const reading = req.method === 'GET' || req.method === 'HEAD';
 
-    if (reading && !isApi && query.has('token')) return signIn(req, res, path, query);
+    // only a GET spends a sign-in link: a HEAD (a link previewer, a prefetch) gets the page, and the link stays good
+    if (req.method === 'GET' && !isApi && query.has('token')) return signIn(req, res, path, query);
     const cookies = cookieValues(req.headers.cookie, sessionCookieName(port));
     if (isApi) {
       res.setHeader('Cache-Control', 'no-store');

@@ -20,6 +20,8 @@ export interface TreeQuery {
   marked?(pid: number): boolean;
   /** This process's pid, when it is a child subreaper: its children it did not start are orphans of the tree. */
   adopter?: number;
+  /** The children this process started itself (`pid:start time`): never taken for adopted orphans. */
+  started?: ReadonlySet<string>;
   /** Pids that are never members, nor is anything below them reached through them (other trees' servers). */
   exclude: ReadonlySet<number>;
   /** This process. */
@@ -46,7 +48,7 @@ export function treeMembers(table: ReadonlyMap<number, ProcEntry>, q: TreeQuery)
   for (const e of table.values()) {
     if (banned.has(e.pid) || members.has(e.pid)) continue;
     const seen = e.pid === q.leader.pid ? q.leader.startTime : q.known.get(e.pid);
-    const adopted = q.adopter !== undefined && e.ppid === q.adopter;
+    const adopted = q.adopter !== undefined && e.ppid === q.adopter && !q.started?.has(`${e.pid}:${e.startTime}`);
     if (seen === e.startTime || adopted || (!e.zombie && q.marked?.(e.pid) === true)) add(e);
   }
   return [...members.values()];

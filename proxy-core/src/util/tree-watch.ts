@@ -53,7 +53,10 @@ export class TreeWatch {
       known: this.known,
       exclude,
       self: process.pid,
-      ...(isSubreaper() ? { adopter: process.pid } : {}),
+      // an orphan reparented here cannot say which tree it came from: adopted ones count only while this tree is
+      // the wrapper's one server tree (a server restarted on release while the old tree is still being swept has
+      // its own orphans, and they are found by its own marker and samples instead)
+      ...(isSubreaper() && exclude.size === 0 ? { adopter: process.pid, started: spawnedByNode } : {}),
       ...(marked ? { marked: (pid: number) => environHas(pid, TREE_MARKER_VAR, this.marker) } : {}),
     });
     for (const e of found) {

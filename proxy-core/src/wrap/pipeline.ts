@@ -445,8 +445,11 @@ export class CallPipeline {
     else if (isObject(result) && result.isError === true) outcome = 'tool-error';
     if (call.answered) {
       // ended while running: the answer only reaches the journal
-    } else if (call.internal) this.endInternal(call, { kind: 'answered', message: m as unknown as JsonRpcResponse });
-    else this.o.relayToClient(raw);
+    } else if (call.internal) {
+      // an undo's inverse that the server made a task has not ended: the undo cannot say it was done
+      const made = outcome === 'ok' && taskHandle(result) !== undefined;
+      this.endInternal(call, made ? { kind: 'unknown', reason: 'the server ran the inverse as a task; whether it finished is unknown' } : { kind: 'answered', message: m as unknown as JsonRpcResponse });
+    } else this.o.relayToClient(raw);
     try {
       call.result = capturedResult(m, raw);
     } catch (err) {

@@ -257,6 +257,7 @@ export class Relay {
         if (!this.calls.has(key)) {
           this.forwarded.delete(key);
           this.verdicts.listing.clientListingEnded(key);
+          this.tasks.forget(key);
         }
       }
     }
@@ -415,7 +416,10 @@ export class Relay {
   private abandonRequests(why: string): void {
     const open = [...this.forwarded.entries()];
     this.forwarded.clear();
-    for (const [key] of open) this.verdicts.listing.clientListingEnded(key);
+    for (const [key] of open) {
+      this.verdicts.listing.clientListingEnded(key);
+      this.tasks.forget(key);
+    }
     for (const [, { id }] of open) this.reply(errorResponse(id, INTERNAL_ERROR, why));
   }
 

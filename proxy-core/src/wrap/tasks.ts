@@ -122,7 +122,8 @@ export class TaskBook {
     // the handle is not the call's result: the journal keeps the payload the task ends with (a result, once
     // journaled, is never replaced)
     call.result = undefined;
-    if (!call.answered) t.clientKnows = true;
+    // an undo's inverse is Airlock's own call: its client never saw the handle
+    if (!call.answered && !call.internal) t.clientKnows = true;
     call.detail += `; runs as task ${JSON.stringify(handle.taskId.slice(0, 200))} (its outcome is journaled when the task ends)`;
     this.o.journal(call);
     // stopped while the server was still to answer: the task it made is stopped too
@@ -147,6 +148,11 @@ export class TaskBook {
     if (method !== 'tasks/get' && method !== 'tasks/result' && method !== 'tasks/cancel') return;
     const taskId = isObject(params) ? params.taskId : undefined;
     if (typeof taskId === 'string' && this.tasks.has(taskId)) this.asked.set(key, { taskId, method });
+  }
+
+  /** The client's request under this key will not be answered (cancelled, or the server is going away). */
+  forget(key: string): void {
+    this.asked.delete(key);
   }
 
   /** The server answered one of the client's requests (any: only those about a tracked task matter). */
