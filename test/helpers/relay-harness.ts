@@ -46,7 +46,6 @@ export class Harness {
     this.relay = new Relay({
       server: 'fx',
       client: 'test',
-      trustFlag: false,
       progressIntervalMs: 1000,
       holdAnswerMs: 50_000,
       ...o,

@@ -105,7 +105,7 @@ describe('a server that says nothing useful about its task', () => {
 
 describe('a task is a running call for the read-only check too', () => {
   test('a resource changing while a read-only task runs withdraws its claim', async () => {
-    const h = await new Harness({ policy: allowAll, trustFlag: true }).start();
+    const h = await new Harness({ policy: allowAll }).start();
     h.client({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, task: {} } });
     h.server({ jsonrpc: '2.0', id: 1, result: { task: task('t1') } });
     h.server({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'file:///x' } });

@@ -15,7 +15,8 @@
  * Only SHA-256 hashes of the secrets are kept (and persisted, when a store is given), and a lookup is by the
  * hash of what was sent, so the time it takes says nothing about a valid value.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { newSecret } from './security.js';
 import { type Clock, systemClock } from '../util/clock.js';
 
 export interface SessionRecord {
@@ -54,7 +55,6 @@ export const SESSION_LIMITS: SessionLimits = {
 /** lastSeen is written to the store at most this often per session (it only moves the idle deadline). */
 const PERSIST_SEEN_MS = 5 * 60_000;
 
-export const newSecret = (): string => randomBytes(32).toString('base64url');
 export const hashOf = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
 export type Redeemed = { ok: true; cookie: string; key: string } | { ok: false; why: 'unknown' | 'full' };

@@ -88,7 +88,6 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   const relay = new Relay({
     server: o.server,
     client: o.client,
-    trustFlag: o.trustFlag,
     link,
     toClient,
     toUpstream,

@@ -16,7 +16,6 @@ import { ToolListing } from './tool-listing.js';
 export interface VerdictsContext {
   server: string;
   client: string;
-  trustFlag: boolean;
   link: BrokerLinkLike;
   toClient(data: Buffer | string): void;
   toUpstream(data: Buffer | string): void;
