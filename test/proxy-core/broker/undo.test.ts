@@ -1,0 +1,522 @@
+/**
+ * Undo in the broker, on in-memory channels with a real store and real files in a temp folder: what a wrapper's
+ * policy and a ticket say, snapshots taken before a call (and what refuses one, or only makes it not undoable),
+ * the state a call leaves, undo and its conflicts, declared inverses run through a wrapper, E-Stop, pruning and
+ * rollback.
+ */
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { Broker } from '../../../proxy-core/src/broker/broker.js';
+import { Store } from '../../../proxy-core/src/broker/store.js';
+import type { CallRecord, HistoryItem } from '../../../proxy-core/src/protocol/api.js';
+import { callRecord } from '../../helpers/records.js';
+import type { PrepareAnswer } from '../../../proxy-core/src/protocol/undo-api.js';
+import type { PolicySnapshot } from '../../../proxy-core/src/policy/decide.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
+import { channelPair } from '../../helpers/memory-channel.js';
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+const brokers: Broker[] = [];
+afterEach(async () => {
+  // what undo still writes after a test's last step (a snapshot stored while its call ran) ends first
+  for (const b of brokers.splice(0)) await b.undo.idle();
+  for (const s of stores.splice(0)) s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const FS_COMMAND = ['npx', '-y', '@modelcontextprotocol/server-filesystem', '/files'];
+const tick = () => new Promise((r) => setImmediate(r));
+
+function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'al-undo-'));
+  dirs.push(dir);
+  const files = join(dir, 'files');
+  mkdirSync(files);
+  const store = new Store(join(dir, 'airlock.db'));
+  stores.push(store);
+  const broker = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
+  brokers.push(broker);
+  return { dir, files, store, broker };
+}
+
+type ToolCallHandler = (params: { tool: string; arguments: Record<string, unknown> }) => unknown;
+
+/** A wrapper on an in-memory channel: it applies pushes, and answers the broker's tool calls with `onToolCall`. */
+async function wrapper(broker: Broker, o: { server?: string; command?: string[]; undo?: unknown[]; onToolCall?: ToolCallHandler } = {}) {
+  const [end, peer] = channelPair();
+  broker.attach(end, 'wrapper');
+  const policies: PolicySnapshot[] = [];
+  const toolCalls: unknown[] = [];
+  peer.setHandlers({
+    notify: (method, params) => {
+      if (method !== 'policy') return;
+      policies.push(params as PolicySnapshot);
+      peer.notify('policy.ack', { version: (params as PolicySnapshot).version });
+    },
+    request: (method, params) => {
+      if (method !== 'wrapper.call-tool') throw new Error(`unexpected ${method}`);
+      toolCalls.push(params);
+      return o.onToolCall ? o.onToolCall(params as Parameters<ToolCallHandler>[0]) : { ok: true, result: { content: [] } };
+    },
+  });
+  const opened = await peer.request<{ sessionId: string; policy: PolicySnapshot }>('session.open', {
+    client: 'c',
+    server: o.server ?? 'fs',
+    command: o.command ?? FS_COMMAND,
+    pid: 1,
+    trustFlag: false,
+    ...(o.undo ? { undo: o.undo } : {}),
+  });
+  policies.push(opened.policy);
+  let n = 0;
+  const w = {
+    peer,
+    sessionId: opened.sessionId,
+    policies,
+    toolCalls,
+    catalog: (names: string[], annotations: Record<string, unknown> = {}) =>
+      peer.request('catalog.update', { verdicts: names.map((name) => ({ name, class: 'mutating', reasons: [], declared: annotations[name] })), problems: [] }),
+    prepare: (callId: string, tool: string, paths: Record<string, unknown>) => peer.request<PrepareAnswer>('call.prepare', { callId, tool, paths }),
+    journal: async (r: Partial<CallRecord> & Pick<CallRecord, 'id' | 'tool'>) => {
+      await peer.request('journal', { entries: [record(r)] });
+      // the after-state of a snapshotted call is read once its end is journaled: wait for it
+      await broker.undo.idle();
+    },
+    /** One allowed call: prepared (file tools), `act` run (what the server does), then journaled as finished. */
+    call: async (tool: string, args: Record<string, unknown>, act: () => void = () => {}, extra: Partial<CallRecord> = {}) => {
+      const id = `call-${++n}-${Math.random().toString(36).slice(2, 6)}`;
+      const tools = policies.at(-1)?.fileTools ?? {};
+      let prepared: PrepareAnswer | undefined;
+      if (Object.hasOwn(tools, tool)) {
+        prepared = await w.prepare(id, tool, Object.fromEntries(tools[tool]!.map((a) => [a, args[a] ?? null])));
+        if (!prepared.ok) {
+          await w.journal({ id, tool, arguments: JSON.stringify(args), decision: 'deny', decidedBy: 'error', outcome: 'not-run' });
+          return { id, prepared };
+        }
+      }
+      act();
+      await w.journal({ id, tool, arguments: JSON.stringify(args), ...extra });
+      return { id, prepared };
+    },
+  };
+  return w;
+}
+
+/** What the filesystem server does to write a file: a new file renamed over the old one, its mode kept. */
+function replace(path: string, content: string | Buffer): void {
+  const mode = existsSync(path) ? statSync(path).mode & 0o777 : undefined;
+  const tmp = `${path}.${Math.random().toString(36).slice(2)}.tmp`;
+  writeFileSync(tmp, content);
+  renameSync(tmp, path);
+  if (mode !== undefined) chmodSync(path, mode);
+}
+
+function record(r: Partial<CallRecord> & Pick<CallRecord, 'id' | 'tool'>): CallRecord {
+  return callRecord({ client: 'c', outcome: 'ok', forwardedAt: 1, finishedAt: 2, ...r });
+}
+
+function entry(broker: Broker, id: string): HistoryItem {
+  return broker.history({ limit: 1000 }).calls.find((c) => c.id === id)!;
+}
+
+describe("a wrapper's policy and a ticket", () => {
+  test("the filesystem server's file tools are pushed with their path arguments; a declared file tool joins them", async () => {
+    const { broker } = setup();
+    const w = await wrapper(broker);
+    expect(w.policies[0]!.fileTools).toEqual({ write_file: ['path'], edit_file: ['path'], move_file: ['source', 'destination'], create_directory: ['path'] });
+    await broker.setFileTool({ server: 'fs', tool: 'save', kind: 'write', pathArg: 'file', contentArg: 'text' });
+    expect(w.policies.at(-1)!.fileTools).toMatchObject({ save: ['file'] });
+    const other = await wrapper(broker, { server: 'notes', command: ['notes-server'] });
+    expect(other.policies[0]!.fileTools).toEqual({});
+  });
+
+  test('a ticket says before approval whether the call will be undoable', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const ask = (tool: string, args: Record<string, unknown>) =>
+      void w.peer.request('call.ask', { callId: `a-${Math.random()}`, tool, arguments: args, class: 'mutating', reasons: [] }).catch(() => {});
+    ask('write_file', { path: join(files, 'x'), content: 'y' });
+    ask('write_file', { path: 'relative/x', content: 'y' });
+    ask('read_text_file', { path: join(files, 'x') });
+    for (let i = 0; i < 20 && broker.pending().length < 3; i++) await tick();
+    expect(broker.pending().map((t) => t.undoable)).toEqual([{ kind: 'snapshot' }, null, null]);
+  });
+
+  test('a declared inverse withdraws the read-only claim of its tool, in every wrapper of the server', async () => {
+    const { broker } = setup();
+    const w = await wrapper(broker, { server: 'mem', command: ['mem'] });
+    await w.catalog(['make', 'unmake'], { make: { readOnlyHint: true } });
+    await broker.undo.declare({ server: 'mem', tool: 'make', inverse: 'unmake', from: 'args' });
+    expect(w.policies.at(-1)!.withdrawn.make).toMatch(/an inverse is declared for it \(make=unmake/);
+  });
+});
+
+describe('snapshots before a call', () => {
+  test('write, undo: the bytes and mode are back; a second undo is refused, not repeated', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const path = join(files, 'a.txt');
+    writeFileSync(path, 'before');
+    chmodSync(path, 0o600);
+    const { id, prepared } = await w.call('write_file', { path, content: 'after' }, () => {
+      replace(path, 'after');
+      chmodSync(path, 0o644);
+    });
+    expect(prepared).toEqual({ ok: true, undoable: true });
+    expect(entry(broker, id).undo).toMatchObject({ available: true, kind: 'snapshot', state: 'ready', paths: [path] });
+    const report = await broker.undo.undo(id, false);
+    expect(report).toMatchObject({ ok: true, restored: [{ path, action: 'restored' }] });
+    expect(readFileSync(path, 'utf8')).toBe('before');
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: false, summary: `already undone (by ${report.undoId})` });
+  });
+
+  test('a call that did not run (denied after its snapshot) leaves no record; one that changed nothing has nothing to undo', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const path = join(files, 'a.txt');
+    writeFileSync(path, 'same');
+    const { id: notRun } = await w.call('write_file', { path }, () => {}, { decision: 'deny', decidedBy: 'estop', outcome: 'not-run' });
+    expect(entry(broker, notRun).undo).toEqual({ available: false, kind: null, reason: 'the call did not run' });
+    const { id: same } = await w.call('write_file', { path }, () => replace(path, 'same'));
+    expect(entry(broker, same).undo).toMatchObject({ available: false, state: 'unchanged', reason: 'the call left its files as they were' });
+    expect(broker.status().snapshots).toMatchObject({ blobs: 0, bytes: 0 });
+  });
+
+  test.each([
+    ['a path that is not a string', { path: 42 }, /path argument is not a path/],
+    ['a relative path', { path: 'notes/a.txt' }, /relative path/],
+    ['a NUL in the path', { path: '/tmp/a\u0000b' }, /not a path/],
+  ])('%s: the call runs, not undoable', async (_what, paths, reason) => {
+    const { broker } = setup();
+    const w = await wrapper(broker);
+    expect(await w.prepare('p1', 'write_file', paths)).toEqual({ ok: true, undoable: false, reason: expect.stringMatching(reason) });
+  });
+
+  test('a symlink loop, a FIFO, a folder and a file over the cap: the call runs, not undoable (and never hangs)', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    symlinkSync(join(files, 'loop2'), join(files, 'loop1'));
+    symlinkSync(join(files, 'loop1'), join(files, 'loop2'));
+    expect(await w.prepare('p1', 'write_file', { path: join(files, 'loop1') })).toMatchObject({ ok: true, undoable: false, reason: expect.stringMatching(/cannot be resolved \(ELOOP\)/) });
+    execFileSync('mkfifo', [join(files, 'fifo')]);
+    expect(await w.prepare('p2', 'write_file', { path: join(files, 'fifo') })).toMatchObject({ ok: true, undoable: false, reason: expect.stringMatching(/FIFO/) });
+    expect(await w.prepare('p3', 'write_file', { path: files })).toMatchObject({ ok: true, undoable: false, reason: expect.stringMatching(/folder/) });
+    await broker.setSetting('snapshot-file-mb', '1');
+    writeFileSync(join(files, 'big'), Buffer.alloc(1024 * 1024 + 1));
+    expect(await w.prepare('p4', 'write_file', { path: join(files, 'big') })).toMatchObject({ ok: true, undoable: false, reason: expect.stringMatching(/over the snapshot cap of 1\.0 MB/) });
+    // the history says why, once the call is journaled
+    await w.journal({ id: 'p4', tool: 'write_file' });
+    expect(entry(broker, 'p4').undo).toMatchObject({ available: false, state: 'unavailable', reason: expect.stringMatching(/over the snapshot cap/) });
+  });
+
+  test('a snapshot that cannot be stored: that call is marked not undoable, and the next one is refused until storing works', async () => {
+    const { broker, files, dir } = setup();
+    const w = await wrapper(broker);
+    writeFileSync(join(files, 'a.txt'), 'before');
+    rmSync(join(dir, 'snapshots'), { recursive: true });
+    writeFileSync(join(dir, 'snapshots'), 'not a folder');
+    // the prior state was read: the call may run; storing it (while the call runs) fails
+    expect(await w.prepare('p1', 'write_file', { path: join(files, 'a.txt') })).toEqual({ ok: true, undoable: true });
+    await broker.undo.idle();
+    expect(broker.events({ limit: 10 }).events.find((e) => e.type === 'snapshot-failed')?.detail).toMatchObject({ callId: 'p1', error: 'ENOTDIR' });
+    await w.journal({ id: 'p1', tool: 'write_file' });
+    expect(entry(broker, 'p1').undo).toMatchObject({ available: false, reason: expect.stringMatching(/could not be stored \(ENOTDIR\)/) });
+    // from now on a snapshot is stored before its call is let through, and one that cannot be refuses the call
+    expect(await w.prepare('p2', 'write_file', { path: join(files, 'a.txt') })).toEqual({
+      ok: false,
+      undoable: false,
+      reason: expect.stringMatching(/could not record the snapshot of .*a\.txt \(ENOTDIR\) before the call, so the call was not run/),
+    });
+    rmSync(join(dir, 'snapshots'));
+    mkdirSync(join(dir, 'snapshots'), { mode: 0o700 });
+    expect(await w.prepare('p3', 'write_file', { path: join(files, 'a.txt') })).toEqual({ ok: true, undoable: true });
+    await broker.undo.idle();
+  });
+
+  test("the filesystem server's write_file holds the old file by a link until the call is over, then keeps a copy", async () => {
+    const { broker, files, dir } = setup();
+    const w = await wrapper(broker);
+    const path = join(files, 'a.txt');
+    writeFileSync(path, 'before');
+    const id = 'held-1';
+    expect(await w.prepare(id, 'write_file', { path })).toEqual({ ok: true, undoable: true });
+    await broker.undo.idle();
+    // no copy yet: the old file itself is held
+    expect(readdirSync(join(dir, 'snapshots')).filter((n) => n.startsWith('.held-'))).toHaveLength(1);
+    expect(broker.status().snapshots).toMatchObject({ blobs: 0 });
+    replace(path, 'after');
+    await w.journal({ id, tool: 'write_file', arguments: JSON.stringify({ path }) });
+    expect(readdirSync(join(dir, 'snapshots')).filter((n) => n.startsWith('.held-'))).toEqual([]);
+    expect(broker.status().snapshots).toMatchObject({ blobs: 1, bytes: 6 });
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });
+    expect(readFileSync(path, 'utf8')).toBe('before');
+  });
+
+  test('a server that writes into the file instead of replacing it: the prior bytes are lost, and the call says so', async () => {
+    const { broker, files, dir } = setup();
+    const w = await wrapper(broker);
+    const path = join(files, 'a.txt');
+    writeFileSync(path, 'before');
+    const { id } = await w.call('write_file', { path }, () => writeFileSync(path, 'written in place, longer'));
+    expect(entry(broker, id).undo).toMatchObject({ available: false, state: 'unavailable', reason: expect.stringMatching(/wrote into the old file instead of replacing it/) });
+    expect(readdirSync(join(dir, 'snapshots'))).toEqual([]);
+  });
+
+  test('a declared file tool (how it writes is unknown) has its file copied before the call', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker, { server: 'notes', command: ['notes-server'] });
+    await broker.setFileTool({ server: 'notes', tool: 'save', kind: 'write', pathArg: 'file', contentArg: 'text' });
+    const path = join(files, 'n.md');
+    writeFileSync(path, 'before');
+    const { id } = await w.call('save', { file: path, text: 'x' }, () => writeFileSync(path, 'written in place'), { server: 'notes' });
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });
+    expect(readFileSync(path, 'utf8')).toBe('before');
+  });
+
+  test('create_directory: the folders it made are removed by its undo, empty ones only', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const deep = join(files, 'x', 'y');
+    const { id } = await w.call('create_directory', { path: deep }, () => mkdirSync(deep, { recursive: true }));
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true, restored: [{ path: deep, action: 'removed' }] });
+    expect(existsSync(join(files, 'x'))).toBe(false);
+  });
+
+  test('over the total cap, the oldest snapshots go first and their calls say so', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    await broker.setSetting('snapshot-total-mb', '10');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const path = join(files, `f${i}`);
+      writeFileSync(path, Buffer.alloc(4 * 1024 * 1024, i));
+      ids.push((await w.call('write_file', { path }, () => replace(path, 'new'))).id);
+    }
+    expect(entry(broker, ids[0]!).undo).toMatchObject({ available: false, state: 'pruned', reason: expect.stringMatching(/under 10 MB/) });
+    expect(entry(broker, ids[2]!).undo).toMatchObject({ available: true });
+    expect(broker.status().snapshots).toMatchObject({ blobs: 2, bytes: 8 * 1024 * 1024, totalCapBytes: 10 * 1024 * 1024 });
+    const pruned = broker.events({ limit: 100 }).events.find((e) => e.type === 'snapshots-pruned');
+    expect(pruned?.detail).toMatchObject({ records: 1, callIds: [ids[0]] });
+  });
+
+  test('undo works with no wrapper connected: file snapshots need no server', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const path = join(files, 'a.txt');
+    const { id } = await w.call('write_file', { path }, () => replace(path, 'created'));
+    w.peer.destroy();
+    await tick();
+    expect(broker.status().sessions).toEqual([]);
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true, restored: [{ action: 'removed' }] });
+    expect(existsSync(path)).toBe(false);
+  });
+});
+
+describe('declared inverses', () => {
+  const created = { content: [], structuredContent: { entities: [{ name: 'A' }, { name: 'B' }] } };
+
+  const declaration = { server: 'mem', tool: 'create', inverse: 'delete', from: 'result', map: { names: 'entities.name' } };
+
+  /** A wrapper of mem that has listed its tools; the person's declaration of create's inverse is stored once. */
+  async function memory(broker: Broker, onToolCall?: ToolCallHandler) {
+    const w = await wrapper(broker, { server: 'mem', command: ['mem'], onToolCall });
+    await w.catalog(['create', 'delete']);
+    if (!broker.undo.declarations().some((d) => d.server === 'mem' && d.tool === 'create' && d.source === 'setting')) await broker.callUser('inverses.set', declaration);
+    return w;
+  }
+
+  test("run through a connected wrapper of the server, with arguments built from the call's result", async () => {
+    const { broker } = setup();
+    const w = await memory(broker);
+    const { id } = await w.call('create', { entities: [] }, () => {}, { server: 'mem', result: JSON.stringify(created) });
+    expect(entry(broker, id).undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete' });
+    const report = await broker.undo.undo(id, false);
+    expect(report).toMatchObject({ ok: true, kind: 'inverse' });
+    // the wrapper runs it through its pipeline, journaled under the undo's id, saying what it undoes and who asked
+    expect(w.toolCalls).toEqual([{ tool: 'delete', arguments: { names: ['A', 'B'] }, undoId: report.undoId, note: `undo of call ${id} (create), asked for by you`, waitMs: 150_000 }]);
+    expect(entry(broker, id).undo).toMatchObject({ state: 'undone', undoneBy: report.undoId });
+  });
+
+  test('never in a wrapper that took the name with another command; in one started with the same command, yes', async () => {
+    const { broker } = setup();
+    const w = await memory(broker);
+    const { id } = await w.call('create', {}, () => {}, { server: 'mem', result: JSON.stringify(created) });
+    w.peer.destroy();
+    await tick();
+    const other = await wrapper(broker, { server: 'mem', command: ['evil-mem'] });
+    const refused = await broker.undo.undo(id, false);
+    expect(refused).toMatchObject({ ok: false, summary: expect.stringMatching(/no wrapper of mem started with `mem` is connected \(the wrapper connected as mem runs `evil-mem`: another server/) });
+    expect(other.toolCalls).toEqual([]);
+    const same = await wrapper(broker, { server: 'mem', command: ['mem'] });
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });
+    expect(same.toolCalls).toHaveLength(1);
+    expect(other.toolCalls).toEqual([]);
+  });
+
+  test("a ticket the inverse asks for is marked as an undo (only the wrapper it was sent to, for that tool); a denial leaves the undo not done", async () => {
+    const { broker } = setup();
+    const asks: unknown[] = [];
+    let w!: Awaited<ReturnType<typeof memory>>;
+    w = await memory(broker, (p) => {
+      const undoId = (p as unknown as { undoId: string }).undoId;
+      const ask = (callId: string, tool: string) => w.peer.request<{ decision: string; decidedBy: string; reason: string }>('call.ask', { callId, tool, arguments: p.arguments, class: 'destructive', reasons: [] });
+      // another call of the session naming the undo's id for another tool is not marked
+      void ask(undoId, 'create');
+      return ask(undoId, p.tool).then((a) => {
+        asks.push(a);
+        return { ok: false, notRun: { decidedBy: a.decidedBy, reason: a.reason } };
+      });
+    });
+    const { id } = await w.call('create', {}, () => {}, { server: 'mem', result: JSON.stringify(created) });
+    const report = broker.undo.undo(id, false);
+    let pending: ReturnType<Broker['pending']> = [];
+    while (pending.length < 2) {
+      await tick();
+      pending = broker.pending();
+    }
+    const marked = pending.find((t) => t.tool === 'delete')!;
+    expect(marked).toMatchObject({ undoOf: id, arguments: { names: ['A', 'B'] } });
+    expect(marked.reasons[0]).toMatch(new RegExp(`an undo you asked for: delete undoes call ${id} \\(create\\)`));
+    expect(pending.find((t) => t.tool === 'create')!.undoOf).toBeUndefined();
+    broker.deny(marked.id);
+    expect(await report).toMatchObject({ ok: false, residue: [expect.stringMatching(/was not run \(user: denied by you\)/)] });
+    expect(entry(broker, id).undo).toMatchObject({ available: true, state: 'failed', reason: expect.stringMatching(/denied by you/) });
+  });
+
+  test('an inverse a rule denies cannot be declared, and a call cannot count on one a rule denies later', async () => {
+    const { broker } = setup();
+    const w = await wrapper(broker, { server: 'mem', command: ['mem'] });
+    await w.catalog(['create', 'delete']);
+    const rule = await broker.addRule({ action: 'deny', server: 'mem', tool: 'del*', client: 'someone-else' });
+    await expect(Promise.resolve().then(() => broker.callUser('inverses.set', { server: 'mem', tool: 'create', inverse: 'delete' }))).rejects.toThrow(
+      new RegExp(`delete cannot be the inverse of create: rule ${rule.id} .*denies it`),
+    );
+    await broker.removeRule(rule.id);
+    await broker.callUser('inverses.set', { server: 'mem', tool: 'create', inverse: 'delete' });
+    expect(w.policies.at(-1)!.inverseTools).toEqual(['create']);
+    await broker.addRule({ action: 'deny', server: 'mem', tool: 'delete' });
+    expect(w.policies.at(-1)!.inverseTools).toEqual([]);
+  });
+
+  test('an inverse that fails is residue; one with no wrapper connected, or under E-Stop, says why and can be tried again', async () => {
+    const { broker } = setup();
+    let fail = true;
+    const w = await memory(broker, () => (fail ? { ok: true, result: { isError: true, content: [{ type: 'text', text: 'no such entity' }] } } : { ok: true, result: {} }));
+    const { id } = await w.call('create', {}, () => {}, { server: 'mem', result: JSON.stringify(created) });
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: false, residue: [expect.stringContaining('returned an error: no such entity')] });
+    expect(entry(broker, id).undo).toMatchObject({ available: true, state: 'failed' });
+    await broker.setEstop(true);
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: false, summary: expect.stringMatching(/E-Stop is on/) });
+    expect(w.toolCalls).toHaveLength(1);
+    await broker.setEstop(false);
+    w.peer.destroy();
+    await tick();
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: false, summary: expect.stringMatching(/no wrapper of mem started with `mem` is connected/) });
+    fail = false;
+    const again = await memory(broker, () => ({ ok: true, result: {} }));
+    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });
+    expect(again.toolCalls).toHaveLength(1);
+  });
+
+  test("a call whose result lacks what the mapping needs is not undoable, and says why", async () => {
+    const { broker } = setup();
+    const w = await memory(broker);
+    const { id } = await w.call('create', {}, () => {}, { server: 'mem', result: JSON.stringify({ content: [] }) });
+    expect(entry(broker, id).undo).toMatchObject({ available: false, kind: 'inverse', reason: "the call's result has no structuredContent to build its inverse from" });
+  });
+
+  test('what a rule on undoable counts on: the stored declaration while both tools are listed, never a flag alone', async () => {
+    const { broker } = setup();
+    const w = await wrapper(broker, { server: 'mem', command: ['mem'], undo: [{ tool: 'create', inverse: 'delete', from: 'args' }] });
+    // the flag is what a config entry says, not the person's choice: the session says it is not applied
+    const ignored = broker.events({ limit: 50 }).events.filter((e) => e.type === 'wrap-flags-ignored');
+    expect(ignored.map((e) => e.detail)).toEqual([expect.objectContaining({ client: 'c', flags: ['--undo create=delete'] })]);
+    expect(w.policies.at(-1)!.inverseTools).toEqual([]);
+    // checked against the wrapper's listing, the flag alone is still no way back
+    await w.catalog(['create', 'delete', 'add', 'remove']);
+    await tick();
+    expect(w.policies.at(-1)!.inverseTools).toEqual([]);
+    const { id: flagged } = await w.call('create', { names: ['A'] }, () => {}, { server: 'mem' });
+    expect(entry(broker, flagged).undo).toMatchObject({ available: false, kind: null, reason: 'neither a file snapshot nor a declared inverse covers this tool' });
+    expect(await broker.undo.undo(flagged, false)).toMatchObject({ ok: false });
+    expect(w.toolCalls).toEqual([]);
+    // the same declaration stored by the person counts
+    await broker.callUser('inverses.set', { server: 'mem', tool: 'create', inverse: 'delete', from: 'args' });
+    expect(w.policies.at(-1)!.inverseTools).toEqual(['create']);
+    const { id: declared } = await w.call('create', { names: ['B'] }, () => {}, { server: 'mem' });
+    expect(entry(broker, declared).undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete' });
+    // a wrapper whose flag says what the person declared is not told it was ignored
+    await wrapper(broker, { server: 'mem', command: ['mem'], undo: [{ tool: 'create', inverse: 'delete', from: 'args' }] });
+    expect(broker.events({ limit: 50 }).events.filter((e) => e.type === 'wrap-flags-ignored')).toHaveLength(1);
+    await broker.callUser('inverses.set', { server: 'mem', tool: 'add', inverse: 'remove' });
+    expect(w.policies.at(-1)!.inverseTools!.sort()).toEqual(['add', 'create']);
+    // the server stops listing the inverse: a call of add can no longer count on it
+    await w.catalog(['create', 'delete', 'add']);
+    // (the next push, whatever it is for, says so)
+    await broker.callUser('trust.set', { server: 'mem', on: false });
+    expect(w.policies.at(-1)!.inverseTools).toEqual(['create']);
+  });
+
+  test("a wrapper's flags that do not fit its server's tools are refused when it lists them; stored ones when saved", async () => {
+    const { broker } = setup();
+    const w = await wrapper(broker, {
+      server: 'mem',
+      command: ['mem'],
+      undo: [
+        { tool: 'create', inverse: 'delete', from: 'args' },
+        { tool: 'create', inverse: 'remove', from: 'args' },
+        { tool: 'open', inverse: 'open', from: 'args' },
+        { tool: 'add', inverse: 'gone', from: 'args' },
+      ],
+    });
+    await w.catalog(['create', 'delete', 'add', 'open']);
+    const refused = broker.events({ limit: 50 }).events.filter((e) => e.type === 'inverse-refused').map((e) => (e.detail as { problems: string[] }).problems[0]);
+    expect(refused.sort()).toEqual(['create is declared more than once', 'gone (the inverse of add) is not one of the server\'s tools', 'open names itself as its own inverse']);
+    expect(broker.undo.declarations()).toEqual([expect.objectContaining({ server: 'mem', spec: 'create=delete', source: 'wrapper', sessionId: w.sessionId })]);
+
+    const set = (p: Record<string, unknown>) => Promise.resolve().then(() => broker.callUser('inverses.set', p));
+    await expect(set({ server: 'mem', tool: 'add', inverse: 'nothing' })).rejects.toThrow(/nothing \(the inverse of add\) is not one of the server's tools/);
+    await expect(set({ server: 'unknown', tool: 'a', inverse: 'b' })).rejects.toThrow(/has not seen the tools of unknown/);
+    await expect(set({ server: 'mem', tool: 'add', inverse: 'delete' })).resolves.toMatchObject({ spec: 'add=delete', source: 'setting' });
+    await expect(set({ server: 'mem', tool: 'add', inverse: 'create' })).rejects.toThrow(/already has a declared inverse/);
+  });
+});
+
+describe('rollback and undo last', () => {
+  test('newest first; a conflict in one does not stop the others; calls nothing covers are listed', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const [a, b, c] = ['a', 'b', 'c'].map((n) => join(files, n)) as [string, string, string];
+    for (const p of [a, b, c]) writeFileSync(p, `${p} before`);
+    const ids: string[] = [];
+    for (const p of [a, b, c]) ids.push((await w.call('write_file', { path: p }, () => replace(p, 'after'))).id);
+    const { id: other } = await w.call('send_mail', { to: 'x' }, () => {}, { class: 'destructive' });
+    await w.call('read_text_file', { path: a }, () => {}, { class: 'read-only-trusted' });
+    writeFileSync(b, 'someone else');
+
+    const report = await broker.undo.rollback(w.sessionId, false);
+    expect(report.results.map((r) => [r.callId, r.ok])).toEqual([[ids[2], true], [ids[1], false], [ids[0], true]]);
+    expect(report.results[1]!.conflicts).toHaveLength(1);
+    expect(report).toMatchObject({ undone: 2, failed: 1, skipped: [{ callId: other, tool: 'send_mail', reason: expect.stringMatching(/neither a file snapshot nor a declared inverse/) }] });
+    expect([readFileSync(a, 'utf8'), readFileSync(b, 'utf8'), readFileSync(c, 'utf8')]).toEqual([`${a} before`, 'someone else', `${c} before`]);
+    expect(broker.events({ limit: 5 }).events.find((e) => e.type === 'rollback')?.detail).toEqual({ sessionId: w.sessionId, undone: 2, failed: 1, skipped: 1 });
+    await expect(broker.undo.rollback('no-such-session', false)).rejects.toMatchObject({ code: 'not-found' });
+  });
+
+  test('undo last takes the newest call not undone yet, never an undo itself', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const p = join(files, 'f');
+    const first = await w.call('write_file', { path: p }, () => replace(p, 'one'));
+    const second = await w.call('write_file', { path: p }, () => replace(p, 'two'));
+    expect(await broker.undo.undoLast(undefined, false)).toMatchObject({ ok: true, callId: second.id });
+    expect(readFileSync(p, 'utf8')).toBe('one');
+    expect(await broker.undo.undoLast('fs', false)).toMatchObject({ ok: true, callId: first.id });
+    expect(existsSync(p)).toBe(false);
+    expect(await broker.undo.undoLast(undefined, false)).toMatchObject({ ok: false, summary: 'no call can be undone' });
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, test } from 'vitest';
+import { schemaValidator, validateAgainstSchema, validateStructuredContent } from '../../../proxy-core/src/util/json-schema.js';
+
+const counted = { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] };
+
+describe('validateStructuredContent', () => {
+  test.each<[string, unknown, unknown, boolean, RegExp?]>([
+    ['matching content', counted, { count: 3 }, true],
+    ['wrong type', counted, { count: 'three' }, false, /^\/count must be integer$/],
+    ['missing required', counted, {}, false, /must have required property 'count'/],
+    ['missing structuredContent', counted, undefined, false, /structuredContent is missing/],
+    ['additionalProperties', { type: 'object', additionalProperties: false }, { extra: 1 }, false, /must NOT have additional properties \(extra\)/],
+    ['enum', { type: 'object', properties: { c: { enum: ['a', 'b'] } } }, { c: 'z' }, false, /must be equal to one of the allowed values \(\["a","b"\]\)/],
+    ['draft 2020-12 via $schema', { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { t: { type: 'array', prefixItems: [{ type: 'string' }], items: false } } }, { t: ['a', 'b'] }, false],
+    ['draft 2020-12 passes', { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { t: { type: 'array', prefixItems: [{ type: 'string' }] } } }, { t: ['a'] }, true],
+    ['draft-07 tuple items', { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { t: { type: 'array', items: [{ type: 'string' }], additionalItems: false } } }, { t: ['a', 'b'] }, false],
+    ['draft 2019-09', { $schema: 'https://json-schema.org/draft/2019-09/schema', type: 'object', properties: { n: { type: 'number' } } }, { n: 1 }, true],
+    ['unknown $schema is ignored', { $schema: 'http://example.com/my-dialect', type: 'object', properties: { n: { type: 'number' } } }, { n: 'x' }, false, /must be number/],
+    ['draft-07 without $schema ($defs and definitions)', { type: 'object', properties: { a: { $ref: '#/definitions/A' } }, definitions: { A: { type: 'string' } } }, { a: 1 }, false, /must be string/],
+    ['unknown formats are not checked', { type: 'object', properties: { d: { type: 'string', format: 'no-such-format' } } }, { d: 'x' }, true],
+  ])('%s', (_label, schema, content, ok, message) => {
+    const result = validateStructuredContent(schema, content);
+    expect(result.ok).toBe(ok);
+    if (!result.ok && message) expect(result.errors.join('\n')).toMatch(message);
+  });
+
+  test.each<[string, unknown]>([
+    ['a string', 'not a schema'],
+    ['null', null],
+    ['an array', [1]],
+    ['an unknown type', { type: 'object', properties: { a: { type: 'banana' } } }],
+    ['a dangling $ref', { type: 'object', properties: { a: { $ref: '#/$defs/Nope' } } }],
+    ['a bad pattern', { type: 'object', properties: { a: { type: 'string', pattern: '([' } } }],
+  ])('a schema that does not compile (%s) is reported, never thrown', (_label, schema) => {
+    const result = validateStructuredContent(schema, { a: 'x' });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.errors[0]).toMatch(/^output schema does not compile: /);
+  });
+
+  test('compiles each distinct schema once', () => {
+    const schema = { type: 'object', properties: { unique: { const: 'cache-test' } } };
+    const first = schemaValidator(schema);
+    const second = schemaValidator(JSON.parse(JSON.stringify(schema)));
+    expect(second).toBe(first);
+    for (let i = 0; i < 1000; i++) validateStructuredContent(schema, { unique: 'cache-test' });
+  });
+
+  test('two schemas sharing an $id do not collide', () => {
+    const a = { $id: 'https://example.com/out', type: 'object', properties: { a: { type: 'string' } }, required: ['a'] };
+    const b = { $id: 'https://example.com/out', type: 'object', properties: { b: { type: 'string' } }, required: ['b'] };
+    expect(validateStructuredContent(a, { a: 'x' })).toEqual({ ok: true });
+    expect(validateStructuredContent(b, { b: 'x' })).toEqual({ ok: true });
+  });
+
+  test('a cyclic value does not throw', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => validateStructuredContent(cyclic, {})).not.toThrow();
+    expect(validateStructuredContent(cyclic, {}).ok).toBe(false);
+  });
+
+  test('validateAgainstSchema reports compile failures as errors', () => {
+    expect(validateAgainstSchema({ type: 'nope' }, 1)).toEqual({ ok: false, errors: [expect.stringMatching(/^schema does not compile/)] });
+  });
+});
+
+test('an $async schema is refused rather than treated as a pass', () => {
+  const result = validateStructuredContent({ $async: true, type: 'object', required: ['a'] }, {});
+  expect(result).toEqual({ ok: false, errors: ['output schema does not compile: $async schemas are not supported'] });
+});

@@ -1,0 +1,70 @@
+/**
+ * The wrapper's journal queue: a flood of refused calls never pushes an executed call's entry out of memory,
+ * what is not kept is counted, and spilled entries come back from disk whole (the file on disk is the truth).
+ */
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
+import { JournalQueue } from '../../../proxy-core/src/wrap/journal-queue.js';
+import { spillDir } from '../../../proxy-core/src/ipc/spill-file.js';
+import { tempDir } from '../../helpers/airlock.js';
+
+const record = (id: string, ran: boolean): CallRecord => ({
+  id,
+  client: 'c',
+  server: 's',
+  tool: 'echo',
+  arguments: '{}',
+  argsTruncated: false,
+  class: 'read-only-trusted',
+  reasons: [],
+  decision: ran ? 'allow' : 'deny',
+  decidedBy: ran ? 'class' : 'broker-down',
+  detail: '',
+  outcome: ran ? 'ok' : 'not-run',
+  startedAt: 1,
+  ...(ran ? { forwardedAt: 2 } : {}),
+});
+
+describe('the journal queue', () => {
+  test('past its bound it counts refused calls, never drops executed ones', () => {
+    const q = new JournalQueue(tempDir(), 100, () => {});
+    for (let i = 0; i < 10; i++) q.add(record(`ran-${i}`, true));
+    for (let i = 0; i < 300; i++) q.add(record(`refused-${i}`, false));
+    const held = q.batch(1000).map((b) => b.entry.id);
+    expect(held.filter((id) => id.startsWith('ran-'))).toHaveLength(10);
+    expect(q.size).toBe(100);
+    expect(q.takeLost()).toEqual({ notRun: 210, executed: 0 });
+  });
+
+  test('spills executed entries to a private file, replays them, and leaves everything else on its way out', () => {
+    const dir = tempDir();
+    const q = new JournalQueue(dir, 100, () => {});
+    q.add(record('ran-1', true));
+    q.add(record('refused-1', false));
+    expect(q.spillHeld()).toBe(true);
+    const files = q.replayFiles();
+    expect(files).toHaveLength(1);
+    expect(q.readFile(files[0]!).map((e) => e.id)).toEqual(['ran-1']);
+    q.fileDone(files[0]!);
+    expect(readdirSync(spillDir(dir))).toEqual([]);
+    expect(q.leave()).toEqual({ notRun: 0, executed: 0 });
+    const left = readdirSync(spillDir(dir));
+    expect(left).toHaveLength(1);
+    expect(statSync(join(spillDir(dir), left[0]!)).mode & 0o777).toBe(0o600);
+    expect(statSync(spillDir(dir)).mode & 0o777).toBe(0o700);
+    // ran-1's copy on disk was replayed (acknowledged) already: only what no file holds yet is written
+    const q2 = new JournalQueue(dir, 100, () => {});
+    expect(q2.readFile(join(spillDir(dir), left[0]!)).map((e) => e.id)).toEqual(['refused-1']);
+  });
+
+  test('a damaged line in a spill file is counted, the rest is read', () => {
+    const dir = tempDir();
+    const q = new JournalQueue(dir, 100, () => {});
+    const path = join(dir, 'x.jsonl');
+    writeFileSync(path, `${JSON.stringify(record('ran-1', true))}\n{"id": "cut\n[1]\n`);
+    expect(q.readFile(path).map((e) => e.id)).toEqual(['ran-1']);
+    expect(q.takeLost()).toEqual({ notRun: 0, executed: 2 });
+  });
+});
