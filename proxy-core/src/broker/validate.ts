@@ -89,7 +89,7 @@ function optionalNumber(e: Record<string, unknown>, key: string, integer: boolea
  *
  * This runs for every call at tens of thousands a second, so it is written out by hand instead of going through
  * zod (which cost a third of the broker's time per entry); it accepts exactly what CallRecordSchema accepts once
- * texts are cut, and test/unit/journal-entry.test.ts holds the two to that on a table of records.
+ * texts are cut, and test/proxy-core/broker/validate.test.ts holds the two to that on a table of records.
  */
 export function checkEntry(session: { info: { id: string; client: string; server: string } }, e: unknown): CallRecord {
   if (!isObject(e)) throw bad('a journal entry must be an object');
