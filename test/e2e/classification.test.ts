@@ -7,13 +7,12 @@ import {
   connectWrapped,
   executed,
   executedCalls,
-  fixture,
   startDaemon,
-  tempDir,
   waitFor,
   waitForSessions,
   waitForTicket,
 } from '../helpers/airlock.js';
+import { airlockWithFixture, startAirlock, wrapFixture } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
@@ -21,11 +20,9 @@ type Listed = { name: string; annotations?: Record<string, unknown>; _meta?: Rec
 
 describe('adversarial catalog', () => {
   test('tools/list shows Airlock verdicts; malformed, contradictory, duplicate and hidden tools are never trusted', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home, ['--catalog', 'adversarial', '--page-size', '3']);
+    const { home } = await startAirlock();
     // trust the server's read-only hints: only honest claims may profit from it
-    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const { fx, w } = await wrapFixture(home, { trust: true, fixture: ['--catalog', 'adversarial', '--page-size', '3'] });
     await waitForSessions(home, 1);
     const listed: Listed[] = [];
     let cursor: string | undefined;
@@ -66,10 +63,7 @@ describe('adversarial catalog', () => {
   });
 
   test('a read-only claim contradicted at run time is withdrawn for every later call, across restarts', async () => {
-    const home = tempDir();
-    const daemon = await startDaemon(home);
-    const fx = fixture(home, ['--catalog', 'adversarial']);
-    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const { home, daemon, fx, w } = await airlockWithFixture({ trust: true, fixture: ['--catalog', 'adversarial'] });
     let listChanged = 0;
     w.client.setNotificationHandler(
       (await import('@modelcontextprotocol/sdk/types.js')).ToolListChangedNotificationSchema,
@@ -117,10 +111,7 @@ describe('adversarial catalog', () => {
   });
 
   test('with several read-only calls in flight, a resource change makes every one of them suspect', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home, ['--catalog', 'adversarial']);
-    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const { home, w } = await airlockWithFixture({ trust: true, fixture: ['--catalog', 'adversarial'] });
     const slow = w.client.callTool({ name: 'sleep', arguments: { ms: 400 } });
     await new Promise((r) => setTimeout(r, 50));
     await w.client.callTool({ name: 'peek', arguments: {} });
@@ -143,10 +134,7 @@ describe('adversarial catalog', () => {
   });
 
   test('after the server announces tools/list_changed, the next call is decided on the new listing', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture({ trust: true });
     expect((await w.client.callTool({ name: 'echo', arguments: { text: 'before' } })).isError).toBeFalsy();
     const { z } = await import('zod');
     await w.client.request({ method: 'fixture/rug-pull', params: {} }, z.object({}).passthrough());
@@ -159,10 +147,7 @@ describe('adversarial catalog', () => {
   });
 
   test('the wrapper lists tools itself with ids the client never sees', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home, ['--page-size', '2']);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { fx, w } = await airlockWithFixture({ fixture: ['--page-size', '2'] });
     await waitFor(() => executed(fx.log).filter((e) => e.method === 'tools/list').length >= 4, 5000, 'own listing');
     const own = executed(fx.log).filter((e) => e.method === 'tools/list');
     expect(own.every((e) => typeof e.id === 'string' && (e.id as string).startsWith('airlock-'))).toBe(true);

@@ -7,7 +7,6 @@ import {
   connectWrapped,
   decisionOf,
   executedCalls,
-  fixture,
   startDaemon,
   tempDir,
   textOf,
@@ -15,15 +14,13 @@ import {
   waitForSessions,
   waitForTicket,
 } from '../helpers/airlock.js';
+import { airlockWithFixture, startAirlock, wrapFixture } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
 describe('default policy: everything not trusted read-only asks', () => {
   test('an unchecked read-only claim is held until approved once, and asks again next time', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture();
 
     const call = w.client.callTool({ name: 'echo', arguments: { text: 'hello' } });
     const ticket = await waitForTicket(home, 'echo');
@@ -48,10 +45,7 @@ describe('default policy: everything not trusted read-only asks', () => {
   });
 
   test('deny answers with a tool error the model can read, and the server never sees the call', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture();
     const call = w.client.callTool({ name: 'delete_all', arguments: {} });
     const ticket = await waitForTicket(home, 'delete_all');
     expect(ticket.class).toBe('destructive');
@@ -65,10 +59,7 @@ describe('default policy: everything not trusted read-only asks', () => {
   });
 
   test('approve --remember session lets the same tool run without asking for this wrapper only', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture();
     const first = w.client.callTool({ name: 'write_note', arguments: { text: '1' } });
     const t = await waitForTicket(home, 'write_note');
     expect(t.class).toBe('mutating');
@@ -88,10 +79,7 @@ describe('default policy: everything not trusted read-only asks', () => {
   });
 
   test('approve --remember always persists an allow rule that every session obeys', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture();
     const first = w.client.callTool({ name: 'write_note', arguments: { text: 'a' } });
     const t = await waitForTicket(home, 'write_note');
     await cli(home, ['approve', t.id, '--remember', 'always']);
@@ -105,10 +93,7 @@ describe('default policy: everything not trusted read-only asks', () => {
   });
 
   test('an unanswered ticket times out as a denial', async () => {
-    const home = tempDir();
-    await startDaemon(home, ['--ticket-timeout', '1']);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { fx, w } = await airlockWithFixture({ daemon: { args: ['--ticket-timeout', '1'] } });
     const r = await w.client.callTool({ name: 'write_note', arguments: {} });
     expect(r.isError).toBe(true);
     expect(decisionOf(r)).toMatchObject({ decidedBy: 'timeout' });
@@ -119,10 +104,7 @@ describe('default policy: everything not trusted read-only asks', () => {
 
 describe('trust and rules', () => {
   test('--trust-read-only-hints runs read-only claims without asking, but never a contradicted or mutating tool', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture({ trust: true });
     // readOnlyHint: true needs the broker's policy; a wrapper that is not connected yet says false (fails closed)
     await waitForSessions(home, 1);
     const listed = await w.client.listTools();
@@ -139,10 +121,7 @@ describe('trust and rules', () => {
   });
 
   test('per-server trust set with `airlock trust` applies to the very next call', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, w } = await airlockWithFixture();
     expect((await cli(home, ['trust', 'fixture', 'on'])).code).toBe(0);
     const r = await w.client.callTool({ name: 'echo', arguments: { text: 'now trusted' } });
     expect(r.isError).toBeFalsy();
@@ -150,10 +129,7 @@ describe('trust and rules', () => {
   });
 
   test('deny beats allow, a rule change applies to the very next call, and rules can be removed', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture();
     const allow = await cliJson<{ id: string }>(home, ['rules', 'add', 'allow', '--server', 'fix*', '--tool', '*']);
     expect((await w.client.callTool({ name: 'write_note', arguments: {} })).isError).toBeFalsy();
     const deny = await cliJson<{ id: string }>(home, ['rules', 'add', 'deny', '--server', '*', '--tool', 'write_*']);
@@ -172,11 +148,9 @@ describe('trust and rules', () => {
   });
 
   test('a client-scoped rule only applies to that client', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
+    const { home } = await startAirlock();
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', 'write_note', '--client', 'cursor']);
-    const cursor = await connectWrapped({ home, client: 'cursor', command: fx.command, args: fx.args, env: fx.env });
+    const { fx, w: cursor } = await wrapFixture(home, { client: 'cursor' });
     expect((await cursor.client.callTool({ name: 'write_note', arguments: {} })).isError).toBeFalsy();
     const other = await connectWrapped({ home, client: 'zed', command: fx.command, args: fx.args, env: fx.env });
     const call = other.client.callTool({ name: 'write_note', arguments: {} });
@@ -189,11 +163,9 @@ describe('trust and rules', () => {
 
 describe('E-Stop', () => {
   test('refuses the very next call, denies pending tickets, and survives a broker restart', async () => {
-    const home = tempDir();
-    const daemon = await startDaemon(home);
-    const fx = fixture(home);
+    const { home, daemon } = await startAirlock();
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', 'echo']);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { fx, w } = await wrapFixture(home);
     expect((await w.client.callTool({ name: 'echo', arguments: {} })).isError).toBeFalsy();
 
     const waiting = w.client.callTool({ name: 'write_note', arguments: {} });
@@ -225,8 +197,7 @@ describe('broker down', () => {
     const first = await startDaemon(home);
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', '*']);
     await first.stop();
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    const { fx, w } = await wrapFixture(home, { trust: true });
     const t0 = Date.now();
     const r = await w.client.callTool({ name: 'echo', arguments: {} });
     expect(Date.now() - t0).toBeLessThan(2000);
@@ -246,10 +217,7 @@ describe('broker down', () => {
   });
 
   test('a ticket pending when the broker dies is refused at once', async () => {
-    const home = tempDir();
-    const daemon = await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, daemon, fx, w } = await airlockWithFixture();
     const call = w.client.callTool({ name: 'write_note', arguments: {} });
     await waitForTicket(home, 'write_note');
     daemon.proc.kill('SIGKILL');
@@ -271,12 +239,10 @@ describe('broker down', () => {
 
 describe('journal', () => {
   test('records decision, who decided, outcome and duration, newest first, across a broker restart', async () => {
-    const home = tempDir();
-    const daemon = await startDaemon(home);
-    const fx = fixture(home);
+    const { home, daemon } = await startAirlock();
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', 'echo']);
     await cli(home, ['rules', 'add', 'deny', '--server', '*', '--tool', 'delete_all']);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { w } = await wrapFixture(home);
     await w.client.callTool({ name: 'echo', arguments: { text: 'one' } });
     await w.client.callTool({ name: 'delete_all', arguments: {} });
     await waitFor(async () => (await cliJson<unknown[]>(home, ['history'])).length >= 2, 5000, 'journal');

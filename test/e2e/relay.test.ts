@@ -20,19 +20,18 @@ import {
   executedCalls,
   fixture,
   processAlive,
-  startDaemon,
   tempDir,
   waitFor,
   waitForTicket,
   wrapArgs,
 } from '../helpers/airlock.js';
+import { airlockWithFixture, startAirlock, wrapFixture } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
 describe('server-everything through airlock wrap', () => {
   test('server-initiated sampling, elicitation and roots requests reach the client and come back', async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     await cli(home, ['rules', 'add', 'allow', '--server', 'everything', '--tool', 'trigger-*']);
     const w = await connectWrapped(
       { home, server: 'everything', trust: true, command: process.execPath, args: [EVERYTHING, 'stdio'] },
@@ -61,8 +60,7 @@ describe('server-everything through airlock wrap', () => {
   });
 
   test("the server's progress notifications reach the client, in order, before the result", async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     const w = await connectWrapped({ home, server: 'everything', trust: true, command: process.execPath, args: [EVERYTHING, 'stdio'] });
     // Watch the transport itself: the SDK client dispatches notifications a tick later than responses, so
     // its onprogress can miss a last progress that arrives in the same chunk as the result.
@@ -84,8 +82,7 @@ describe('server-everything through airlock wrap', () => {
 
 describe('live output checks', () => {
   test('structuredContent that breaks the output schema is journaled as a finding, never blocked', async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', 'structured']);
     const fx = fixture(home);
     const raw = rawWrap(home, fx.command, fx.args, fx.env);
@@ -109,10 +106,8 @@ describe('live output checks', () => {
 
 describe('waiting for a human', () => {
   test('progress notifications keep a client with resetTimeoutOnProgress waiting past its timeout', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: { ...fx.env, AIRLOCK_PROGRESS_MS: '150' } });
+    const { home } = await startAirlock();
+    const { w } = await wrapFixture(home, { env: { AIRLOCK_PROGRESS_MS: '150' } });
     const messages: string[] = [];
     const call = w.client.callTool({ name: 'write_note', arguments: {} }, undefined, {
       timeout: 800,
@@ -129,10 +124,7 @@ describe('waiting for a human', () => {
   });
 
   test('a call the client cancels withdraws its ticket and is journaled as cancelled', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture();
     const ac = new AbortController();
     const call = w.client.callTool({ name: 'write_note', arguments: {} }, undefined, { signal: ac.signal });
     await waitForTicket(home, 'write_note');
@@ -146,10 +138,7 @@ describe('waiting for a human', () => {
   });
 
   test('a client that disconnects while waiting withdraws its ticket', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+    const { home, fx, w } = await airlockWithFixture();
     void w.client.callTool({ name: 'write_note', arguments: {} }).catch(() => undefined);
     await waitForTicket(home, 'write_note');
     await w.close();
@@ -187,8 +176,7 @@ function rawWrap(home: string, command: string, args: string[], env: NodeJS.Proc
 
 describe('bad input and lifecycle', () => {
   test('malformed tools/call gets -32602 and is never forwarded; non-JSON lines are dropped, the relay goes on', async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', '*']);
     const fx = fixture(home, ['--noise']);
     const raw = rawWrap(home, fx.command, fx.args, fx.env);
@@ -213,8 +201,7 @@ describe('bad input and lifecycle', () => {
   });
 
   test('a response the server was never asked for is dropped: a waiting call cannot be forged complete', async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     const fx = fixture(home);
     const raw = rawWrap(home, fx.command, fx.args, fx.env);
     await raw.init();
@@ -234,8 +221,7 @@ describe('bad input and lifecycle', () => {
   });
 
   test('a batch cannot carry a call past the gate', async () => {
-    const home = tempDir();
-    await startDaemon(home, ['--ticket-timeout', '1']);
+    const { home } = await startAirlock({ args: ['--ticket-timeout', '1'] });
     const fx = fixture(home);
     const raw = rawWrap(home, fx.command, fx.args, fx.env);
     await raw.init();
@@ -251,8 +237,7 @@ describe('bad input and lifecycle', () => {
   });
 
   test('64 MB messages relay intact in both directions', async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', '*']);
     const fx = fixture(home);
     const raw = rawWrap(home, fx.command, fx.args, fx.env);
@@ -276,8 +261,7 @@ describe('bad input and lifecycle', () => {
   }, 60_000);
 
   test('a server that dies mid-call: the client gets an error, the journal says unknown, the wrapper exits with its code', async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     const fx = fixture(home);
     const raw = rawWrap(home, fx.command, fx.args, fx.env);
     await cli(home, ['trust', 'fixture', 'on']);
@@ -291,8 +275,7 @@ describe('bad input and lifecycle', () => {
   });
 
   test('client closes stdin: the whole upstream tree is stopped, even one that ignores stdin and SIGTERM', async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     const pidFile = join(home, 'grandchild.pid');
     // sh -> node: the node server is a grandchild of the wrapper, as with npx
     const script = `trap '' TERM; ${JSON.stringify(process.execPath)} -e ${JSON.stringify(

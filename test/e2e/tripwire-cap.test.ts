@@ -6,27 +6,16 @@
  * And the journal says what the servers did: a call that ran is `ok`, whatever E-Stop did to its answer.
  */
 import { afterEach, describe, expect, test } from 'vitest';
-import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cleanup, connectWrapped, decisionOf, executedCalls, fixture, startDaemon, tempDir, waitFor, type Wrapped } from '../helpers/airlock.js';
+import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
+import { cleanup, decisionOf, executedCalls, waitFor, type Wrapped } from '../helpers/airlock.js';
+import { startBroker, wrapFixture } from '../helpers/e2e.js';
 
 afterEach(async () => {
   await cleanup();
 });
 
-async function brokerWith(settings: Record<string, string> = {}) {
-  const home = tempDir();
-  await startDaemon(home);
-  const broker = await BrokerClient.connect({ dir: home });
-  await broker.call('rules.add', { action: 'allow', server: '*', tool: '*' });
-  for (const [key, value] of Object.entries(settings)) await broker.call('settings.set', { key, value });
-  return { home, broker };
-}
-
-async function wrapFixture(home: string, server: string): Promise<{ w: Wrapped; log: string }> {
-  const fx = fixture(home);
-  const w = await connectWrapped({ home, server, command: fx.command, args: fx.args, env: fx.env });
-  return { w, log: fx.log };
-}
+/** A broker that allows every tool, with these settings. */
+const brokerWith = (settings: Record<string, string> = {}) => startBroker({ allow: ['*'], settings });
 
 /** Send `n` calls at once (the SDK writes them one after another, without waiting for any answer). */
 function burst(w: Wrapped, tool: string, n: number, prefix: string) {
@@ -50,7 +39,7 @@ async function tripwireCause(broker: BrokerClient): Promise<unknown> {
 describe('a pipelined burst', () => {
   test('600 changing calls at once under an allow rule: no more than 30 reach the server; the rest are refused before it', async () => {
     const { home, broker } = await brokerWith();
-    const { w, log } = await wrapFixture(home, 'fixture');
+    const { w, fx: { log } } = await wrapFixture(home, { server: 'fixture' });
     const results = await burst(w, 'write_note', 600, 'b');
     await settled(broker, 'fixture', 600);
     const ran = executedCalls(log, 'write_note').length;
@@ -71,7 +60,7 @@ describe('a pipelined burst', () => {
 
   test('a server whose tools claim to be read-only (nobody vouched for it): its calls count', async () => {
     const { home, broker } = await brokerWith();
-    const { w, log } = await wrapFixture(home, 'liar');
+    const { w, fx: { log } } = await wrapFixture(home, { server: 'liar' });
     await burst(w, 'echo', 100, 'r');
     await settled(broker, 'liar', 100);
     const ran = executedCalls(log, 'echo').length;
@@ -86,10 +75,10 @@ describe('across sessions, and the long window', () => {
   test('three servers sharing the windows: together no more than the long limit runs', async () => {
     // the short window out of the way: what is measured is the long one, shared by three wrappers
     const { home, broker } = await brokerWith({ 'tripwire-calls': '100000', 'tripwire-long-calls': '40', 'tripwire-long-seconds': '600' });
-    const servers = await Promise.all(['one', 'two', 'three'].map((name) => wrapFixture(home, name)));
+    const servers = await Promise.all(['one', 'two', 'three'].map((server) => wrapFixture(home, { server })));
     await Promise.all(servers.map(({ w }, i) => burst(w, 'write_note', 25, `s${i}-`)));
     for (const name of ['one', 'two', 'three']) await settled(broker, name, 25);
-    const ran = servers.reduce((n, { log }) => n + executedCalls(log, 'write_note').length, 0);
+    const ran = servers.reduce((n, { fx }) => n + executedCalls(fx.log, 'write_note').length, 0);
     expect(ran).toBeGreaterThan(0);
     expect(ran).toBeLessThanOrEqual(40);
     expect(await tripwireCause(broker)).toMatchObject({ by: 'tripwire', reason: '41 changing calls in 600 s' });
@@ -98,7 +87,7 @@ describe('across sessions, and the long window', () => {
 
   test('calls made one by one, under the limit, all run; the first past it is held and E-Stop engages', async () => {
     const { home, broker } = await brokerWith({ 'tripwire-calls': '5' });
-    const { w, log } = await wrapFixture(home, 'fixture');
+    const { w, fx: { log } } = await wrapFixture(home, { server: 'fixture' });
     const results = [];
     for (let i = 0; i < 6; i++) results.push(await w.client.callTool({ name: 'write_note', arguments: { text: `n${i}` } }));
     expect(results.slice(0, 5).every((r) => !r.isError)).toBe(true);

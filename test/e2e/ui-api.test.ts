@@ -6,12 +6,12 @@
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Ticket } from '../../proxy-core/src/protocol/api.js';
-import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cleanup, cli, cliJson, FILESYSTEM, onCleanup, ROOT, startDaemon, tempDir, untilBroker, waitForSessions, wrapArgs } from '../helpers/airlock.js';
+import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
+import { cleanup, cli, cliJson, connectWrapped, FILESYSTEM, ROOT, tempDir, untilBroker, waitForSessions } from '../helpers/airlock.js';
+import { startBroker } from '../helpers/e2e.js';
 
 let data: string;
 let home: string;
@@ -46,20 +46,9 @@ beforeAll(async () => {
   config = join(home, '.cursor', 'mcp.json');
   record = join(home, 'calls.jsonl');
   writeFileSync(config, CONFIG_TEXT(record));
-  await startDaemon(data, [], { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '' });
-  broker = await BrokerClient.connect({ dir: data });
-  onCleanup(() => broker.close());
+  ({ broker } = await startBroker({ home: data, env: { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CLAUDE_CONFIG_DIR: '', CODEX_HOME: '' } }));
   // the filesystem server behind a wrapper whose working directory is the served folder
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: wrapArgs({ home: data, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] }),
-    env: { ...(process.env as Record<string, string>), AIRLOCK_HOME: data },
-    cwd: root,
-    stderr: 'pipe',
-  });
-  fs = new Client({ name: 'ui-api-test', version: '1.0.0' });
-  await fs.connect(transport);
-  onCleanup(() => fs.close().catch(() => {}));
+  ({ client: fs } = await connectWrapped({ home: data, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root], cwd: root }));
   await waitForSessions(data, 1);
 });
 afterAll(cleanup);

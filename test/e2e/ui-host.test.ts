@@ -5,27 +5,11 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { BrokerEvent } from '../../proxy-core/src/protocol/api.js';
-import { cleanup, cli, cliJson, type Daemon, startDaemon, tempDir, waitFor } from '../helpers/airlock.js';
+import { cleanup, cli, cliJson } from '../helpers/airlock.js';
+import { startUiAirlock, type UiAirlock } from '../helpers/e2e.js';
 import { eventsTicket, signIn, type UiSignIn } from '../helpers/ui-sign-in.js';
 
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-
-interface UiDaemon {
-  daemon: Daemon;
-  url: URL;
-  port: number;
-  token: string;
-  origin: string;
-}
-
-/** Start `airlock daemon --ui --port 0` and read the URL line it prints. */
-async function startUiDaemon(home: string): Promise<UiDaemon> {
-  const daemon = await startDaemon(home, ['--ui', '--port', '0']);
-  const line = /airlock: UI at (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)\n/;
-  await waitFor(() => line.test(daemon.stderr()), 5000, 'the UI line');
-  const url = new URL(line.exec(daemon.stderr())![1]!);
-  return { daemon, url, port: Number(url.port), token: url.searchParams.get('token')!, origin: url.origin };
-}
 
 interface Raw {
   status: number;
@@ -82,7 +66,7 @@ function sseReader(res: Response): { next(timeoutMs?: number): Promise<{ id: str
 }
 
 let home: string;
-let ui: UiDaemon;
+let ui: UiAirlock;
 let cookie: string;
 let session: UiSignIn;
 
@@ -96,8 +80,8 @@ const api = (method: string, params: unknown, headers: Record<string, string> = 
 const freshLink = async (): Promise<URL> => new URL((await cliJson<{ url: string }>(home, ['ui', '--json'])).url);
 
 beforeAll(async () => {
-  home = tempDir();
-  ui = await startUiDaemon(home);
+  ui = await startUiAirlock();
+  home = ui.home;
   session = await signIn(ui.url.href);
   cookie = session.cookie;
 });

@@ -10,19 +10,14 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cleanup, cli, cliJson, connectWrapped, executedCalls, fixture, onCleanup, startDaemon, tempDir, textOf, waitFor } from '../helpers/airlock.js';
+import { cleanup, cli, cliJson, executedCalls, onCleanup, tempDir, textOf, waitFor } from '../helpers/airlock.js';
+import { startAirlock, startUiAirlock, wrapFixture } from '../helpers/e2e.js';
 import { signIn, type UiSignIn } from '../helpers/ui-sign-in.js';
 
 afterEach(cleanup);
 
-const LINE = /airlock: UI at (http:\/\/127\.0\.0\.1:(\d+)\/\?token=[A-Za-z0-9_-]+)\n/;
-
-async function uiDaemon(home: string, port = 0) {
-  const daemon = await startDaemon(home, ['--ui', '--port', String(port)]);
-  await waitFor(() => LINE.test(daemon.stderr()), 10_000, 'the UI line');
-  const [, link, p] = LINE.exec(daemon.stderr())!;
-  return { daemon, link: link!, port: Number(p), origin: `http://127.0.0.1:${p}` };
-}
+/** `airlock daemon --ui` in `home` (on `port`, any free one unless given). */
+const uiDaemon = (home: string, port = 0) => startUiAirlock({ home, port });
 
 const estopOn = async (home: string) => (await cliJson<{ estop: boolean }>(home, ['estop', 'status', '--json'])).estop;
 const rules = (home: string) => cliJson<{ action: string; server: string; tool: string }[]>(home, ['rules', '--json']);
@@ -110,8 +105,7 @@ describe('sign-in links', () => {
   });
 
   test('`airlock ui` against a broker without --ui says how to get one', async () => {
-    const home = tempDir();
-    await startDaemon(home);
+    const { home } = await startAirlock();
     const out = await cli(home, ['ui']);
     expect(out.code).toBe(1);
     expect(out.stderr).toMatch(/airlock daemon --ui/);
@@ -189,8 +183,7 @@ describe('connections to the UI port', () => {
       const held = await flood(ui.port, n);
       try {
         // a wrapper started now, and its call, go through
-        const fx = fixture(home);
-        const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
+        const { fx, w } = await wrapFixture(home);
         const result = await w.client.callTool({ name: 'echo', arguments: { text: 'during' } });
         expect(textOf(result)).toContain('during');
         expect(executedCalls(fx.log, 'echo')).toHaveLength(1);

@@ -72,19 +72,43 @@ export async function cliUndo(home: string, args: string[]): Promise<{ code: num
 export interface Daemon {
   proc: ChildProcess;
   stderr: () => string;
+  /** Until the daemon's stderr matches `line` (what it matched), or it exits, or `timeoutMs` passes. */
+  untilStderr(line: RegExp, timeoutMs: number, what: string): Promise<RegExpExecArray>;
   stop(): Promise<void>;
 }
 
-/** Start `airlock daemon` and wait until it listens. */
+/** Start `airlock daemon` and wait until it says it listens. */
 export async function startDaemon(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Daemon> {
   const proc = spawn(process.execPath, [CLI, 'daemon', ...args], { env: { ...process.env, AIRLOCK_HOME: home, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
+  let closed = false;
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await waitFor(() => err.includes('broker running') || proc.exitCode !== null, 10_000);
-  if (proc.exitCode !== null) throw new Error(`daemon exited: ${err}`);
+  proc.once('close', () => (closed = true));
   const daemon: Daemon = {
     proc,
     stderr: () => err,
+    // woken by each chunk the daemon writes and by its exit: no polling
+    untilStderr: (line, timeoutMs, what) =>
+      new Promise((resolvePromise, reject) => {
+        const look = () => {
+          const m = line.exec(err);
+          if (m) done(() => resolvePromise(m));
+          // gone, and everything it wrote read
+          else if (closed) done(() => reject(new Error(`daemon exited before ${what}: ${err}`)));
+        };
+        const timer = setTimeout(() => done(() => reject(new Error(`timed out waiting for ${what}`))), timeoutMs);
+        const done = (settle: () => void) => {
+          clearTimeout(timer);
+          proc.stderr!.off('data', onData);
+          proc.off('close', look);
+          settle();
+        };
+        // after the stream's own listener has appended the chunk
+        const onData = () => look();
+        proc.stderr!.on('data', onData);
+        proc.on('close', look);
+        look();
+      }),
     stop: () =>
       new Promise<void>((res) => {
         if (proc.exitCode !== null || proc.signalCode !== null) return res();
@@ -93,6 +117,7 @@ export async function startDaemon(home: string, args: string[] = [], env: NodeJS
       }),
   };
   cleanups.push(() => daemon.stop());
+  await daemon.untilStderr(/broker running/, 10_000, 'the daemon to listen');
   return daemon;
 }
 
@@ -117,6 +142,8 @@ export interface WrapOptions {
   env?: NodeJS.ProcessEnv;
   /** The SDK client refuses messages over 10 MB unless told otherwise. */
   maxBufferSize?: number;
+  /** The wrapper's working directory (a server that serves "."). */
+  cwd?: string;
 }
 
 /** Wait until the broker has this many sessions (wrappers connected and registered). */
@@ -203,6 +230,7 @@ export async function connectWrapped(o: WrapOptions, capabilities: Record<string
     env: { ...(process.env as Record<string, string>), AIRLOCK_HOME: o.home, ...(o.env as Record<string, string>) },
     stderr: 'pipe',
     ...(o.maxBufferSize ? { maxBufferSize: o.maxBufferSize } : {}),
+    ...(o.cwd ? { cwd: o.cwd } : {}),
   });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));

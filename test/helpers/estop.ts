@@ -3,9 +3,10 @@
  * server process is a fake that counts what E-Stop asked of it.
  */
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
+import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import type { UpstreamControl } from '../../proxy-core/src/wrap/estop.js';
-import { cleanup, startDaemon, tempDir } from './airlock.js';
+import { cleanup } from './airlock.js';
+import { startBroker } from './e2e.js';
 import { Harness } from './relay-harness.js';
 
 /**
@@ -20,17 +21,11 @@ export function brokerForFile(
 ): void {
   let broker: BrokerClient;
   beforeAll(async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    broker = await BrokerClient.connect({ dir: home });
-    for (const server of o.allow) await broker.call('rules.add', { action: 'allow', server, tool: '*' });
-    for (const [key, value] of Object.entries(o.settings ?? {})) await broker.call('settings.set', { key, value });
-    ready({ home, broker });
+    const shared = await startBroker(o);
+    broker = shared.broker;
+    ready(shared);
   });
-  afterAll(async () => {
-    broker.close();
-    await cleanup();
-  });
+  afterAll(cleanup);
   afterEach(async () => {
     await broker.call('estop', { on: false });
   });

@@ -7,8 +7,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { onCleanup, ROOT, startDaemon, waitFor, type Daemon } from '../helpers/airlock.js';
-import { launchChromium, uiUrlFrom } from '../helpers/chromium.mjs';
+import { onCleanup, ROOT, type Daemon } from '../helpers/airlock.js';
+import { launchChromium } from '../helpers/chromium.mjs';
+import { startUiAirlock } from '../helpers/e2e.js';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -64,9 +65,7 @@ export interface UiSession {
  * the tab, not the profile). Both are stopped by the helpers' cleanup.
  */
 export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promise<UiSession> {
-  const daemon = await startDaemon(home, ['--ui', '--port', '0'], env);
-  await waitFor(() => uiUrlFrom(daemon.stderr()) !== null, 10_000, "the UI URL on the daemon's stderr");
-  const url = uiUrlFrom(daemon.stderr())!;
+  const { daemon, origin } = await startUiAirlock({ home, env });
   const browser = await launchChromium();
   onCleanup(() => browser.close());
   const broker = await BrokerClient.connect({ dir: home, role: 'cli' });
@@ -74,7 +73,7 @@ export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promis
   const pageErrors: string[] = [];
   return {
     daemon,
-    origin: url.origin,
+    origin,
     pageErrors,
     async openPage(hash = '#/approvals') {
       const page = await browser.context.newPage();
@@ -85,7 +84,7 @@ export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promis
       await page.goto((await broker.call('ui.link', {})).url);
       // the page takes its key out of the address before anything else
       await page.waitForFunction(() => !location.hash.includes('airlock-key'));
-      await page.goto(`${url.origin}/${hash}`);
+      await page.goto(`${origin}/${hash}`);
       return page;
     },
   };
