@@ -17,7 +17,24 @@ class WaitersFirst extends BaseSequencer {
   }
 }
 
+/**
+ * The renderer's state modules (`renderer/src/lib/*.svelte.ts`) hold runes: compiled as the app's build compiles
+ * them (to the client runtime's signals, after Vite has stripped the types), their logic runs in unit tests.
+ * Components are not compiled here: the UI tests drive them in Chromium.
+ */
+const svelteModules = {
+  name: 'airlock:svelte-modules',
+  async transform(code, id) {
+    if (!/\.svelte\.ts$/.test(id)) return null;
+    // loaded only by a run that has such a module: the compiler is large
+    const { compileModule } = await import('svelte/compiler');
+    const { js } = compileModule(code, { filename: id, generate: 'client' });
+    return { code: js.code, map: js.map };
+  },
+};
+
 export default defineConfig({
+  plugins: [svelteModules],
   // vitest's cache (test durations) lives outside node_modules, for the same reason as above
   cacheDir: '.cache/vitest',
   test: {

@@ -170,3 +170,20 @@ export function resultSummary(result: string | undefined): { text: string; isErr
   }
   return { text: result, isError: false };
 }
+
+/**
+ * How often an event set each call's undo state. A journal read that started before the latest such event must
+ * not overwrite what the event said: the reader notes the stamp before it reads and applies its answer only if
+ * the stamp is unchanged.
+ */
+export class UndoStamps {
+  private readonly counts = new Map<string, number>();
+
+  of(id: string): number {
+    return this.counts.get(id) ?? 0;
+  }
+
+  bump(id: string): void {
+    this.counts.set(id, this.of(id) + 1);
+  }
+}

@@ -2,7 +2,7 @@
 import { describe, expect, test } from 'vitest';
 import type { HistoryItem } from '@airlock/proxy-core/protocol/api';
 import type { CallSummary } from '@airlock/proxy-core/protocol/events';
-import { CallList, emptyFilter, filterQuery, lookupQuery, resultSummary, summaryMatches } from '../../../renderer/src/lib/activity.js';
+import { CallList, emptyFilter, filterQuery, lookupQuery, resultSummary, summaryMatches, UndoStamps } from '../../../renderer/src/lib/activity.js';
 
 const summary = (id: string, over: Partial<CallSummary> = {}): CallSummary => ({
   id,
@@ -118,4 +118,15 @@ test('lookupQuery finds one call by its id; resultSummary reads MCP results', ()
   expect(resultSummary(JSON.stringify({ error: { code: -32602, message: 'bad params' } }))).toEqual({ text: 'bad params', isError: true });
   expect(resultSummary('{"cut')).toEqual({ text: '{"cut', isError: false });
   expect(resultSummary(undefined)).toBeNull();
+});
+
+describe('UndoStamps', () => {
+  test('each call counts on its own, from 0', () => {
+    const stamps = new UndoStamps();
+    expect(stamps.of('c1')).toBe(0);
+    stamps.bump('c1');
+    stamps.bump('c1');
+    stamps.bump('c2');
+    expect([stamps.of('c1'), stamps.of('c2'), stamps.of('c3')]).toEqual([2, 1, 0]);
+  });
 });
