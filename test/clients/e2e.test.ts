@@ -5,10 +5,9 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, expect, test } from 'vitest';
-import { cleanup, cli, executedCalls, fixture, startDaemon, tempDir, textOf, waitForTicket } from '../helpers/airlock.js';
+import { cleanup, cli, executedCalls, fixture, tempDir, textOf, waitForTicket } from '../helpers/airlock.js';
+import { connectEntry, startAirlock } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
@@ -33,16 +32,9 @@ test('a protected entry, started the way a client starts it, holds an unannotate
   const entry = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: { fixture: Entry } }).mcpServers.fixture;
   expect(entry.args).toContain('wrap');
 
-  await startDaemon(dataHome);
+  await startAirlock({ home: dataHome });
   // What a GUI client passes: its own small environment, the entry's env, and nothing else.
-  const transport = new StdioClientTransport({
-    command: entry.command,
-    args: entry.args,
-    env: { PATH: '/usr/bin:/bin', HOME: userHome, AIRLOCK_HOME: dataHome, ...entry.env },
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'e2e-client', version: '1.0.0' });
-  await client.connect(transport);
+  const client = await connectEntry(entry, { PATH: '/usr/bin:/bin', HOME: userHome, AIRLOCK_HOME: dataHome, ...entry.env }, 'e2e-client');
   try {
     const tools = await client.listTools();
     expect(tools.tools.map((t) => t.name)).toContain('noanno');

@@ -5,10 +5,9 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, expect, test } from 'vitest';
-import { CLI, cleanup, cli, decisionOf, executedCalls, fixture, startDaemon, tempDir, textOf, waitForTicket } from '../helpers/airlock.js';
+import { CLI, cleanup, cli, decisionOf, executedCalls, fixture, tempDir, textOf, waitForTicket } from '../helpers/airlock.js';
+import { connectEntry, startAirlock } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
@@ -23,12 +22,7 @@ function scrubbedEnv(userHome: string, entry: Entry): Record<string, string> {
   return { HOME: userHome, PATH: '/usr/bin:/bin', SHELL: '/bin/sh', TERM: 'dumb', USER: 'tester', LOGNAME: 'tester', ...entry.env };
 }
 
-async function connect(entry: Entry, env: Record<string, string>): Promise<Client> {
-  const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env, stderr: 'pipe' });
-  const client = new Client({ name: 'python-like-client', version: '1.0.0' });
-  await client.connect(transport);
-  return client;
-}
+const connect = (entry: Entry, env: Record<string, string>) => connectEntry(entry, env, 'python-like-client');
 
 test('a non-default data dir reaches the wrapper through --home when the client scrubs the environment', async () => {
   const dataHome = tempDir('al-');
@@ -47,7 +41,7 @@ test('a non-default data dir reaches the wrapper through --home when the client 
   expect(entry.args.slice(at, at + 2)).toEqual(['--home', dataHome]);
   expect(at).toBeLessThan(entry.args.indexOf('--'));
 
-  await startDaemon(dataHome);
+  await startAirlock({ home: dataHome });
   const env = scrubbedEnv(userHome, entry);
   expect(Object.keys(env)).not.toContain('AIRLOCK_HOME');
 
@@ -87,7 +81,7 @@ test('--home wins over AIRLOCK_HOME', async () => {
   const dataHome = tempDir('al-');
   const decoy = tempDir('al-decoy-');
   const server = fixture(dataHome, ['--catalog', 'adversarial']);
-  await startDaemon(dataHome);
+  await startAirlock({ home: dataHome });
   const entry: Entry = { command: process.execPath, args: [CLI, 'wrap', '--name', 'fx', '--home', dataHome, '--', server.command, ...server.args], env: { FIXTURE_LOG: server.log } };
   const client = await connect(entry, { ...scrubbedEnv(decoy, entry), AIRLOCK_HOME: decoy });
   try {

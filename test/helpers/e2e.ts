@@ -1,9 +1,12 @@
 /**
  * The one end-to-end set-up: a broker (`airlock daemon`, optionally with its UI host) in a fresh home, the
  * broker's client when a test talks to it directly, a fixture server behind `airlock wrap` with the real MCP SDK
- * client connected to it, and all of it stopped and removed by the next `cleanup()` (airlock.ts). Every step
- * waits on a readiness signal (the daemon's own lines, the MCP handshake), never on time.
+ * client connected to it (or a client config's entry started as a client starts it), and all of it stopped and
+ * removed by the next `cleanup()` (airlock.ts). Every step waits on a readiness signal (the daemon's own lines,
+ * the MCP handshake), never on time.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { connectWrapped, type Daemon, fixture, onCleanup, startDaemon, tempDir, type WrapOptions, type Wrapped } from './airlock.js';
 
@@ -87,4 +90,16 @@ export async function airlockWithFixture(o: FixtureOptions & { daemon?: AirlockO
   const { daemon, ...wrap } = o;
   const airlock = await startAirlock(daemon);
   return { ...airlock, ...(await wrapFixture(airlock.home, wrap)) };
+}
+
+/**
+ * The SDK client started from a client config's entry exactly as a client starts it: the entry's command and
+ * args, and only the environment given (a GUI client's or the Python SDK's small one, the entry's env in it).
+ */
+export async function connectEntry(entry: { command: string; args: string[] }, env: Record<string, string>, name = 'airlock-test'): Promise<Client> {
+  const transport = new StdioClientTransport({ command: entry.command, args: entry.args, env, stderr: 'pipe' });
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  onCleanup(() => client.close().catch(() => {}));
+  return client;
 }
