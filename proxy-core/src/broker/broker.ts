@@ -47,7 +47,7 @@ import { catalogView } from './catalog-view.js';
 import { ServerCatalogs, type OutputSchemaCheck } from './catalogs.js';
 import { ClientConfigsApi } from './client-configs.js';
 import { EventBus, type Subscriber } from './events.js';
-import { type FileToolDeclaration, FileTools } from './file-tools.js';
+import { type FileToolDeclaration, FileTools } from './undo/file-tools.js';
 import { Inspections } from './inspections.js';
 import { JournalWriter } from './journal-writer.js';
 import { DISK_FULL_REASON, JournalSafety } from './journal-safety.js';
@@ -62,7 +62,7 @@ import { TICKET_TIMEOUT_KEY, TicketTimeout } from './ticket-timeout.js';
 import { newTicketId, Tickets } from './tickets.js';
 import { Tripwire, tripwireLimits, type TripwireLimits } from './tripwire.js';
 import { TripwireBudget } from './tripwire-budget.js';
-import { Undo } from './undo.js';
+import { Undo } from './undo/undo.js';
 import { bad, checkArgConditions, checkUndoCondition, checkSetting, schemaMessage } from './validate.js';
 
 export interface BrokerOptions {

@@ -7,11 +7,11 @@
  * declaration for the same server and tool wins over the built-in one.
  */
 import type Database from 'better-sqlite3';
-import { CONTROL_CHARACTERS } from '../classify/classify.js';
-import { IpcError } from '../ipc/channel.js';
-import type { FileTool } from '../protocol/api.js';
-import type { EventDetails } from '../protocol/events.js';
-import { bad } from './validate.js';
+import { CONTROL_CHARACTERS } from '../../classify/classify.js';
+import { IpcError } from '../../ipc/channel.js';
+import type { FileTool } from '../../protocol/api.js';
+import type { EventDetails } from '../../protocol/events.js';
+import { bad } from '../validate.js';
 
 export type FileToolDeclaration = Omit<FileTool, 'builtIn'>;
 

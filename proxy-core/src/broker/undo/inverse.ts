@@ -12,15 +12,15 @@
  * be the same one anyway).
  */
 import type Database from 'better-sqlite3';
-import type { CallRecord, HistoryItem } from '../protocol/api.js';
-import type { CallSummary } from '../protocol/events.js';
-import { LIMITS } from '../protocol/limits.js';
-import { BrokerToWrapper } from '../protocol/names.js';
-import type { UndoReport } from '../protocol/undo-api.js';
-import { formatUndoSpec, inverseArguments, type InverseDecl } from '../policy/undo-spec.js';
-import type { Session } from './sessions.js';
-import type { InversePlan, UndoRecord, UndoRecords } from './undo-records.js';
-import { newUndoId, refused, type UndoRunContext } from './undo-run.js';
+import type { CallRecord, HistoryItem } from '../../protocol/api.js';
+import type { CallSummary } from '../../protocol/events.js';
+import { LIMITS } from '../../protocol/limits.js';
+import { BrokerToWrapper } from '../../protocol/names.js';
+import type { UndoReport } from '../../protocol/undo-api.js';
+import { formatUndoSpec, inverseArguments, type InverseDecl } from '../../policy/undo-spec.js';
+import type { Session } from '../sessions.js';
+import type { InversePlan, UndoRecord, UndoRecords } from './records.js';
+import { newUndoId, refused, type UndoRunContext } from './run.js';
 
 /** How long the server may take with the inverse once it is sent (on top of a ticket's timeout). */
 const SERVER_MS = 30_000;

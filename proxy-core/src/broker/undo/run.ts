@@ -11,20 +11,20 @@
  */
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
-import type { CallRecord, HistoryItem } from '../protocol/api.js';
-import type { EventDetails } from '../protocol/events.js';
-import { LIMITS } from '../protocol/limits.js';
-import type { BrokerToWrapper } from '../protocol/names.js';
-import type { UndoReport } from '../protocol/undo-api.js';
-import type { BrokerEvent } from '../protocol/api.js';
-import type { Clock } from '../util/clock.js';
-import type { Session } from './sessions.js';
-import { type RunningInverse, undoInverse } from './undo-inverse.js';
+import type { CallRecord, HistoryItem } from '../../protocol/api.js';
+import type { EventDetails } from '../../protocol/events.js';
+import { LIMITS } from '../../protocol/limits.js';
+import type { BrokerToWrapper } from '../../protocol/names.js';
+import type { UndoReport } from '../../protocol/undo-api.js';
+import type { BrokerEvent } from '../../protocol/api.js';
+import type { Clock } from '../../util/clock.js';
+import type { Session } from '../sessions.js';
+import { type RunningInverse, undoInverse } from './inverse.js';
 import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
-import type { Store } from './store.js';
-import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './undo-dirs.js';
-import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './undo-files.js';
-import type { PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './undo-records.js';
+import type { Store } from '../store.js';
+import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './dirs.js';
+import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './files.js';
+import type { PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './records.js';
 
 /** The journal ids of undos start with this (never a wrapper's: theirs are random base64url then a counter). */
 export const UNDO_ID_PREFIX = 'undo-';

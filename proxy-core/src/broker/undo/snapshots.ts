@@ -12,7 +12,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { sha256, SYNC_BYTES } from './undo-files.js';
+import { sha256, SYNC_BYTES } from './files.js';
 
 export const MB = 1024 * 1024;
 const SHA = /^[0-9a-f]{64}$/;

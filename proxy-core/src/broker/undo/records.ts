@@ -14,8 +14,8 @@
  * A record that holds snapshot blobs (`holds`) gives them up when it can no longer be restored from them.
  */
 import type Database from 'better-sqlite3';
-import type { FolderId } from './undo-dirs.js';
-import type { FileState, Held } from './undo-files.js';
+import type { FolderId } from './dirs.js';
+import type { FileState, Held } from './files.js';
 import type { SnapshotBlobs } from './snapshots.js';
 
 export type UndoState = 'prepared' | 'ready' | 'unchanged' | 'unavailable' | 'undone' | 'failed' | 'pruned';

@@ -12,11 +12,11 @@
  * not believed (the evidence goes into the policy's withdrawn claims, as observed contradictions do).
  */
 import type Database from 'better-sqlite3';
-import { IpcError } from '../ipc/channel.js';
-import type { EventDetails } from '../protocol/events.js';
-import type { DeclaredInverse } from '../protocol/undo-api.js';
-import { checkDecl, declarationProblems, formatUndoSpec, type InverseDecl, UndoSpecError } from '../policy/undo-spec.js';
-import { bad } from './validate.js';
+import { IpcError } from '../../ipc/channel.js';
+import type { EventDetails } from '../../protocol/events.js';
+import type { DeclaredInverse } from '../../protocol/undo-api.js';
+import { checkDecl, declarationProblems, formatUndoSpec, type InverseDecl, UndoSpecError } from '../../policy/undo-spec.js';
+import { bad } from '../validate.js';
 
 type InverseEvent = 'inverse-declared' | 'inverse-removed' | 'inverse-refused';
 
