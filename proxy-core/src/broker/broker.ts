@@ -1,7 +1,7 @@
 /**
  * The broker: one per user. A facade over its parts — sessions and policy pushes (sessions.ts), tickets
  * (tickets.ts) with their scopes (ticket-scopes.ts) and timeout (ticket-timeout.ts), server catalogs and
- * observations (catalogs.ts, catalog-view.ts), file tools and previews (file-tools.ts, preview.ts), the
+ * observations (catalogs.ts, catalog-view.ts), file tools and previews (undo/file-tools.ts, preview.ts), the
  * clients' configs (client-configs.ts), check-ups (inspections.ts), the journal writer (journal-writer.ts) and
  * the event stream (events.ts) — with one typed API that the CLI and UIs reach over the socket through the
  * protocol's schemas (protocol/api.ts), and that an in-process host can call directly.
@@ -111,7 +111,7 @@ export class Broker {
   /** The cap: places for changing calls, handed to the wrappers (tripwire-budget.ts). */
   private readonly budget: TripwireBudget;
   private tripwireLimits: TripwireLimits;
-  /** Snapshots, declared inverses, undo and rollback (undo.ts). */
+  /** Snapshots, declared inverses, undo and rollback (undo/undo.ts). */
   readonly undo: Undo;
   /** A full disk, lost journal entries, wrappers' spill files (journal-safety.ts). */
   readonly safety: JournalSafety;

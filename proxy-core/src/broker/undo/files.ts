@@ -257,7 +257,7 @@ export function sha256(data: Buffer): string {
 /**
  * Put a regular file back: its bytes, mode and mtime, written beside it and renamed over whatever is there (a
  * file; a symlink is replaced, never followed). Its folder must exist (the undo walked and verified it, and
- * `path` reaches the file through it: undo-dirs.ts). Throws on failure.
+ * `path` reaches the file through it: dirs.ts). Throws on failure.
  */
 export async function writeBack(path: string, content: Buffer, mode: number, mtimeMs: number): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path).slice(0, 100)}.airlock-undo-${randomBytes(6).toString('hex')}`);

@@ -20,20 +20,12 @@ import type { UndoReport } from '../../protocol/undo-api.js';
 import { formatUndoSpec, inverseArguments, type InverseDecl } from '../../policy/undo-spec.js';
 import type { Session } from '../sessions.js';
 import type { InversePlan, UndoRecord, UndoRecords } from './records.js';
-import { newUndoId, refused, type UndoRunContext } from './run.js';
+import { newUndoId, refused, type RunningInverse, type UndoRunContext } from './run-context.js';
 
 /** How long the server may take with the inverse once it is sent (on top of a ticket's timeout). */
 const SERVER_MS = 30_000;
 /** The broker waits this much longer than the wrapper does, so it hears how the call ended. */
 const GRACE_MS = 5_000;
-
-/** An inverse on its way: what a ticket the wrapper asks for it is marked with. */
-export interface RunningInverse {
-  sessionId: string;
-  inverse: string;
-  callId: string;
-  tool: string;
-}
 
 /** The command a session was started with, from the sessions table (null: unknown, or unreadable). */
 export function sessionCommands(db: Database.Database): (sessionId: string) => string[] | null {

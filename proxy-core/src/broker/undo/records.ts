@@ -31,7 +31,7 @@ export interface PathEntry {
   after?: FileState;
   /** The old file is held by a hard link until the call is over (its bytes, and `before.sha256`, are read then). */
   held?: Held;
-  /** The identity of each folder above `path` that existed before the call, root first (undo-dirs.ts). */
+  /** The identity of each folder above `path` that existed before the call, root first (dirs.ts). */
   dirs?: FolderId[];
   /** The same once the call ended: the folders it created are known by it then. */
   dirsAfter?: FolderId[];

@@ -1,69 +1,28 @@
 /**
  * Running one undo: put back the files a call changed (from their snapshots), or call the declared inverse
- * through a connected wrapper of the call's server (undo-inverse.ts). Never throws: whatever fails is residue in the report, and
+ * through a connected wrapper of the call's server (inverse.ts). Never throws: whatever fails is residue in the report, and
  * the record says the undo failed (it can be tried again).
  *
  * A file is put back only when it is as the call left it (or already as it was before: nothing to do). Any
  * other state is a conflict, and then nothing of the call is written unless the person forces it. A folder on
- * the way that is not the one the call wrote in (undo-dirs.ts) is a conflict forcing cannot override. Before a
+ * the way that is not the one the call wrote in (dirs.ts) is a conflict forcing cannot override. Before a
  * file is overwritten, its current bytes are snapshotted too: the undo is journaled as an entry of its own,
  * with a record that undoes it (a redo).
  */
-import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import type { CallRecord, HistoryItem } from '../../protocol/api.js';
-import type { EventDetails } from '../../protocol/events.js';
 import { LIMITS } from '../../protocol/limits.js';
-import type { BrokerToWrapper } from '../../protocol/names.js';
 import type { UndoReport } from '../../protocol/undo-api.js';
-import type { BrokerEvent } from '../../protocol/api.js';
-import type { Clock } from '../../util/clock.js';
-import type { Session } from '../sessions.js';
-import { type RunningInverse, undoInverse } from './inverse.js';
-import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
-import type { Store } from '../store.js';
+import { undoInverse } from './inverse.js';
+import { newUndoId, refused, type UndoRunContext } from './run-context.js';
 import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './dirs.js';
 import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './files.js';
-import type { PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './records.js';
+import type { PathEntry, SnapshotPlan, UndoRecord } from './records.js';
 
-/** The journal ids of undos start with this (never a wrapper's: theirs are random base64url then a counter). */
-export const UNDO_ID_PREFIX = 'undo-';
 /** The client an undo's journal entry names. */
 export const UNDO_CLIENT = 'airlock-undo';
 /** Files bigger than this are not hashed (their state is unknown to undo: a conflict unless forced). */
 export const HASH_LIMIT = 1024 * 1024 * 1024;
-
-export interface UndoRunContext {
-  store: Store;
-  records: UndoRecords;
-  blobs: SnapshotBlobs;
-  /** The bytes a path had before the call: its snapshot (or the old file still held by a link). */
-  readBefore(entry: PathEntry): Promise<Buffer>;
-  clock: Clock;
-  caps(): SnapshotCaps;
-  estop(): boolean;
-  sessions(): readonly Session[];
-  request(sessionId: string, method: typeof BrokerToWrapper.callTool, params: unknown, timeoutMs: number): Promise<unknown>;
-  /** How long a ticket waits for a person now: a held inverse may wait that long. */
-  ticketTimeoutSeconds(): number;
-  /** The command a session was started with (the sessions table), or null. */
-  sessionCommand(sessionId: string): string[] | null;
-  /** Inverses on their way, by undo id: a ticket one asks for is marked as an undo. */
-  running: Map<string, RunningInverse>;
-  record<K extends 'undo'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
-  publish(events: BrokerEvent[]): void;
-  /** Keep snapshots under their cap (the records in `keep` are not pruned). */
-  prune(keep: ReadonlySet<string>): void;
-}
-
-export function newUndoId(): string {
-  return `${UNDO_ID_PREFIX}${randomBytes(6).toString('hex')}`;
-}
-
-/** A report of an undo that did not run (nothing was touched). */
-export function refused(rec: Pick<UndoRecord, 'callId'> & { kind: UndoRecord['kind'] | null }, summary: string, extra: Partial<UndoReport> = {}): UndoReport {
-  return { callId: rec.callId, ok: false, kind: rec.kind, summary, restored: [], conflicts: [], residue: [], ...extra };
-}
 
 /** Undo one recorded call (its record's state already checked by the caller: ready, failed, or prepared when forced). */
 export async function runUndo(ctx: UndoRunContext, rec: UndoRecord, force: boolean): Promise<UndoReport> {

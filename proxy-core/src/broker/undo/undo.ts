@@ -41,8 +41,9 @@ import type { Store } from '../store.js';
 import { driftSince, type FolderId, folderChain, folderChainOrNone } from './dirs.js';
 import { capture, currentState, type FileState, hold, readHeld, sameState, sha256, why } from './files.js';
 import { type PathEntry, type UndoRecord, UndoRecords } from './records.js';
-import { type InverseRecordDeps, recordInverse, type RunningInverse, sessionCommands, undoTicketMark } from './inverse.js';
-import { HASH_LIMIT, refused, runUndo, UNDO_ID_PREFIX, type UndoRunContext } from './run.js';
+import { type InverseRecordDeps, recordInverse, sessionCommands, undoTicketMark } from './inverse.js';
+import { HASH_LIMIT, runUndo } from './run.js';
+import { refused, type RunningInverse, UNDO_ID_PREFIX, type UndoRunContext } from './run-context.js';
 
 type UndoEvent = 'undo' | 'undo-known' | 'rollback' | 'snapshots-pruned' | 'snapshot-failed' | 'inverse-declared' | 'inverse-removed' | 'inverse-refused';
 
