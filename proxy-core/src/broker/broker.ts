@@ -63,6 +63,7 @@ import { newTicketId, Tickets } from './tickets.js';
 import { Tripwire, tripwireLimits, type TripwireLimits } from './tripwire.js';
 import { TripwireBudget } from './tripwire-budget.js';
 import { Undo } from './undo/undo.js';
+import { BrokerUndoPort } from './undo-port.js';
 import { bad, checkArgConditions, checkUndoCondition, checkSetting, schemaMessage } from './validate.js';
 
 export interface BrokerOptions {
@@ -125,7 +126,7 @@ export class Broker {
       dataDir: options.dataDir,
       now: () => this.clock.now(),
       publish: (events) => this.bus.publish(events),
-      journaled: (events) => this.journaled(events),
+      journaled: (events) => this.journalWriter.handOff(events),
       // a full disk: every wrapper refuses calls (they could not be journaled); writable again: they resume
       diskChanged: () => void this.sessions.push().catch(() => {}),
     });
@@ -135,21 +136,21 @@ export class Broker {
     this.ticketTimeout = new TicketTimeout(this.store, options.ticketTimeoutSeconds);
     this.fileTools = new FileTools({ db: this.store.db, now: () => this.clock.now(), record });
     this.pins = new Pins({ db: this.store.db, now: () => this.clock.now(), record });
-    this.undo = new Undo({
-      store: this.store,
-      dataDir: options.dataDir,
-      clock: this.clock,
-      matchEnv: this.matchEnv,
-      fileTools: this.fileTools,
-      sessions: () => this.sessions.all(),
-      request: (sessionId, method, params, timeoutMs) => this.sessions.request(sessionId, method, params, timeoutMs),
-      estop: () => this.estop,
-      ticketTimeoutSeconds: () => this.ticketTimeout.seconds,
-      rules: () => this.rulesCache,
-      record,
-      publish: (events) => this.bus.publish(events),
-      push: (server) => this.sessions.push((s) => s.info.server === server),
-    });
+    this.undo = new Undo(
+      new BrokerUndoPort({
+        store: this.store,
+        dataDir: options.dataDir,
+        clock: this.clock,
+        matchEnv: this.matchEnv,
+        fileTools: this.fileTools,
+        sessions: this.sessions,
+        bus: this.bus,
+        ticketTimeout: this.ticketTimeout,
+        record,
+        estop: () => this.estop,
+        rules: () => this.rulesCache,
+      }),
+    );
     this.tickets = new Tickets({
       store: this.store,
       clock: this.clock,
@@ -172,7 +173,14 @@ export class Broker {
     });
     this.inspections = new Inspections(env);
     this.catalogs = new ServerCatalogs({ store: this.store, record, pins: this.pins });
-    this.journalWriter = new JournalWriter(this.store, (events) => this.journaled(events), (error, client) => this.record('journal-entry-refused', null, null, { error, client }), (err) => this.safety.disk.failed(err));
+    this.journalWriter = new JournalWriter({
+      store: this.store,
+      publish: (events) => this.bus.publish(events),
+      // a snapshotted call that ended gets the state it left its files in; a call with an inverse, its plan
+      committed: (calls) => this.undo.journaled(calls),
+      refused: (error, client) => this.record('journal-entry-refused', null, null, { error, client }),
+      failed: (err) => this.safety.disk.failed(err),
+    });
     this.rulesCache = this.store.rules();
     this.estop = this.store.getSetting('estop') === 'on';
     this.estopCause = this.estop ? readEstopCause(this.store.getSetting('estop-cause')) : null;
@@ -193,12 +201,6 @@ export class Broker {
       orphans = this.store.closeOrphanTickets();
     });
     if (orphans > 0) this.record('broker-restart', null, null, { orphanTickets: orphans });
-  }
-
-  private journaled(events: BrokerEvent[]): void {
-    this.bus.publish(events);
-    // a snapshotted call that ended gets the state it left its files in; a call with an inverse, its plan
-    this.undo.journaled(events);
   }
 
   /** Store an event and publish it to subscribers (kept and stored later while the disk refuses: journal-safety.ts). */

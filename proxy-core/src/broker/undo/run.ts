@@ -14,7 +14,7 @@ import type { CallRecord, HistoryItem } from '../../protocol/api.js';
 import { LIMITS } from '../../protocol/limits.js';
 import type { UndoReport } from '../../protocol/undo-api.js';
 import { undoInverse } from './inverse.js';
-import { newUndoId, refused, type UndoRunContext } from './run-context.js';
+import { newUndoId, refused, type UndoContext } from './context.js';
 import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './dirs.js';
 import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './files.js';
 import type { PathEntry, SnapshotPlan, UndoRecord } from './records.js';
@@ -25,7 +25,7 @@ export const UNDO_CLIENT = 'airlock-undo';
 export const HASH_LIMIT = 1024 * 1024 * 1024;
 
 /** Undo one recorded call (its record's state already checked by the caller: ready, failed, or prepared when forced). */
-export async function runUndo(ctx: UndoRunContext, rec: UndoRecord, force: boolean): Promise<UndoReport> {
+export async function runUndo(ctx: UndoContext, rec: UndoRecord, force: boolean): Promise<UndoReport> {
   try {
     if (rec.plan?.kind === 'snapshot') return await undoSnapshot(ctx, rec, rec.plan, force);
     if (rec.plan?.kind === 'inverse') return await undoInverse(ctx, rec, rec.plan);
@@ -33,14 +33,14 @@ export async function runUndo(ctx: UndoRunContext, rec: UndoRecord, force: boole
   } catch (err) {
     // a bug here must not become an exception for the person: it is residue like any other failure
     const report = refused(rec, `undo failed: ${why(err)}`, { residue: [`internal error: ${why(err)}`] });
-    ctx.record('undo', rec.server, rec.tool, report);
+    ctx.port.record('undo', rec.server, rec.tool, report);
     return report;
   }
 }
 
 type Step = { entry: PathEntry; now: FileState; act: boolean; folder: HeldFolder | null };
 
-async function undoSnapshot(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean): Promise<UndoReport> {
+async function undoSnapshot(ctx: UndoContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean): Promise<UndoReport> {
   const steps: Step[] = [];
   try {
     return await undoSteps(ctx, rec, plan, force, steps);
@@ -49,7 +49,7 @@ async function undoSnapshot(ctx: UndoRunContext, rec: UndoRecord, plan: Snapshot
   }
 }
 
-async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean, steps: Step[]): Promise<UndoReport> {
+async function undoSteps(ctx: UndoContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean, steps: Step[]): Promise<UndoReport> {
   const conflicts: UndoReport['conflicts'] = [];
   // a folder on the way that is not the one the call wrote in: nothing is written through it, forced or not
   const moved: UndoReport['conflicts'] = [];
@@ -80,7 +80,7 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
       `a folder above ${moved.length === 1 ? 'a file' : `${moved.length} files`} the call changed was replaced since (by a symlink or another folder): undo writes only where the call wrote, so nothing was written, and forcing does not change that`,
       { conflicts: [...moved, ...conflicts] },
     );
-    ctx.record('undo', rec.server, rec.tool, report);
+    ctx.port.record('undo', rec.server, rec.tool, report);
     return report;
   }
   if (conflicts.length > 0 && !force) {
@@ -89,12 +89,12 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
       `${conflicts.length === 1 ? 'a file was' : `${conflicts.length} files were`} changed since the call: nothing was overwritten (force overwrites them)`,
       { conflicts },
     );
-    ctx.record('undo', rec.server, rec.tool, report);
+    ctx.port.record('undo', rec.server, rec.tool, report);
     return report;
   }
 
   const undoId = newUndoId();
-  const startedAt = ctx.clock.now();
+  const startedAt = ctx.port.clock.now();
   // what is about to be replaced is snapshotted first, so that this undo can itself be undone
   const redo = await snapshotForRedo(ctx, steps.filter((s) => s.act));
 
@@ -142,7 +142,7 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
       residue.push(`${entry.path}: ${err instanceof Error && !('code' in err) ? err.message : why(err)}`);
     }
   }
-  const finishedAt = ctx.clock.now();
+  const finishedAt = ctx.port.clock.now();
   const ok = residue.length === 0;
   const changed = restored.filter((r) => r.action !== 'already-as-before').length;
   const summary = ok
@@ -178,7 +178,7 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
     undoOf: rec.callId,
   }, redoReason === null ? redo.contents : new Map());
 
-  const now = ctx.clock.now();
+  const now = ctx.port.clock.now();
   if (ok) {
     ctx.records.update(rec.callId, { state: 'undone', reason: null, undoneBy: undoId }, now);
     // undoing an undo redoes its call: that call can be undone again
@@ -187,12 +187,12 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
     ctx.records.update(rec.callId, { state: 'failed', reason: `the last undo (${undoId}) left residue: ${residue.join('; ')}`.slice(0, LIMITS.detail) }, now);
   }
   ctx.prune(new Set([undoId]));
-  ctx.record('undo', rec.server, rec.tool, report);
+  ctx.port.record('undo', rec.server, rec.tool, report);
   return report;
 }
 
 /** Snapshot what an undo is about to replace; a problem makes the redo unavailable, never the undo fail. */
-async function snapshotForRedo(ctx: UndoRunContext, steps: readonly Step[]): Promise<{ paths: PathEntry[]; contents: Map<string, Buffer>; problem: string | null }> {
+async function snapshotForRedo(ctx: UndoContext, steps: readonly Step[]): Promise<{ paths: PathEntry[]; contents: Map<string, Buffer>; problem: string | null }> {
   const paths: PathEntry[] = [];
   const contents = new Map<string, Buffer>();
   const caps = ctx.caps();
@@ -215,7 +215,7 @@ async function snapshotForRedo(ctx: UndoRunContext, steps: readonly Step[]): Pro
   return { paths, contents, problem: null };
 }
 
-function insertRecord(ctx: UndoRunContext, r: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer>): void {
+function insertRecord(ctx: UndoContext, r: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer>): void {
   try {
     ctx.records.insert(r, contents);
   } catch (err) {
@@ -229,12 +229,12 @@ function insertRecord(ctx: UndoRunContext, r: Omit<UndoRecord, 'holds'>, content
 
 /** The undo's own journal entry: what ran, who asked (a person), and what came of it. */
 function journalUndo(
-  ctx: UndoRunContext,
+  ctx: UndoContext,
   rec: UndoRecord,
   undoId: string,
   e: { tool: string; args: unknown; detail: string; outcome: CallRecord['outcome']; result: unknown; startedAt: number; finishedAt: number },
 ): void {
-  const original: HistoryItem | null = ctx.store.call(rec.callId);
+  const original: HistoryItem | null = ctx.port.store.call(rec.callId);
   const args = JSON.stringify(e.args ?? {});
   const result = JSON.stringify(e.result ?? null) ?? 'null';
   const entry: CallRecord = {
@@ -261,7 +261,7 @@ function journalUndo(
     durationMs: e.finishedAt - e.startedAt,
   };
   try {
-    ctx.publish(ctx.store.writeJournal([entry]));
+    ctx.port.journal(entry);
   } catch {
     // the report still says what happened; the event below is the record of it
   }

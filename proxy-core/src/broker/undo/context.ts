@@ -1,18 +1,14 @@
 /**
- * What running an undo needs and gives, shared by the two ways of running one (run.ts: files put back from
- * their snapshots; inverse.ts: a declared inverse called through a wrapper): the context they run in, the ids
- * an undo's journal entry gets, and the report of an undo that did not run.
+ * What the parts of undo share: the context they work in (the broker's port, the undo records and snapshot
+ * blobs), the ids an undo gets, and the report of an undo that did not run. Taking snapshots (prepare.ts),
+ * recording what a call left (finish.ts) and the two ways of running an undo (run.ts: files put back from
+ * their snapshots; inverse.ts: a declared inverse called through a wrapper) all import it, not each other.
  */
 import { randomBytes } from 'node:crypto';
-import type { BrokerEvent } from '../../protocol/api.js';
-import type { EventDetails } from '../../protocol/events.js';
-import type { BrokerToWrapper } from '../../protocol/names.js';
 import type { UndoReport } from '../../protocol/undo-api.js';
-import type { Clock } from '../../util/clock.js';
-import type { Session } from '../sessions.js';
-import type { Store } from '../store.js';
-import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
+import type { UndoPort } from './port.js';
 import type { PathEntry, UndoRecord, UndoRecords } from './records.js';
+import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
 
 /** The journal ids of undos start with this (never a wrapper's: theirs are random base64url then a counter). */
 export const UNDO_ID_PREFIX = 'undo-';
@@ -25,27 +21,21 @@ export interface RunningInverse {
   tool: string;
 }
 
-export interface UndoRunContext {
-  store: Store;
+export interface UndoContext {
+  /** What undo needs of the broker. */
+  port: UndoPort;
   records: UndoRecords;
   blobs: SnapshotBlobs;
+  /** The snapshot caps now (settings a person may change at any time). */
+  caps(): SnapshotCaps;
+  /** Keep snapshots under their cap (the records in `keep` are not pruned). */
+  prune(keep: ReadonlySet<string>): void;
   /** The bytes a path had before the call: its snapshot (or the old file still held by a link). */
   readBefore(entry: PathEntry): Promise<Buffer>;
-  clock: Clock;
-  caps(): SnapshotCaps;
-  estop(): boolean;
-  sessions(): readonly Session[];
-  request(sessionId: string, method: typeof BrokerToWrapper.callTool, params: unknown, timeoutMs: number): Promise<unknown>;
-  /** How long a ticket waits for a person now: a held inverse may wait that long. */
-  ticketTimeoutSeconds(): number;
   /** The command a session was started with (the sessions table), or null. */
   sessionCommand(sessionId: string): string[] | null;
   /** Inverses on their way, by undo id: a ticket one asks for is marked as an undo. */
   running: Map<string, RunningInverse>;
-  record<K extends 'undo'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
-  publish(events: BrokerEvent[]): void;
-  /** Keep snapshots under their cap (the records in `keep` are not pruned). */
-  prune(keep: ReadonlySet<string>): void;
 }
 
 export function newUndoId(): string {
