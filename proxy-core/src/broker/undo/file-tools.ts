@@ -1,6 +1,6 @@
 /**
  * File tools: which tools of a server write files, and through which arguments (the file's path, and the whole
- * new content or a list of `{oldText,newText}` edits). A preview of a held call reads that file (preview.ts).
+ * new content or a list of `{oldText,newText}` edits). A preview of a held call reads that file (broker/preview.ts).
  *
  * Two sources: a person's declarations (SQLite, journaled), and the reference filesystem server's own
  * `write_file` and `edit_file`, built in for every server Airlock has seen started with its command. A
