@@ -31,6 +31,8 @@ const CHUNK = 1024 * 1024;
 export const SYNC_BYTES = 1024 * 1024;
 /** Folders above an absent path looked at: more than this is not a tree a tool call made. */
 const MAX_MISSING = 64;
+/** Files bigger than this are not hashed (their state is unknown to undo: a conflict unless forced). */
+export const HASH_LIMIT = 1024 * 1024 * 1024;
 
 export function why(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));

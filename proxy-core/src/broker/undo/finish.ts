@@ -7,13 +7,12 @@
 import type { StoredCallSummary } from '../../protocol/events.js';
 import { UNDO_ID_PREFIX, type UndoContext } from './context.js';
 import { driftSince, folderChainOrNone } from './dirs.js';
-import { currentState, type FileState, readHeld, sameState, sha256, why } from './files.js';
+import { currentState, type FileState, HASH_LIMIT, readHeld, sameState, sha256, why } from './files.js';
 import { type InverseRecordDeps, recordInverse } from './inverse.js';
 import type { Inverses } from './inverses.js';
 import { undoInfo } from './info.js';
 import type { CallSnapshots } from './prepare.js';
 import type { PathEntry } from './records.js';
-import { HASH_LIMIT } from './run.js';
 
 export class CallEnds {
   /** After-states being read, by call: an undo of that call waits for it. */

@@ -16,13 +16,11 @@ import type { UndoReport } from '../../protocol/undo-api.js';
 import { undoInverse } from './inverse.js';
 import { newUndoId, refused, type UndoContext } from './context.js';
 import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './dirs.js';
-import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './files.js';
+import { capture, currentState, describeState, type FileState, folderBack, HASH_LIMIT, removeEmptyFolders, removePath, sameState, why, writeBack } from './files.js';
 import type { PathEntry, SnapshotPlan, UndoRecord } from './records.js';
 
 /** The client an undo's journal entry names. */
 export const UNDO_CLIENT = 'airlock-undo';
-/** Files bigger than this are not hashed (their state is unknown to undo: a conflict unless forced). */
-export const HASH_LIMIT = 1024 * 1024 * 1024;
 
 /** Undo one recorded call (its record's state already checked by the caller: ready, failed, or prepared when forced). */
 export async function runUndo(ctx: UndoContext, rec: UndoRecord, force: boolean): Promise<UndoReport> {
