@@ -1,7 +1,7 @@
 /**
  * The broker: one per user. A facade over its parts — sessions and policy pushes (sessions.ts), tickets
  * (tickets.ts) with their scopes (ticket-scopes.ts) and timeout (ticket-timeout.ts), server catalogs and
- * observations (catalogs.ts, catalog-view.ts), file tools and previews (file-tools.ts, preview.ts), the
+ * observations (catalogs.ts, catalog-view.ts), file tools and previews (undo/file-tools.ts, preview.ts), the
  * clients' configs (client-configs.ts), check-ups (inspections.ts), the journal writer (journal-writer.ts) and
  * the event stream (events.ts) — with one typed API that the CLI and UIs reach over the socket through the
  * protocol's schemas (protocol/api.ts), and that an in-process host can call directly.
@@ -47,7 +47,7 @@ import { catalogView } from './catalog-view.js';
 import { ServerCatalogs, type OutputSchemaCheck } from './catalogs.js';
 import { ClientConfigsApi } from './client-configs.js';
 import { EventBus, type Subscriber } from './events.js';
-import { type FileToolDeclaration, FileTools } from './file-tools.js';
+import { type FileToolDeclaration, FileTools } from './undo/file-tools.js';
 import { Inspections } from './inspections.js';
 import { JournalWriter } from './journal-writer.js';
 import { DISK_FULL_REASON, JournalSafety } from './journal-safety.js';
@@ -62,7 +62,8 @@ import { TICKET_TIMEOUT_KEY, TicketTimeout } from './ticket-timeout.js';
 import { newTicketId, Tickets } from './tickets.js';
 import { Tripwire, tripwireLimits, type TripwireLimits } from './tripwire.js';
 import { TripwireBudget } from './tripwire-budget.js';
-import { Undo } from './undo.js';
+import { Undo } from './undo/undo.js';
+import { BrokerUndoPort } from './undo-port.js';
 import { bad, checkArgConditions, checkUndoCondition, checkSetting, schemaMessage } from './validate.js';
 
 export interface BrokerOptions {
@@ -111,7 +112,7 @@ export class Broker {
   /** The cap: places for changing calls, handed to the wrappers (tripwire-budget.ts). */
   private readonly budget: TripwireBudget;
   private tripwireLimits: TripwireLimits;
-  /** Snapshots, declared inverses, undo and rollback (undo.ts). */
+  /** Snapshots, declared inverses, undo and rollback (undo/undo.ts). */
   readonly undo: Undo;
   /** A full disk, lost journal entries, wrappers' spill files (journal-safety.ts). */
   readonly safety: JournalSafety;
@@ -125,7 +126,7 @@ export class Broker {
       dataDir: options.dataDir,
       now: () => this.clock.now(),
       publish: (events) => this.bus.publish(events),
-      journaled: (events) => this.journaled(events),
+      journaled: (events) => this.journalWriter.handOff(events),
       // a full disk: every wrapper refuses calls (they could not be journaled); writable again: they resume
       diskChanged: () => void this.sessions.push().catch(() => {}),
     });
@@ -135,21 +136,21 @@ export class Broker {
     this.ticketTimeout = new TicketTimeout(this.store, options.ticketTimeoutSeconds);
     this.fileTools = new FileTools({ db: this.store.db, now: () => this.clock.now(), record });
     this.pins = new Pins({ db: this.store.db, now: () => this.clock.now(), record });
-    this.undo = new Undo({
-      store: this.store,
-      dataDir: options.dataDir,
-      clock: this.clock,
-      matchEnv: this.matchEnv,
-      fileTools: this.fileTools,
-      sessions: () => this.sessions.all(),
-      request: (sessionId, method, params, timeoutMs) => this.sessions.request(sessionId, method, params, timeoutMs),
-      estop: () => this.estop,
-      ticketTimeoutSeconds: () => this.ticketTimeout.seconds,
-      rules: () => this.rulesCache,
-      record,
-      publish: (events) => this.bus.publish(events),
-      push: (server) => this.sessions.push((s) => s.info.server === server),
-    });
+    this.undo = new Undo(
+      new BrokerUndoPort({
+        store: this.store,
+        dataDir: options.dataDir,
+        clock: this.clock,
+        matchEnv: this.matchEnv,
+        fileTools: this.fileTools,
+        sessions: this.sessions,
+        bus: this.bus,
+        ticketTimeout: this.ticketTimeout,
+        record,
+        estop: () => this.estop,
+        rules: () => this.rulesCache,
+      }),
+    );
     this.tickets = new Tickets({
       store: this.store,
       clock: this.clock,
@@ -172,7 +173,14 @@ export class Broker {
     });
     this.inspections = new Inspections(env);
     this.catalogs = new ServerCatalogs({ store: this.store, record, pins: this.pins });
-    this.journalWriter = new JournalWriter(this.store, (events) => this.journaled(events), (error, client) => this.record('journal-entry-refused', null, null, { error, client }), (err) => this.safety.disk.failed(err));
+    this.journalWriter = new JournalWriter({
+      store: this.store,
+      publish: (events) => this.bus.publish(events),
+      // a snapshotted call that ended gets the state it left its files in; a call with an inverse, its plan
+      committed: (calls) => this.undo.journaled(calls),
+      refused: (error, client) => this.record('journal-entry-refused', null, null, { error, client }),
+      failed: (err) => this.safety.disk.failed(err),
+    });
     this.rulesCache = this.store.rules();
     this.estop = this.store.getSetting('estop') === 'on';
     this.estopCause = this.estop ? readEstopCause(this.store.getSetting('estop-cause')) : null;
@@ -193,12 +201,6 @@ export class Broker {
       orphans = this.store.closeOrphanTickets();
     });
     if (orphans > 0) this.record('broker-restart', null, null, { orphanTickets: orphans });
-  }
-
-  private journaled(events: BrokerEvent[]): void {
-    this.bus.publish(events);
-    // a snapshotted call that ended gets the state it left its files in; a call with an inverse, its plan
-    this.undo.journaled(events);
   }
 
   /** Store an event and publish it to subscribers (kept and stored later while the disk refuses: journal-safety.ts). */

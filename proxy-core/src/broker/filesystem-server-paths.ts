@@ -10,7 +10,7 @@
  */
 import { statSync } from 'node:fs';
 import { argPaths, pathApi, type PathEnv } from '../policy/path-resolve.js';
-import { startsFilesystemServer } from './file-tools.js';
+import { startsFilesystemServer } from './undo/file-tools.js';
 
 /** The filesystem server's allowed folders, from the command a wrapper started it with; null when not found. */
 export function filesystemAllowedFolders(command: readonly string[], cwd: string | undefined, env: PathEnv): string[] | null {

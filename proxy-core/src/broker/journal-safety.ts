@@ -6,7 +6,7 @@
  */
 import { IpcError } from '../ipc/channel.js';
 import type { BrokerEvent, CallRecord } from '../protocol/api.js';
-import type { EventDetails, EventType } from '../protocol/events.js';
+import type { CallEvent, EventDetails, EventType } from '../protocol/events.js';
 import { DiskGuard, type DiskFull } from './disk-guard.js';
 import { SpillPickup } from './spill-pickup.js';
 import type { Store } from './store.js';
@@ -27,7 +27,7 @@ export interface JournalSafetyOptions {
   now: () => number;
   publish: (events: BrokerEvent[]) => void;
   /** Entries a spill file held were committed (their 'call' events, for the bus and undo). */
-  journaled: (events: BrokerEvent[]) => void;
+  journaled: (events: CallEvent[]) => void;
   /** The disk became full or writable again: push the wrappers their policy (they refuse calls while it is full). */
   diskChanged: (full: boolean) => void;
 }
@@ -126,7 +126,7 @@ export class JournalSafety {
   }
 
   private commit(entries: CallRecord[]): void {
-    let events: BrokerEvent[];
+    let events: CallEvent[];
     try {
       events = this.o.store.writeJournal(entries);
     } catch (err) {

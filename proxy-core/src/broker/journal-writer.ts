@@ -1,29 +1,38 @@
 /**
  * Journal batches from every wrapper go into one transaction per tick, acknowledged after the commit; the
- * rows' events are published in the same tick. An entry that is not a call record is refused on its own
- * (recorded as an event and acknowledged, so a buggy wrapper does not resend it forever); a failed write is
- * not acknowledged, so the wrappers keep their entries and send them again.
+ * rows' events are published in the same tick, and the committed calls handed to undo (undo/undo.ts
+ * `journaled`), so that undo records what a call left only for a call the journal holds. An entry that is not
+ * a call record is refused on its own (recorded as an event and acknowledged, so a buggy wrapper does not
+ * resend it forever); a failed write is not acknowledged, so the wrappers keep their entries and send them
+ * again.
  */
 import { IpcError } from '../ipc/channel.js';
 import type { BrokerEvent, CallRecord } from '../protocol/api.js';
+import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
 import type { Session } from './sessions.js';
 import type { Store } from './store.js';
 import { checkEntry } from './validate.js';
+
+export interface JournalWriterOptions {
+  store: Store;
+  /** The committed rows' events, for the bus. */
+  publish(events: BrokerEvent[]): void;
+  /** The calls a batch committed, as the journal now holds them (undo's bookkeeping follows the journal). */
+  committed(calls: readonly StoredCallSummary[]): void;
+  /** An entry that is not a call record, refused on its own. */
+  refused(error: string, client: string): void;
+  /**
+   * The write failed (a full disk, say): the entries stay with their wrappers, which send them again. True when
+   * it was a disk error (then the disk is marked full and the wrappers are told).
+   */
+  failed?(err: unknown): boolean | void;
+}
 
 export class JournalWriter {
   private queue: { entries: CallRecord[]; done: (err?: Error) => void }[] = [];
   private scheduled = false;
 
-  constructor(
-    private readonly store: Store,
-    private readonly publish: (events: BrokerEvent[]) => void,
-    private readonly refused: (error: string, client: string) => void,
-    /**
-     * The write failed (a full disk, say): the entries stay with their wrappers, which send them again. True when
-     * it was a disk error (then the disk is marked full and the wrappers are told).
-     */
-    private readonly failed: (err: unknown) => boolean | void = () => {},
-  ) {}
+  constructor(private readonly o: JournalWriterOptions) {}
 
   write(session: Session, raw: unknown[]): Promise<{ acked: number }> {
     const entries: CallRecord[] = [];
@@ -31,7 +40,7 @@ export class JournalWriter {
       try {
         entries.push(checkEntry(session, e));
       } catch (err) {
-        this.refused((err as Error).message, session.info.client);
+        this.o.refused((err as Error).message, session.info.client);
       }
     }
     return new Promise((resolve, reject) => {
@@ -49,22 +58,31 @@ export class JournalWriter {
     const queue = this.queue;
     this.queue = [];
     if (queue.length === 0) return;
-    let events: BrokerEvent[];
+    let events: CallEvent[];
     try {
-      events = this.store.writeJournal(queue.flatMap((q) => q.entries));
+      events = this.o.store.writeJournal(queue.flatMap((q) => q.entries));
     } catch (err) {
-      this.failed(err);
+      this.o.failed?.(err);
       const e = new IpcError('journal-failed', `journal write failed: ${(err as Error).message}`);
       for (const q of queue) q.done(e);
       return;
     }
     for (const q of queue) q.done();
     try {
-      this.publish(events);
+      this.handOff(events);
     } catch (err) {
       // committed and acknowledged: what follows a commit (undo's bookkeeping) failing must not take the broker
       // down; anything but a disk error is a fault worth an event, not a silence
-      if (this.failed(err) !== true) this.refused(`after the journal was written: ${(err as Error).message}`, 'broker');
+      if (this.o.failed?.(err) !== true) this.o.refused(`after the journal was written: ${(err as Error).message}`, 'broker');
     }
+  }
+
+  /**
+   * What follows a commit (a wrapper's batch, or the entries of a spill file journal-safety.ts took in): the
+   * events published, then the calls handed to undo, in the same tick as the commit.
+   */
+  handOff(events: CallEvent[]): void {
+    this.o.publish(events);
+    this.o.committed(events.map((e) => e.detail));
   }
 }

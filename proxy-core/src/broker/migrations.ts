@@ -86,14 +86,14 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE rules ADD COLUMN args TEXT;
   `,
   // tools a person declared as writing files: which argument names the file and which holds the new content
-  // (previews read the file; see broker/file-tools.ts)
+  // (previews read the file; see broker/undo/file-tools.ts)
   `
   CREATE TABLE file_tools (
     server TEXT NOT NULL, tool TEXT NOT NULL, kind TEXT NOT NULL, path_arg TEXT NOT NULL, content_arg TEXT NOT NULL,
     created_at INTEGER NOT NULL, PRIMARY KEY (server, tool)
   );
   `,
-  // Migration 6, undo (broker/undo.ts): one record per call Airlock can undo (or undid: an undo has one too,
+  // Migration 6, undo (broker/undo/undo.ts): one record per call Airlock can undo (or undid: an undo has one too,
   // its redo), with its plan as JSON (the files' states before and after, or the inverse call); the snapshot
   // blobs in <data>/snapshots/ with a reference count (`holds`: the record still refers to its blobs); and the
   // inverses people declared per server.

@@ -1,5 +1,5 @@
 /**
- * What approving a held call would do to a file: for a tool Airlock knows writes files (file-tools.ts), read
+ * What approving a held call would do to a file: for a tool Airlock knows writes files (undo/file-tools.ts), read
  * the file it names, in the broker, and diff it against the content the call would leave. Reads are async and
  * bounded (a big file is refused, not read), so a preview never holds up the broker for others.
  *

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { Verdict } from '../classify/classify.js';
 import { ArgConditionSchema, type BrokerEvent, type CallRecord, type EventsQuerySchema, type HistoryItem, type HistoryQuery, type Remember, type SessionInfo, type Ticket } from '../protocol/api.js';
 import type { Rule, RuleAction } from '../policy/rules.js';
+import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
 import { MIGRATIONS } from './migrations.js';
 import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './db-files.js';
 import { brokerEvent, eventsQuery, hasEqualityFilter, hasTimeRange, historyItem, historyQuery, pageSize, parseJson, type Row } from './queries.js';
@@ -24,24 +25,6 @@ interface JournalStatements {
   updateJournal: Database.Statement;
   insertEvent: Database.Statement;
   addJournalBytes: Database.Statement;
-}
-
-/** What the 'call' event of a journaled call says: enough for a live list, never the arguments or result. */
-export interface CallSummary {
-  id: string;
-  /** The wrapper session the call ran in (a rollback's unit); absent when the wrapper did not say. */
-  sessionId?: string;
-  client: string;
-  server: string;
-  tool: string;
-  class: string;
-  decision: string;
-  decidedBy: string;
-  outcome: string;
-  ticketId: string | null;
-  startedAt: number;
-  finishedAt: number | null;
-  durationMs: number | null;
 }
 
 export class Store {
@@ -187,14 +170,14 @@ export class Store {
    * the call as stored after the write, never its arguments or result). Returns those events, in order, with
    * their seq. A later copy of a record (same id) moves it forward, never back (see upsertJournal).
    */
-  writeJournal(records: readonly CallRecord[]): BrokerEvent[] {
+  writeJournal(records: readonly CallRecord[]): CallEvent[] {
     if (records.length === 0) return [];
     return this.stmts.writeJournal(records);
   }
 
-  private journalBatch(s: JournalStatements, records: readonly CallRecord[]): BrokerEvent[] {
+  private journalBatch(s: JournalStatements, records: readonly CallRecord[]): CallEvent[] {
     const at = Date.now();
-    const out: BrokerEvent[] = new Array(records.length);
+    const out: CallEvent[] = new Array(records.length);
     let added = 0;
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
@@ -227,7 +210,7 @@ export class Store {
           r.finishedAt ?? null,
           r.durationMs ?? null,
         ).changes === 1;
-      let detail: CallSummary;
+      let detail: StoredCallSummary;
       if (inserted) {
         // what the row holds is this record: its summary needs no read back
         added += JOURNAL_ROW_OVERHEAD + Buffer.byteLength(r.arguments) + Buffer.byteLength(r.detail) + Buffer.byteLength(reasons) + (r.result === undefined ? 0 : Buffer.byteLength(r.result));
@@ -283,10 +266,10 @@ export class Store {
           client: row[0] as string,
           server: row[1] as string,
           tool: row[2] as string,
-          class: row[3] as string,
-          decision: row[4] as string,
-          decidedBy: row[5] as string,
-          outcome: row[6] as string,
+          class: row[3] as StoredCallSummary['class'],
+          decision: row[4] as StoredCallSummary['decision'],
+          decidedBy: row[5] as StoredCallSummary['decidedBy'],
+          outcome: row[6] as StoredCallSummary['outcome'],
           ticketId: row[7] as string | null,
           startedAt: row[8] as number,
           finishedAt: row[9] as number | null,

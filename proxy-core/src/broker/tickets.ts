@@ -30,9 +30,9 @@ export interface TicketsOptions {
   scopes?(session: Session, tool: string, args: unknown): Ticket['scopes'];
   /** How the tool's definition differs from its pin, when it does (pins.ts), with the reason to show first. */
   pinChange?(session: Session, tool: string): { change: NonNullable<Ticket['pinChange']>; reason: string } | undefined;
-  /** Whether the call will be undoable if approved (undo.ts). */
+  /** Whether the call will be undoable if approved (undo/undo.ts). */
   undoable?(session: Session, tool: string, args: unknown): Ticket['undoable'];
-  /** The call asking is an undo's inverse the broker sent (undo-inverse.ts): which call it undoes, and what to say first. */
+  /** The call asking is an undo's inverse the broker sent (undo/inverse.ts): which call it undoes, and what to say first. */
   undoOf?(session: Session, callId: string, tool: string): { undoOf: string; reason: string } | undefined;
   record<K extends 'ticket-created' | 'ticket-ended'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
 }

@@ -11,6 +11,16 @@ export type CallSummary = Pick<
   'id' | 'sessionId' | 'client' | 'server' | 'tool' | 'class' | 'decision' | 'decidedBy' | 'outcome' | 'ticketId' | 'startedAt' | 'finishedAt' | 'durationMs'
 >;
 
+/**
+ * A call's summary exactly as the journal writes it into its `call` event (broker/store.ts): what the call does
+ * not have (a ticket, an end, a server time) is null there rather than absent.
+ */
+export type StoredCallSummary = Omit<CallSummary, 'ticketId' | 'finishedAt' | 'durationMs'> & {
+  ticketId: string | null;
+  finishedAt: number | null;
+  durationMs: number | null;
+};
+
 /** A change a client config watcher saw (see clients/watch.ts). */
 export interface ConfigEventDetail {
   client?: string;
@@ -102,3 +112,6 @@ export type EventType = keyof EventDetails;
 export type TypedBrokerEvent = {
   [K in EventType]: { seq: number; at: number; type: K; server: string | null; tool: string | null; detail: EventDetails[K] };
 }[EventType];
+
+/** A journaled call's `call` event, as the journal writes it (what broker/store.ts writeJournal returns). */
+export type CallEvent = Omit<Extract<TypedBrokerEvent, { type: 'call' }>, 'detail'> & { detail: StoredCallSummary };

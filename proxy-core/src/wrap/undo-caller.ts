@@ -17,7 +17,7 @@ import type { InternalEnd } from './internal-call.js';
 import type { CallPipeline } from './pipeline.js';
 import { RESERVED_ID_PREFIX } from './tool-listing.js';
 
-/** The undo ids the broker gives (broker/undo-run.ts newUndoId). */
+/** The undo ids the broker gives (broker/undo/run-context.ts newUndoId). */
 const UNDO_ID = /^undo-[0-9a-f]{12}$/;
 const DEFAULT_WAIT_MS = 150_000;
 const MAX_WAIT_MS = 25 * 60 * 60 * 1000;

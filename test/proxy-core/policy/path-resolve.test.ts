@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { conditionsMatch, parseArgCondition } from '../../../proxy-core/src/policy/arg-conditions.js';
 import { argPaths, kernelPath, readingsOf, symlinkLimit, systemPathEnv } from '../../../proxy-core/src/policy/path-resolve.js';
-import { FOLDERS_HELD_BY_DESCRIPTOR, folderChain, walkToFolder } from '../../../proxy-core/src/broker/undo-dirs.js';
-import { writeBack } from '../../../proxy-core/src/broker/undo-files.js';
+import { FOLDERS_HELD_BY_DESCRIPTOR, folderChain, walkToFolder } from '../../../proxy-core/src/broker/undo/dirs.js';
+import { writeBack } from '../../../proxy-core/src/broker/undo/files.js';
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'al-resolve-')));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -14,8 +14,8 @@
  * A record that holds snapshot blobs (`holds`) gives them up when it can no longer be restored from them.
  */
 import type Database from 'better-sqlite3';
-import type { FolderId } from './undo-dirs.js';
-import type { FileState, Held } from './undo-files.js';
+import type { FolderId } from './dirs.js';
+import type { FileState, Held } from './files.js';
 import type { SnapshotBlobs } from './snapshots.js';
 
 export type UndoState = 'prepared' | 'ready' | 'unchanged' | 'unavailable' | 'undone' | 'failed' | 'pruned';
@@ -31,7 +31,7 @@ export interface PathEntry {
   after?: FileState;
   /** The old file is held by a hard link until the call is over (its bytes, and `before.sha256`, are read then). */
   held?: Held;
-  /** The identity of each folder above `path` that existed before the call, root first (undo-dirs.ts). */
+  /** The identity of each folder above `path` that existed before the call, root first (dirs.ts). */
   dirs?: FolderId[];
   /** The same once the call ended: the folders it created are known by it then. */
   dirsAfter?: FolderId[];

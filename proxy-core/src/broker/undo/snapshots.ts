@@ -1,7 +1,7 @@
 /**
  * Where undo keeps the bytes of files as they were before a call: `<data>/snapshots/<sha256>` (0600, in a 0700
  * folder), content-addressed so that the same bytes are kept once however many calls need them, with a
- * reference count per blob in SQLite. Undo records (undo-records.ts) hold references; the store is capped per
+ * reference count per blob in SQLite. Undo records (records.ts) hold references; the store is capped per
  * file and in total, and the oldest records give theirs up first.
  *
  * A blob is written (a temporary name, then a rename) before the row that refers to it is committed; a blob
@@ -12,7 +12,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { sha256, SYNC_BYTES } from './undo-files.js';
+import { sha256, SYNC_BYTES } from './files.js';
 
 export const MB = 1024 * 1024;
 const SHA = /^[0-9a-f]{64}$/;

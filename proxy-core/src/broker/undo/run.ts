@@ -1,72 +1,29 @@
 /**
  * Running one undo: put back the files a call changed (from their snapshots), or call the declared inverse
- * through a connected wrapper of the call's server (undo-inverse.ts). Never throws: whatever fails is residue in the report, and
+ * through a connected wrapper of the call's server (inverse.ts). Never throws: whatever fails is residue in the report, and
  * the record says the undo failed (it can be tried again).
  *
  * A file is put back only when it is as the call left it (or already as it was before: nothing to do). Any
  * other state is a conflict, and then nothing of the call is written unless the person forces it. A folder on
- * the way that is not the one the call wrote in (undo-dirs.ts) is a conflict forcing cannot override. Before a
+ * the way that is not the one the call wrote in (dirs.ts) is a conflict forcing cannot override. Before a
  * file is overwritten, its current bytes are snapshotted too: the undo is journaled as an entry of its own,
  * with a record that undoes it (a redo).
  */
-import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
-import type { CallRecord, HistoryItem } from '../protocol/api.js';
-import type { EventDetails } from '../protocol/events.js';
-import { LIMITS } from '../protocol/limits.js';
-import type { BrokerToWrapper } from '../protocol/names.js';
-import type { UndoReport } from '../protocol/undo-api.js';
-import type { BrokerEvent } from '../protocol/api.js';
-import type { Clock } from '../util/clock.js';
-import type { Session } from './sessions.js';
-import { type RunningInverse, undoInverse } from './undo-inverse.js';
-import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
-import type { Store } from './store.js';
-import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './undo-dirs.js';
-import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './undo-files.js';
-import type { PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './undo-records.js';
+import type { CallRecord, HistoryItem } from '../../protocol/api.js';
+import { LIMITS } from '../../protocol/limits.js';
+import type { UndoReport } from '../../protocol/undo-api.js';
+import { undoInverse } from './inverse.js';
+import { newUndoId, refused, type UndoContext } from './context.js';
+import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './dirs.js';
+import { capture, currentState, describeState, type FileState, folderBack, HASH_LIMIT, removeEmptyFolders, removePath, sameState, why, writeBack } from './files.js';
+import type { PathEntry, SnapshotPlan, UndoRecord } from './records.js';
 
-/** The journal ids of undos start with this (never a wrapper's: theirs are random base64url then a counter). */
-export const UNDO_ID_PREFIX = 'undo-';
 /** The client an undo's journal entry names. */
 export const UNDO_CLIENT = 'airlock-undo';
-/** Files bigger than this are not hashed (their state is unknown to undo: a conflict unless forced). */
-export const HASH_LIMIT = 1024 * 1024 * 1024;
-
-export interface UndoRunContext {
-  store: Store;
-  records: UndoRecords;
-  blobs: SnapshotBlobs;
-  /** The bytes a path had before the call: its snapshot (or the old file still held by a link). */
-  readBefore(entry: PathEntry): Promise<Buffer>;
-  clock: Clock;
-  caps(): SnapshotCaps;
-  estop(): boolean;
-  sessions(): readonly Session[];
-  request(sessionId: string, method: typeof BrokerToWrapper.callTool, params: unknown, timeoutMs: number): Promise<unknown>;
-  /** How long a ticket waits for a person now: a held inverse may wait that long. */
-  ticketTimeoutSeconds(): number;
-  /** The command a session was started with (the sessions table), or null. */
-  sessionCommand(sessionId: string): string[] | null;
-  /** Inverses on their way, by undo id: a ticket one asks for is marked as an undo. */
-  running: Map<string, RunningInverse>;
-  record<K extends 'undo'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
-  publish(events: BrokerEvent[]): void;
-  /** Keep snapshots under their cap (the records in `keep` are not pruned). */
-  prune(keep: ReadonlySet<string>): void;
-}
-
-export function newUndoId(): string {
-  return `${UNDO_ID_PREFIX}${randomBytes(6).toString('hex')}`;
-}
-
-/** A report of an undo that did not run (nothing was touched). */
-export function refused(rec: Pick<UndoRecord, 'callId'> & { kind: UndoRecord['kind'] | null }, summary: string, extra: Partial<UndoReport> = {}): UndoReport {
-  return { callId: rec.callId, ok: false, kind: rec.kind, summary, restored: [], conflicts: [], residue: [], ...extra };
-}
 
 /** Undo one recorded call (its record's state already checked by the caller: ready, failed, or prepared when forced). */
-export async function runUndo(ctx: UndoRunContext, rec: UndoRecord, force: boolean): Promise<UndoReport> {
+export async function runUndo(ctx: UndoContext, rec: UndoRecord, force: boolean): Promise<UndoReport> {
   try {
     if (rec.plan?.kind === 'snapshot') return await undoSnapshot(ctx, rec, rec.plan, force);
     if (rec.plan?.kind === 'inverse') return await undoInverse(ctx, rec, rec.plan);
@@ -74,14 +31,14 @@ export async function runUndo(ctx: UndoRunContext, rec: UndoRecord, force: boole
   } catch (err) {
     // a bug here must not become an exception for the person: it is residue like any other failure
     const report = refused(rec, `undo failed: ${why(err)}`, { residue: [`internal error: ${why(err)}`] });
-    ctx.record('undo', rec.server, rec.tool, report);
+    ctx.port.record('undo', rec.server, rec.tool, report);
     return report;
   }
 }
 
 type Step = { entry: PathEntry; now: FileState; act: boolean; folder: HeldFolder | null };
 
-async function undoSnapshot(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean): Promise<UndoReport> {
+async function undoSnapshot(ctx: UndoContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean): Promise<UndoReport> {
   const steps: Step[] = [];
   try {
     return await undoSteps(ctx, rec, plan, force, steps);
@@ -90,7 +47,7 @@ async function undoSnapshot(ctx: UndoRunContext, rec: UndoRecord, plan: Snapshot
   }
 }
 
-async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean, steps: Step[]): Promise<UndoReport> {
+async function undoSteps(ctx: UndoContext, rec: UndoRecord, plan: SnapshotPlan, force: boolean, steps: Step[]): Promise<UndoReport> {
   const conflicts: UndoReport['conflicts'] = [];
   // a folder on the way that is not the one the call wrote in: nothing is written through it, forced or not
   const moved: UndoReport['conflicts'] = [];
@@ -121,7 +78,7 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
       `a folder above ${moved.length === 1 ? 'a file' : `${moved.length} files`} the call changed was replaced since (by a symlink or another folder): undo writes only where the call wrote, so nothing was written, and forcing does not change that`,
       { conflicts: [...moved, ...conflicts] },
     );
-    ctx.record('undo', rec.server, rec.tool, report);
+    ctx.port.record('undo', rec.server, rec.tool, report);
     return report;
   }
   if (conflicts.length > 0 && !force) {
@@ -130,12 +87,12 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
       `${conflicts.length === 1 ? 'a file was' : `${conflicts.length} files were`} changed since the call: nothing was overwritten (force overwrites them)`,
       { conflicts },
     );
-    ctx.record('undo', rec.server, rec.tool, report);
+    ctx.port.record('undo', rec.server, rec.tool, report);
     return report;
   }
 
   const undoId = newUndoId();
-  const startedAt = ctx.clock.now();
+  const startedAt = ctx.port.clock.now();
   // what is about to be replaced is snapshotted first, so that this undo can itself be undone
   const redo = await snapshotForRedo(ctx, steps.filter((s) => s.act));
 
@@ -183,7 +140,7 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
       residue.push(`${entry.path}: ${err instanceof Error && !('code' in err) ? err.message : why(err)}`);
     }
   }
-  const finishedAt = ctx.clock.now();
+  const finishedAt = ctx.port.clock.now();
   const ok = residue.length === 0;
   const changed = restored.filter((r) => r.action !== 'already-as-before').length;
   const summary = ok
@@ -219,7 +176,7 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
     undoOf: rec.callId,
   }, redoReason === null ? redo.contents : new Map());
 
-  const now = ctx.clock.now();
+  const now = ctx.port.clock.now();
   if (ok) {
     ctx.records.update(rec.callId, { state: 'undone', reason: null, undoneBy: undoId }, now);
     // undoing an undo redoes its call: that call can be undone again
@@ -228,12 +185,12 @@ async function undoSteps(ctx: UndoRunContext, rec: UndoRecord, plan: SnapshotPla
     ctx.records.update(rec.callId, { state: 'failed', reason: `the last undo (${undoId}) left residue: ${residue.join('; ')}`.slice(0, LIMITS.detail) }, now);
   }
   ctx.prune(new Set([undoId]));
-  ctx.record('undo', rec.server, rec.tool, report);
+  ctx.port.record('undo', rec.server, rec.tool, report);
   return report;
 }
 
 /** Snapshot what an undo is about to replace; a problem makes the redo unavailable, never the undo fail. */
-async function snapshotForRedo(ctx: UndoRunContext, steps: readonly Step[]): Promise<{ paths: PathEntry[]; contents: Map<string, Buffer>; problem: string | null }> {
+async function snapshotForRedo(ctx: UndoContext, steps: readonly Step[]): Promise<{ paths: PathEntry[]; contents: Map<string, Buffer>; problem: string | null }> {
   const paths: PathEntry[] = [];
   const contents = new Map<string, Buffer>();
   const caps = ctx.caps();
@@ -256,7 +213,7 @@ async function snapshotForRedo(ctx: UndoRunContext, steps: readonly Step[]): Pro
   return { paths, contents, problem: null };
 }
 
-function insertRecord(ctx: UndoRunContext, r: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer>): void {
+function insertRecord(ctx: UndoContext, r: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer>): void {
   try {
     ctx.records.insert(r, contents);
   } catch (err) {
@@ -270,12 +227,12 @@ function insertRecord(ctx: UndoRunContext, r: Omit<UndoRecord, 'holds'>, content
 
 /** The undo's own journal entry: what ran, who asked (a person), and what came of it. */
 function journalUndo(
-  ctx: UndoRunContext,
+  ctx: UndoContext,
   rec: UndoRecord,
   undoId: string,
   e: { tool: string; args: unknown; detail: string; outcome: CallRecord['outcome']; result: unknown; startedAt: number; finishedAt: number },
 ): void {
-  const original: HistoryItem | null = ctx.store.call(rec.callId);
+  const original: HistoryItem | null = ctx.port.store.call(rec.callId);
   const args = JSON.stringify(e.args ?? {});
   const result = JSON.stringify(e.result ?? null) ?? 'null';
   const entry: CallRecord = {
@@ -302,7 +259,7 @@ function journalUndo(
     durationMs: e.finishedAt - e.startedAt,
   };
   try {
-    ctx.publish(ctx.store.writeJournal([entry]));
+    ctx.port.journal(entry);
   } catch {
     // the report still says what happened; the event below is the record of it
   }

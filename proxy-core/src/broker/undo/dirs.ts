@@ -13,7 +13,7 @@
  */
 import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, type BigIntStats } from 'node:fs';
 import { dirname, join, parse, sep } from 'node:path';
-import { argPaths, type PathEnv } from '../policy/path-resolve.js';
+import { argPaths, type PathEnv } from '../../policy/path-resolve.js';
 
 /** A folder's identity, `dev:ino` (as text: an inode may not fit a double). */
 export type FolderId = string;

@@ -12,28 +12,20 @@
  * be the same one anyway).
  */
 import type Database from 'better-sqlite3';
-import type { CallRecord, HistoryItem } from '../protocol/api.js';
-import type { CallSummary } from '../protocol/events.js';
-import { LIMITS } from '../protocol/limits.js';
-import { BrokerToWrapper } from '../protocol/names.js';
-import type { UndoReport } from '../protocol/undo-api.js';
-import { formatUndoSpec, inverseArguments, type InverseDecl } from '../policy/undo-spec.js';
-import type { Session } from './sessions.js';
-import type { InversePlan, UndoRecord, UndoRecords } from './undo-records.js';
-import { newUndoId, refused, type UndoRunContext } from './undo-run.js';
+import type { CallRecord, HistoryItem } from '../../protocol/api.js';
+import type { CallSummary } from '../../protocol/events.js';
+import { LIMITS } from '../../protocol/limits.js';
+import { BrokerToWrapper } from '../../protocol/names.js';
+import type { UndoReport } from '../../protocol/undo-api.js';
+import { formatUndoSpec, inverseArguments, type InverseDecl } from '../../policy/undo-spec.js';
+import type { Session } from '../sessions.js';
+import type { InversePlan, UndoRecord, UndoRecords } from './records.js';
+import { newUndoId, refused, type RunningInverse, type UndoContext } from './context.js';
 
 /** How long the server may take with the inverse once it is sent (on top of a ticket's timeout). */
 const SERVER_MS = 30_000;
 /** The broker waits this much longer than the wrapper does, so it hears how the call ended. */
 const GRACE_MS = 5_000;
-
-/** An inverse on its way: what a ticket the wrapper asks for it is marked with. */
-export interface RunningInverse {
-  sessionId: string;
-  inverse: string;
-  callId: string;
-  tool: string;
-}
 
 /** The command a session was started with, from the sessions table (null: unknown, or unreadable). */
 export function sessionCommands(db: Database.Database): (sessionId: string) => string[] | null {
@@ -64,7 +56,7 @@ export interface InverseRecordDeps {
 }
 
 /** A call with a declared inverse ended: its undo record, with the inverse's arguments and its server's command. */
-export function recordInverse(deps: InverseRecordDeps, d: CallSummary): void {
+export function recordInverse(deps: InverseRecordDeps, d: Pick<CallSummary, 'id' | 'server' | 'tool'>): void {
   try {
     if (deps.records.get(d.id)) return;
     const call = deps.store.call(d.id);
@@ -118,8 +110,8 @@ function shown(command: readonly string[]): string {
 }
 
 /** The connected session the inverse may run in: of the same name and started with the same command. */
-function sessionFor(ctx: UndoRunContext, rec: UndoRecord, command: readonly string[]): { session: Session } | { refusal: string } {
-  const named = ctx.sessions().filter((s) => s.info.server === rec.server);
+function sessionFor(ctx: UndoContext, rec: UndoRecord, command: readonly string[]): { session: Session } | { refusal: string } {
+  const named = ctx.port.sessions().filter((s) => s.info.server === rec.server);
   const same = named.filter((s) => sameCommand(s.info.command, command));
   const session = same.find((s) => s.info.id === rec.sessionId) ?? same[0];
   if (session) return { session };
@@ -149,13 +141,13 @@ function ended(inverse: string, answer: unknown): Ended {
   return { outcome: 'unknown', residue: [`the wrapper's answer to the inverse call ${inverse} cannot be read; whether it ran is unknown`], ran: true };
 }
 
-export async function undoInverse(ctx: UndoRunContext, rec: UndoRecord, plan: InversePlan): Promise<UndoReport> {
+export async function undoInverse(ctx: UndoContext, rec: UndoRecord, plan: InversePlan): Promise<UndoReport> {
   const fail = (summary: string) => {
     const report = refused(rec, summary, { residue: [summary] });
-    ctx.record('undo', rec.server, rec.tool, report);
+    ctx.port.record('undo', rec.server, rec.tool, report);
     return report;
   };
-  if (ctx.estop()) return fail(`E-Stop is on: the inverse (${plan.inverse}) is a tool call, and E-Stop refuses every one; release it and undo again`);
+  if (ctx.port.estop()) return fail(`E-Stop is on: the inverse (${plan.inverse}) is a tool call, and E-Stop refuses every one; release it and undo again`);
   const command = plan.command ?? (rec.sessionId ? ctx.sessionCommand(rec.sessionId) : null);
   if (!command) return fail(`Airlock does not know which command started the server of call ${rec.callId}, so it cannot tell which wrapper is that server: the inverse (${plan.inverse}) is not run`);
   const found = sessionFor(ctx, rec, command);
@@ -163,12 +155,12 @@ export async function undoInverse(ctx: UndoRunContext, rec: UndoRecord, plan: In
   const session = found.session;
 
   const undoId = newUndoId();
-  const waitMs = ctx.ticketTimeoutSeconds() * 1000 + SERVER_MS;
+  const waitMs = ctx.port.ticketTimeoutSeconds() * 1000 + SERVER_MS;
   const note = `undo of call ${rec.callId} (${rec.tool}), asked for by you`;
   ctx.running.set(undoId, { sessionId: session.info.id, inverse: plan.inverse, callId: rec.callId, tool: rec.tool });
   let end: Ended;
   try {
-    const answer = await ctx.request(session.info.id, BrokerToWrapper.callTool, { tool: plan.inverse, arguments: plan.arguments, undoId, note, waitMs }, waitMs + GRACE_MS);
+    const answer = await ctx.port.request(session.info.id, BrokerToWrapper.callTool, { tool: plan.inverse, arguments: plan.arguments, undoId, note, waitMs }, waitMs + GRACE_MS);
     end = ended(plan.inverse, answer);
   } catch (err) {
     const code = (err as { code?: unknown }).code;
@@ -185,7 +177,7 @@ export async function undoInverse(ctx: UndoRunContext, rec: UndoRecord, plan: In
   const ok = end.outcome === 'ok';
   const summary = ok ? `called ${plan.inverse} through the wrapper of ${rec.server} (session ${session.info.id})` : `undo not done: ${end.residue.join('; ')}`;
   const report: UndoReport = { callId: rec.callId, ok, kind: 'inverse', ...(end.ran ? { undoId } : {}), summary, restored: [], conflicts: [], residue: end.residue };
-  const now = ctx.clock.now();
+  const now = ctx.port.clock.now();
   if (end.ran) {
     try {
       // the undo's own record (its journal entry is the wrapper's); a file tool's inverse already has one: its snapshot
@@ -198,7 +190,7 @@ export async function undoInverse(ctx: UndoRunContext, rec: UndoRecord, plan: In
   }
   if (ok) ctx.records.update(rec.callId, { state: 'undone', reason: null, undoneBy: undoId }, now);
   else ctx.records.update(rec.callId, { state: 'failed', reason: `the last undo${end.ran ? ` (${undoId})` : ''} was not done: ${end.residue.join('; ')}`.slice(0, LIMITS.detail) }, now);
-  ctx.record('undo', rec.server, rec.tool, report);
+  ctx.port.record('undo', rec.server, rec.tool, report);
   return report;
 }
 

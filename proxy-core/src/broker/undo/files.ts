@@ -31,6 +31,8 @@ const CHUNK = 1024 * 1024;
 export const SYNC_BYTES = 1024 * 1024;
 /** Folders above an absent path looked at: more than this is not a tree a tool call made. */
 const MAX_MISSING = 64;
+/** Files bigger than this are not hashed (their state is unknown to undo: a conflict unless forced). */
+export const HASH_LIMIT = 1024 * 1024 * 1024;
 
 export function why(err: unknown): string {
   return (err as NodeJS.ErrnoException).code ?? (err instanceof Error ? err.message : String(err));
@@ -257,7 +259,7 @@ export function sha256(data: Buffer): string {
 /**
  * Put a regular file back: its bytes, mode and mtime, written beside it and renamed over whatever is there (a
  * file; a symlink is replaced, never followed). Its folder must exist (the undo walked and verified it, and
- * `path` reaches the file through it: undo-dirs.ts). Throws on failure.
+ * `path` reaches the file through it: dirs.ts). Throws on failure.
  */
 export async function writeBack(path: string, content: Buffer, mode: number, mtimeMs: number): Promise<void> {
   const tmp = join(dirname(path), `.${basename(path).slice(0, 100)}.airlock-undo-${randomBytes(6).toString('hex')}`);

@@ -1,5 +1,5 @@
 /**
- * Declared inverses: "TOOL of SERVER is undone by calling INVERSE". Two sources, one reading (wrap/undo-spec.ts):
+ * Declared inverses: "TOOL of SERVER is undone by calling INVERSE". Two sources, one reading (policy/undo-spec.ts):
  * a person's stored declarations per server (SQLite, journaled, what the UI edits), and a running wrapper's
  * `--undo` flags, reported when its session opens. Only the stored ones are used to undo: a flag is what a config
  * entry says, which anything of the user's can edit, so it counts only as evidence (and is reported as ignored
@@ -12,11 +12,11 @@
  * not believed (the evidence goes into the policy's withdrawn claims, as observed contradictions do).
  */
 import type Database from 'better-sqlite3';
-import { IpcError } from '../ipc/channel.js';
-import type { EventDetails } from '../protocol/events.js';
-import type { DeclaredInverse } from '../protocol/undo-api.js';
-import { checkDecl, declarationProblems, formatUndoSpec, type InverseDecl, UndoSpecError } from '../policy/undo-spec.js';
-import { bad } from './validate.js';
+import { IpcError } from '../../ipc/channel.js';
+import type { EventDetails } from '../../protocol/events.js';
+import type { DeclaredInverse } from '../../protocol/undo-api.js';
+import { checkDecl, declarationProblems, formatUndoSpec, type InverseDecl, UndoSpecError } from '../../policy/undo-spec.js';
+import { bad } from '../validate.js';
 
 type InverseEvent = 'inverse-declared' | 'inverse-removed' | 'inverse-refused';
 

@@ -1,17 +1,17 @@
 /**
  * File tools: which tools of a server write files, and through which arguments (the file's path, and the whole
- * new content or a list of `{oldText,newText}` edits). A preview of a held call reads that file (preview.ts).
+ * new content or a list of `{oldText,newText}` edits). A preview of a held call reads that file (broker/preview.ts).
  *
  * Two sources: a person's declarations (SQLite, journaled), and the reference filesystem server's own
  * `write_file` and `edit_file`, built in for every server Airlock has seen started with its command. A
  * declaration for the same server and tool wins over the built-in one.
  */
 import type Database from 'better-sqlite3';
-import { CONTROL_CHARACTERS } from '../classify/classify.js';
-import { IpcError } from '../ipc/channel.js';
-import type { FileTool } from '../protocol/api.js';
-import type { EventDetails } from '../protocol/events.js';
-import { bad } from './validate.js';
+import { CONTROL_CHARACTERS } from '../../classify/classify.js';
+import { IpcError } from '../../ipc/channel.js';
+import type { FileTool } from '../../protocol/api.js';
+import type { EventDetails } from '../../protocol/events.js';
+import { bad } from '../validate.js';
 
 export type FileToolDeclaration = Omit<FileTool, 'builtIn'>;
 

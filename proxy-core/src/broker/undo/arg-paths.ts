@@ -3,8 +3,8 @@
  * wrapper's working directory (the server's too). Resolving it (symlinks, `..`) is policy/path-resolve.ts, shared
  * by path rules in the wrapper, the scopes a ticket proposes, previews and undo snapshots.
  */
-import type { MatchEnv } from '../policy/arg-conditions.js';
-import { pathApi as pathFor } from '../policy/path-resolve.js';
+import type { MatchEnv } from '../../policy/arg-conditions.js';
+import { pathApi as pathFor } from '../../policy/path-resolve.js';
 
 /** The path module of a platform (POSIX or Windows rules). */
 export const pathApi = pathFor;

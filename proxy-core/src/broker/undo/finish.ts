@@ -1,0 +1,123 @@
+/**
+ * After a call: what undo records once the journal has committed the call's end. A snapshotted call gets the
+ * state it left its files in (what an undo checks the files against), the old files held by a link read now
+ * and kept as snapshots; a call with a declared inverse gets its plan (inverse.ts). An undo record is written
+ * only for a call the journal committed: the journal writer hands the calls over after the commit.
+ */
+import type { StoredCallSummary } from '../../protocol/events.js';
+import { UNDO_ID_PREFIX, type UndoContext } from './context.js';
+import { driftSince, folderChainOrNone } from './dirs.js';
+import { currentState, type FileState, HASH_LIMIT, readHeld, sameState, sha256, why } from './files.js';
+import { type InverseRecordDeps, recordInverse } from './inverse.js';
+import type { Inverses } from './inverses.js';
+import { undoInfo } from './info.js';
+import type { CallSnapshots } from './prepare.js';
+import type { PathEntry } from './records.js';
+
+export class CallEnds {
+  /** After-states being read, by call: an undo of that call waits for it. */
+  private readonly finishing = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly ctx: UndoContext,
+    private readonly snapshots: CallSnapshots,
+    private readonly inverses: Inverses,
+    private readonly inverseRecords: InverseRecordDeps,
+  ) {}
+
+  /**
+   * Calls the journal committed (as it now holds them: the journal writer hands them over after the commit): a
+   * snapshotted call that ended gets its after-state; a call with a declared inverse, its plan.
+   */
+  journaled(calls: readonly StoredCallSummary[]): void {
+    for (const d of calls) {
+      if (d.outcome === 'pending' || d.finishedAt === null) continue;
+      if (this.snapshots.prepared.has(d.id)) {
+        this.snapshots.prepared.delete(d.id);
+        this.track(d.id, this.finish(d).then(() => this.known(d)));
+      } else if (d.decision === 'allow' && d.outcome === 'ok' && !d.id.startsWith(UNDO_ID_PREFIX) && this.inverses.mayHave(d.server, d.tool)) {
+        recordInverse(this.inverseRecords, d);
+        this.known(d);
+      }
+    }
+  }
+
+  /** Resolves once the after-states being read now are recorded (what a history page read next will show). */
+  async idle(): Promise<void> {
+    while (this.finishing.size > 0 || this.snapshots.storing.size > 0) await Promise.all([...this.finishing.values(), ...this.snapshots.storing.values()]);
+  }
+
+  /** Say what undo can do for a call that ended (a front end's Undo button follows this). */
+  private known(d: StoredCallSummary): void {
+    const r = this.ctx.records.get(d.id);
+    if (r) this.ctx.port.record('undo-known', d.server, d.tool, { callId: d.id, undo: undoInfo({ decision: 'allow', outcome: 'ok', id: d.id }, r) });
+  }
+
+  private track(callId: string, work: Promise<void>): void {
+    const done = work.catch(() => {}).finally(() => {
+      if (this.finishing.get(callId) === done) this.finishing.delete(callId);
+    });
+    this.finishing.set(callId, done);
+  }
+
+  /**
+   * The state a snapshotted call left its files in: what an undo checks the files against. The old files held by
+   * a link are read now (their bytes kept as snapshots), if the server left them as they were.
+   */
+  private async finish(d: StoredCallSummary): Promise<void> {
+    await this.snapshots.storing.get(d.id);
+    const rec = this.ctx.records.get(d.id);
+    if (!rec || rec.state !== 'prepared' || rec.plan?.kind !== 'snapshot') return;
+    if (d.outcome === 'not-run') return this.ctx.records.remove(d.id);
+    const now = () => this.ctx.port.clock.now();
+    // a symlink or folder on the way changed while the call ran: which file it wrote is not known
+    const drift = driftSince(rec.plan.paths, this.ctx.port.matchEnv);
+    if (drift) {
+      this.ctx.records.update(d.id, { state: 'unavailable', reason: drift }, now());
+      this.ctx.records.releaseHeld(rec.plan);
+      return;
+    }
+    const contents = new Map<string, Buffer>();
+    const paths: PathEntry[] = [];
+    for (const p of rec.plan.paths) {
+      const after = await currentState(p.path, HASH_LIMIT);
+      const dirsAfter = folderChainOrNone(p.path);
+      if (!p.held) {
+        paths.push({ ...p, after, ...(dirsAfter ? { dirsAfter } : {}) });
+        continue;
+      }
+      let bytes: Buffer;
+      try {
+        bytes = await readHeld(this.ctx.blobs.heldPath(p.held.name), p.held);
+      } catch (err) {
+        this.ctx.records.update(d.id, { state: 'unavailable', reason: `${p.path}: ${why(err)}` }, now());
+        return;
+      }
+      const sha = sha256(bytes);
+      contents.set(sha, bytes);
+      const { held: _held, ...entry } = p;
+      paths.push({ ...entry, before: { ...(p.before as Extract<FileState, { type: 'file' }>), sha256: sha }, after, ...(dirsAfter ? { dirsAfter } : {}) });
+    }
+    const plan = { kind: 'snapshot' as const, paths };
+    if (!paths.some((p) => !sameState(p.before, p.after))) {
+      this.ctx.records.update(d.id, { state: 'unchanged', reason: 'the call left its files as they were', plan }, now());
+      return;
+    }
+    try {
+      for (const [sha, bytes] of contents) await this.ctx.blobs.write(sha, bytes);
+      this.ctx.records.settle(d.id, { state: 'ready', plan }, contents, now());
+    } catch (err) {
+      this.ctx.records.update(d.id, { state: 'unavailable', reason: `its snapshot could not be stored (${why(err)})` }, now());
+      this.ctx.port.record('snapshot-failed', rec.server, rec.tool, { callId: d.id, error: why(err) });
+      return;
+    } finally {
+      this.ctx.records.releaseHeld(rec.plan);
+    }
+    if (contents.size) this.ctx.prune(new Set([d.id]));
+  }
+
+  /** Resolves once the after-state of `callId` being read now (if any) is recorded. */
+  async settled(callId: string): Promise<void> {
+    await this.finishing.get(callId);
+  }
+}
