@@ -1,7 +1,7 @@
 /**
  * The broker: one per user. A facade over its parts — sessions and policy pushes (sessions.ts), tickets
- * (tickets.ts) with their scopes (ticket-scopes.ts) and timeout (ticket-timeout.ts), server catalogs and
- * observations (catalogs.ts, catalog-view.ts), file tools and previews (file-tools.ts, preview.ts), the
+ * (tickets/), server catalogs and
+ * observations (catalogs.ts, catalog-view.ts), file tools and previews (file-tools.ts, tickets/preview.ts), the
  * clients' configs (client-configs.ts), check-ups (inspections.ts), the journal writer (journal-writer.ts) and
  * the event stream (events.ts) — with one typed API that the CLI and UIs reach over the socket through the
  * protocol's schemas (protocol/api.ts), and that an in-process host can call directly.
@@ -52,14 +52,14 @@ import { Inspections } from './inspections.js';
 import { JournalWriter } from './journal-writer.js';
 import { DISK_FULL_REASON, JournalSafety } from './journal-safety.js';
 import { Pins } from './pins.js';
-import { heldArguments, requireArgumentsSeen } from './held-arguments.js';
-import { previewCall } from './preview.js';
+import { heldArguments, requireArgumentsSeen } from './tickets/held-arguments.js';
+import { previewCall } from './tickets/preview.js';
 import { parseJson } from './queries.js';
 import { type Session, Sessions } from './sessions.js';
 import type { Store } from './store.js';
-import { proposeScopes } from './ticket-scopes.js';
-import { TICKET_TIMEOUT_KEY, TicketTimeout } from './ticket-timeout.js';
-import { newTicketId, Tickets } from './tickets.js';
+import { proposeScopes } from './tickets/scopes.js';
+import { TICKET_TIMEOUT_KEY, TicketTimeout } from './tickets/timeout.js';
+import { newTicketId, Tickets } from './tickets/tickets.js';
 import { Tripwire, tripwireLimits, type TripwireLimits } from './tripwire.js';
 import { TripwireBudget } from './tripwire-budget.js';
 import { Undo } from './undo.js';
@@ -393,12 +393,12 @@ export class Broker {
     return key === TICKET_TIMEOUT_KEY ? this.ticketTimeout.shown() : this.store.getSetting(key);
   }
 
-  /** A page of a held call's whole arguments, from the wrapper that holds it (held-arguments.ts). */
+  /** A page of a held call's whole arguments, from the wrapper that holds it (tickets/held-arguments.ts). */
   ticketArguments(id: string, offset: number): Promise<ResultOf<'ticket.arguments'>> {
     return heldArguments(this.tickets.require(id), offset, (sessionId, params) => this.sessions.request(sessionId, BrokerToWrapper.heldArguments, params, 10_000));
   }
 
-  /** What approving a held call would do to the file it writes (preview.ts). */
+  /** What approving a held call would do to the file it writes (tickets/preview.ts). */
   async preview(id: string): Promise<Preview> {
     const { ticket, session } = this.tickets.require(id);
     return previewCall({ ticket, fileTool: this.fileTools.get(ticket.server, ticket.tool), cwd: session.cwd, command: session.info.command, env: this.matchEnv });
