@@ -37,8 +37,11 @@ export interface Bound {
 export class Handlers {
   private readonly bound = new Map<string, Bound>();
 
+  /** `declared`: the protocol's methods (another table only in tests). */
+  constructor(private readonly declared: Readonly<Record<string, AnyMethod>> = methods) {}
+
   readonly on: Bind = (decl, handler) => {
-    if (!Object.hasOwn(methods, decl.name) || (methods as Record<string, AnyMethod>)[decl.name] !== decl) throw new Error(`${decl.name} is not a declared method`);
+    if (!Object.hasOwn(this.declared, decl.name) || this.declared[decl.name] !== decl) throw new Error(`${decl.name} is not a declared method`);
     if (this.bound.has(decl.name)) throw new Error(`${decl.name} has a handler already`);
     this.bound.set(decl.name, { decl, run: handler as Bound['run'] });
   };
@@ -50,7 +53,7 @@ export class Handlers {
 
   /** Declared methods with no handler. */
   missing(): string[] {
-    return Object.keys(methods).filter((name) => !this.bound.has(name));
+    return Object.keys(this.declared).filter((name) => !this.bound.has(name));
   }
 
   /** Throws unless every declared method has its handler. */
