@@ -149,7 +149,7 @@ describe('waits', () => {
     expect(waitMs(methods['ticket.arguments'], {})).toBe(30_000);
     expect(waitMs(methods.inspect, { timeoutSeconds: 40 })).toBe(55_000);
     expect(waitMs(methods['clients.protect'], {})).toBe(60_000);
-    expect(declared.filter(waitsOnTicket).map((d) => d.name).sort()).toEqual(['rollback', 'undo', 'undo.last']);
+    expect(declared.filter(waitsOnTicket).map((d) => d.name).sort()).toEqual(['call.ask', 'rollback', 'undo', 'undo.last']);
     expect(waitMs(methods.undo, {}, 120_000)).toBe(180_000);
     expect(waitMs(methods.rollback, {}, 5_000)).toBe(650_000);
     expect(waitMs(methods.rollback, {}, 120_000)).toBe(1_800_000);

@@ -2,8 +2,9 @@
  * One method of the broker's protocol, declared once: its name, who may call it, the schemas of its parameters
  * and of its result, and how long a front end waits for its answer. The declarations are grouped by feature
  * (methods/*.ts) and gathered in api.ts; the broker binds one handler to each (broker/api/handlers.ts), and every
- * front end's client takes its wait from the same entry (ipc/client.ts). A new field of every method (the
- * rights it needs, say) is one more line in `MethodDecl` and one in each entry.
+ * front end's client takes its wait from the same entry (ipc/client.ts). A wrapper loads no zod, so it keeps its
+ * own copy of its methods' waits (wrap/broker-link.ts); their entries say the same. A new field of every method
+ * (the rights it needs, say) is one more line in `MethodDecl` and one in each entry.
  */
 import type { z } from 'zod';
 

@@ -62,6 +62,7 @@ export const catalogUpdate = method({
   role: 'wrapper',
   params: z.object({ verdicts: z.array(z.unknown()).max(100_000).default([]), problems: z.array(z.unknown()).max(1000).default([]) }),
   result: Ok,
+  // the wrapper does not wait on it: its calls go on being asked for meanwhile
   wait: QUICK_MS,
 });
 
@@ -71,6 +72,7 @@ export const observed = method({
   role: 'wrapper',
   params: z.object({ contradictions: z.array(z.object({ tool: z.string().max(LIMITS.toolName), evidence: z.string() })).max(10_000) }),
   result: Ok,
+  // the wrapper does not wait on it
   wait: QUICK_MS,
 });
 

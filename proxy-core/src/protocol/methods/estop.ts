@@ -10,7 +10,7 @@ export const budget = method({
   role: 'wrapper',
   params: z.object({ used: z.number().int().min(0).max(1_000_000), want: z.number().int().min(0).max(10_000), waiting: z.boolean() }),
   result: z.object({ granted: z.number().int().min(0), refused: z.enum(['estop', 'busy']).optional() }),
-  wait: QUICK_MS,
+  wait: 10_000,
 });
 
 export const estopMethods = [estop, budget] as const;

@@ -85,7 +85,7 @@ export const journal = method({
     lost: z.object({ notRun: z.number().int().nonnegative().max(1e9), executed: z.number().int().nonnegative().max(1e9) }).optional(),
   }),
   result: z.object({ acked: z.number() }),
-  wait: QUICK_MS,
+  wait: 10_000,
 });
 
 export const journalMethods = [history, events, subscribe, unsubscribe, journal] as const;

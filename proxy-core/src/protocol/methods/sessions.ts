@@ -29,7 +29,7 @@ export const sessionOpen = method({
   role: 'wrapper',
   params: SessionOpenSchema,
   result: z.object({ sessionId: z.string(), policy: PolicySnapshotSchema, ticketTimeoutSeconds: z.number().optional() }),
-  wait: QUICK_MS,
+  wait: 5000,
 });
 
 export const wrapperRequest = method({

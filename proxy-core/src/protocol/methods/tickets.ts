@@ -95,6 +95,13 @@ export const ticketArguments = method({
 });
 
 /** A wrapper's call that needs a decision: answered at once by policy, or held as a ticket until a person answers. */
-export const ask = method({ name: WrapperMethod.ask, role: 'wrapper', params: AskRequestSchema, result: AskAnswerSchema, wait: QUICK_MS });
+export const ask = method({
+  name: WrapperMethod.ask,
+  role: 'wrapper',
+  params: AskRequestSchema,
+  result: AskAnswerSchema,
+  // the broker ends every ticket itself by its timeout; the wrapper's bound only catches a broker that forgot
+  wait: { ticket: (ticketMs) => ticketMs + 5000 },
+});
 
 export const ticketMethods = [pending, approve, deny, preview, ticketArguments, ask] as const;

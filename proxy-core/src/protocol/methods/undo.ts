@@ -18,6 +18,6 @@ export const rollback = method({ name: UserMethod.rollback, role: 'user', ...sha
 export const inversesList = method({ name: UserMethod.inversesList, role: 'user', ...shapes.inversesList, wait: QUICK_MS });
 export const inversesSet = method({ name: UserMethod.inversesSet, role: 'user', ...shapes.inversesSet, wait: QUICK_MS });
 export const inversesRemove = method({ name: UserMethod.inversesRemove, role: 'user', ...shapes.inversesRemove, wait: QUICK_MS });
-export const prepare = method({ name: WrapperMethod.prepare, role: 'wrapper', ...shapes.prepare, wait: QUICK_MS });
+export const prepare = method({ name: WrapperMethod.prepare, role: 'wrapper', ...shapes.prepare, wait: 10_000 });
 
 export const undoMethodList = [undo, undoLast, rollback, inversesList, inversesSet, inversesRemove, prepare] as const;
