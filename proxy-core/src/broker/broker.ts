@@ -74,7 +74,8 @@ export class Broker implements BrokerParts {
   /** One handler per declared method (api/handlers.ts). */
   readonly handlers = new Handlers();
   private readonly dispatch: { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown };
-  private readonly connections_: Connections;
+  private readonly attached: Connections;
+  /** Where `ui.link` gets a fresh sign-in link (`setUiLinks`). */
   uiLinks: (() => string) | null = null;
 
   constructor(readonly options: BrokerOptions) {
@@ -157,7 +158,7 @@ export class Broker implements BrokerParts {
     bindUndo(on, this.undo);
     this.handlers.complete();
     this.dispatch = dispatchers(this.handlers, this.safety);
-    this.connections_ = new Connections({
+    this.attached = new Connections({
       dispatch: this.dispatch.socket,
       note: (session, method, params) => wrapperNote(this, session, method, params),
       closed: (context) => {
@@ -202,7 +203,7 @@ export class Broker implements BrokerParts {
 
   /** Take over an authenticated connection; what it may call depends on its role. */
   attach(channel: Channel, role: Role): void {
-    this.connections_.attach(channel, role);
+    this.attached.attach(channel, role);
   }
 
   /** Every event after `since`, then live ones, in order; returns the subscription id and the current head. */
@@ -218,7 +219,7 @@ export class Broker implements BrokerParts {
 
   /** Every open connection (wrappers, CLIs, UIs). */
   connections(): Channel[] {
-    return this.connections_.all();
+    return this.attached.all();
   }
 
   // ---- typed calls for an in-process host (and tests): the same code the methods' handlers run -----------
