@@ -67,7 +67,8 @@ export class BrokerLink {
   /** One request to the broker, waiting up to `waitMs` for it when it is (re)starting. */
   async call<M extends UiMethod>(method: M, params: ParamsOf<M>, opts: { waitMs?: number } = {}): Promise<ResultOf<M>> {
     const client = this.client ?? (await this.whenConnected(opts.waitMs ?? CONNECT_WAIT_MS));
-    return client.call(method, params, timeoutFor(method, params));
+    // each method waits as long as its declaration says (protocol/methods/)
+    return client.call(method, params);
   }
 
   /** A connection of its own (for one window's event stream): the broker tags a stream per connection. */
@@ -171,18 +172,4 @@ export class BrokerLink {
       });
     });
   }
-}
-
-/**
- * A check-up runs a server for up to its own timeout; a protect rewrites files; an undo may call a server's
- * inverse (the broker gives it 30 s) or put back many files; the rest is quick.
- */
-function timeoutFor(method: UiMethod, params: unknown): number {
-  if (method === 'inspect') {
-    const seconds = (params as { timeoutSeconds?: unknown }).timeoutSeconds;
-    return (typeof seconds === 'number' ? seconds : 20) * 1000 + 15_000;
-  }
-  if (method === 'clients.protect' || method === 'clients.unprotect' || method === 'clients.list') return 60_000;
-  if (method === 'undo' || method === 'undo.last' || method === 'rollback') return 60_000;
-  return 15_000;
 }

@@ -16,11 +16,11 @@ export async function connect(): Promise<BrokerClient> {
   }
 }
 
-/** Run one typed request against the broker; any failure becomes a one-line CliError. */
-export async function call<M extends UserMethodKey>(method: M, params: ParamsOf<M>, timeoutMs = 10_000): Promise<ResultOf<M>> {
+/** Run one typed request against the broker (waiting as long as the method's declaration says); any failure becomes a one-line CliError. */
+export async function call<M extends UserMethodKey>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
   const client = await connect();
   try {
-    return await client.call(method, params, timeoutMs);
+    return await client.call(method, params);
   } catch (err) {
     throw new CliError(err instanceof IpcError ? err.message : String(err));
   } finally {

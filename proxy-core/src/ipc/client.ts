@@ -1,12 +1,12 @@
 /**
- * A front end's typed line to the broker (the CLI's today, a UI's or the app's tomorrow): each call is checked
- * against the protocol's schema before it is sent and its answer after it arrives, so both ends agree on
- * shapes by construction, not by convention.
+ * A front end's typed line to the broker (the CLI's and the app's): each call is checked against the protocol's
+ * schema before it is sent and its answer after it arrives, so both ends agree on shapes by construction, not
+ * by convention, and waits as long as the method's declaration says (protocol/method.ts).
  */
 import { type Channel, IpcError } from './channel.js';
 import { connectBroker } from './connect.js';
 import { isObject } from '../jsonrpc/messages.js';
-import { type BrokerEvent, BrokerEventSchema, type ParamsOf, type ResultOf, userApi, type UserMethodKey } from '../protocol/api.js';
+import { type BrokerEvent, BrokerEventSchema, type ParamsOf, type ResultOf, userApi, type UserMethodKey, waitMs, waitsOnTicket } from '../protocol/api.js';
 import { BrokerNote } from '../protocol/names.js';
 
 export interface FollowHandlers {
@@ -40,12 +40,16 @@ export class BrokerClient {
     return new BrokerClient(channel);
   }
 
-  /** Call a method; params are checked before sending, the answer after receiving. */
-  async call<M extends UserMethodKey>(method: M, params: ParamsOf<M>, timeoutMs = 10_000): Promise<ResultOf<M>> {
+  /**
+   * Call a method; params are checked before sending, the answer after receiving. It waits as long as the
+   * method's declaration says (asking the broker's ticket timeout first where that counts), or `timeoutMs`.
+   */
+  async call<M extends UserMethodKey>(method: M, params: ParamsOf<M>, timeoutMs?: number): Promise<ResultOf<M>> {
     const spec = userApi[method];
     const checked = spec.params.safeParse(params);
     if (!checked.success) throw new IpcError('bad-request', `${method}: ${checked.error.issues[0]?.message ?? 'invalid parameters'}`);
-    const answer = await this.channel.request(method, checked.data, timeoutMs);
+    const ticketMs = timeoutMs === undefined && waitsOnTicket(spec) ? (await this.call('status', {})).ticketTimeoutSeconds * 1000 : 0;
+    const answer = await this.channel.request(method, checked.data, timeoutMs ?? waitMs(spec, checked.data, ticketMs));
     const result = spec.result.safeParse(answer);
     if (!result.success) throw new IpcError('bad-answer', `the broker's answer to ${method} does not match the protocol (${result.error.issues[0]?.message ?? ''})`);
     return result.data as ResultOf<M>;

@@ -1,7 +1,8 @@
 /**
  * Every method and notification name spoken between wrappers, front ends (CLI, UI, app) and the broker, and
  * who may send it. Plain constants with no schema library behind them, so the wrapper can use them without
- * paying for zod at start-up; the schemas for each name live in `api.ts`, keyed by these same constants.
+ * paying for zod at start-up; each method is declared with its schemas, role and wait in `methods/*.ts`,
+ * gathered in `api.ts`.
  */
 
 export type Role = 'wrapper' | 'cli' | 'ui';

@@ -1,7 +1,7 @@
 /**
- * The shapes of undo in the broker's protocol (api.ts keys them to methods): declared inverses, what a history
- * entry and a ticket say about undoing a call, and what an undo or a rollback reports. Defined once, here, for
- * the broker, the CLI and the UI.
+ * The shapes of undo in the broker's protocol (methods/undo.ts keys them to methods): declared inverses, what
+ * a history entry and a ticket say about undoing a call, and what an undo or a rollback reports. Defined once,
+ * here, for the broker, the CLI and the UI.
  */
 import { z } from 'zod';
 

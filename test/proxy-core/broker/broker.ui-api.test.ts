@@ -169,7 +169,7 @@ describe('file tools', () => {
 
     // the built-in ones survive a restart: the server is known from its earlier sessions
     const again = new Broker({ store, dataDir: '/unused', clock: new FakeClock() });
-    expect(again.fileToolList().map((t) => t.tool)).toEqual(['edit_file', 'write_file', 'save']);
+    expect(again.fileTools.list().map((t) => t.tool)).toEqual(['edit_file', 'write_file', 'save']);
   });
 });
 

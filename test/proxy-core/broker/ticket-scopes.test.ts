@@ -4,7 +4,7 @@
  * made from.
  */
 import { describe, expect, test } from 'vitest';
-import { looksLikePathName, MAX_SCOPES, proposeScopes, type ScopeContext } from '../../../proxy-core/src/broker/ticket-scopes.js';
+import { looksLikePathName, MAX_SCOPES, proposeScopes, type ScopeContext } from '../../../proxy-core/src/broker/tickets/scopes.js';
 import { conditionsMatch, type MatchEnv } from '../../../proxy-core/src/policy/arg-conditions.js';
 
 /** Folders that exist, and one symlink: /link -> /data/real. */

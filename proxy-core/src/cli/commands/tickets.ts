@@ -76,7 +76,7 @@ async function showWhole(id: string, json: boolean): Promise<number> {
   let sha = ticket.argsSha256;
   if (ticket.argsTruncated) {
     for (let offset = 0; ; ) {
-      const page = await call('ticket.arguments', { id, offset }, 30_000);
+      const page = await call('ticket.arguments', { id, offset });
       text += page.text;
       sha = page.argsSha256;
       offset += page.text.length;

@@ -8,19 +8,6 @@ import { parse, parseWithDashIds } from '../args.js';
 import { call, print, printJson, table } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
 
-/**
- * An undo may wait on a declared inverse: a call to the server that may ask for your approval first (a ticket,
- * up to the ticket timeout); a rollback on several.
- */
-const SERVER_MS = 60_000;
-const ROLLBACK_MIN_MS = 600_000;
-
-/** How long an undo may take: a ticket's timeout (as the broker holds it now) and the server's time. */
-async function undoTimeoutMs(): Promise<number> {
-  const { ticketTimeoutSeconds } = await call('status', {});
-  return ticketTimeoutSeconds * 1000 + SERVER_MS;
-}
-
 export async function run(argv: string[]): Promise<number> {
   const name = argv[0];
   if (name === 'rollback') return rollback(argv.slice(1));
@@ -34,12 +21,12 @@ async function undo(args: string[]): Promise<number> {
   let report: UndoReport;
   if (values.last) {
     if (positionals.length > 0) throw new UsageError('give a call id or --last, not both');
-    report = await call('undo.last', { force, ...(values.server ? { server: values.server } : {}) }, await undoTimeoutMs());
+    report = await call('undo.last', { force, ...(values.server ? { server: values.server } : {}) });
   } else {
     const [id, ...rest] = positionals;
     if (!id || rest.length > 0) throw new UsageError('usage: airlock undo CALL_ID [--force] [--json]  (or --last [--server NAME]); ids are in `airlock history --json`');
     if (values.server) throw new UsageError('--server goes with --last');
-    report = await call('undo', { id, force }, await undoTimeoutMs());
+    report = await call('undo', { id, force });
   }
   if (values.json) printJson(report);
   else printReport(report);
@@ -61,7 +48,7 @@ async function rollback(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' }, force: { type: 'boolean' }, session: { type: 'string' } }, true);
   const sessionId = values.session ?? positionals[0];
   if (!sessionId || positionals.length > (values.session ? 0 : 1)) throw new UsageError('usage: airlock rollback --session ID [--force] [--json]  (session ids: `airlock status --json`, `airlock history --json`)');
-  const report: RollbackReport = await call('rollback', { sessionId, force: values.force === true }, Math.max(ROLLBACK_MIN_MS, 10 * (await undoTimeoutMs())));
+  const report: RollbackReport = await call('rollback', { sessionId, force: values.force === true });
   if (values.json) printJson(report);
   else {
     print(`Rollback of session ${report.sessionId}: ${report.undone} undone, ${report.failed} failed, ${report.skipped.length} could not be undone.`);

@@ -3,15 +3,15 @@
  * gone, broker stopping), and ending one answers the wrapper that asked and is recorded.
  */
 import { randomBytes } from 'node:crypto';
-import { IpcError } from '../ipc/channel.js';
-import type { AskAnswer, AskRequest, Remember, Ticket } from '../protocol/api.js';
-import type { EventDetails } from '../protocol/events.js';
-import { BrokerNote } from '../protocol/names.js';
-import type { Clock, Timer } from '../util/clock.js';
-import type { Session } from './sessions.js';
-import { isDiskError } from './disk-guard.js';
-import type { Store } from './store.js';
-import { strings, ticketArguments, toolClass } from './validate.js';
+import { IpcError } from '../../ipc/channel.js';
+import type { AskAnswer, AskRequest, Remember, Ticket } from '../../protocol/api.js';
+import type { EventDetails } from '../../protocol/events.js';
+import { BrokerNote } from '../../protocol/names.js';
+import type { Clock, Timer } from '../../util/clock.js';
+import type { Session } from '../sessions.js';
+import { isDiskError } from '../disk-guard.js';
+import type { Store } from '../store.js';
+import { strings, ticketArguments, toolClass } from '../validate.js';
 
 export interface OpenTicket {
   ticket: Ticket;
@@ -26,7 +26,7 @@ export interface TicketsOptions {
   clock: Clock;
   /** The timeout for a ticket created now (a setting: it may change between tickets). */
   timeoutSeconds(): number;
-  /** The narrower "always allow" scopes to offer for a held call (ticket-scopes.ts). */
+  /** The narrower "always allow" scopes to offer for a held call (scopes.ts). */
   scopes?(session: Session, tool: string, args: unknown): Ticket['scopes'];
   /** How the tool's definition differs from its pin, when it does (pins.ts), with the reason to show first. */
   pinChange?(session: Session, tool: string): { change: NonNullable<Ticket['pinChange']>; reason: string } | undefined;

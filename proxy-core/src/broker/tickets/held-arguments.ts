@@ -5,10 +5,10 @@
  * arguments were cut is not allowed until a front end says which whole arguments the person was shown: the
  * sha256 it read along with the last page, which must be the ticket's.
  */
-import { IpcError } from '../ipc/channel.js';
-import { isObject } from '../jsonrpc/messages.js';
-import type { ResultOf } from '../protocol/api.js';
-import type { Ticket } from '../protocol/api.js';
+import { IpcError } from '../../ipc/channel.js';
+import { isObject } from '../../jsonrpc/messages.js';
+import type { ResultOf } from '../../protocol/api.js';
+import type { Ticket } from '../../protocol/api.js';
 import type { OpenTicket } from './tickets.js';
 
 /** Fetch one page from the ticket's wrapper; what the wrapper answers is checked, never passed on unread. */

@@ -3,8 +3,8 @@
  * when it was given. The flag is saved as the setting when the setting can hold it; a shorter one (tests use 1 s)
  * holds for this run only, so a stored value is always one `settings` accepts.
  */
-import { SETTINGS, settingProblem } from '../protocol/settings.js';
-import type { Store } from './store.js';
+import { SETTINGS, settingProblem } from '../../protocol/settings.js';
+import type { Store } from '../store.js';
 
 export const TICKET_TIMEOUT_KEY = 'ticket-timeout';
 

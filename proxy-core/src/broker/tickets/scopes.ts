@@ -7,10 +7,10 @@
  * A scope must never be wider than the person can read in its label: no folder that is a file system's root
  * (that would be everything), no folder whose name holds a glob character (it would be read as a wildcard).
  */
-import { CONTROL_CHARACTERS } from '../classify/classify.js';
-import { type MatchEnv, realPath } from '../policy/arg-conditions.js';
-import { argPaths, pathApi } from '../policy/path-resolve.js';
-import type { ArgCondition, Ticket } from '../protocol/api.js';
+import { CONTROL_CHARACTERS } from '../../classify/classify.js';
+import { type MatchEnv, realPath } from '../../policy/arg-conditions.js';
+import { argPaths, pathApi } from '../../policy/path-resolve.js';
+import type { ArgCondition, Ticket } from '../../protocol/api.js';
 
 export type TicketScope = NonNullable<Ticket['scopes']>[number];
 

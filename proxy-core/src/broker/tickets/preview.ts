@@ -10,10 +10,10 @@
  */
 import { constants } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
-import type { MatchEnv } from '../policy/arg-conditions.js';
-import { argPaths, expandArgPath, pathApi, systemPathEnv } from '../policy/path-resolve.js';
-import type { FileTool, Preview, Ticket } from '../protocol/api.js';
-import { filesystemServerArgPaths } from './filesystem-server-paths.js';
+import type { MatchEnv } from '../../policy/arg-conditions.js';
+import { argPaths, expandArgPath, pathApi, systemPathEnv } from '../../policy/path-resolve.js';
+import type { FileTool, Preview, Ticket } from '../../protocol/api.js';
+import { filesystemServerArgPaths } from '../filesystem-server-paths.js';
 import { applyEdits, parseEdits } from './preview-edits.js';
 import { fileDiff } from './preview-diff.js';
 

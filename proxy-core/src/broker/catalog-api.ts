@@ -1,0 +1,65 @@
+/**
+ * The methods on servers' tools: the catalog a front end reads, the listings and evidence a wrapper reports,
+ * pinned definitions, and the tools declared to write files. A change a server's wrappers act on reaches them
+ * before it is reported done.
+ */
+import { catalog, catalogUpdate, fileToolsList, fileToolsRemove, fileToolsSet, observed, pinsAccept, pinsList } from '../protocol/methods/catalog.js';
+import type { FileTool } from '../protocol/api.js';
+import { type Bind, inSession } from './api/handlers.js';
+import { catalogView } from './catalog-view.js';
+import type { FileToolDeclaration } from './undo/file-tools.js';
+import type { BrokerParts } from './parts.js';
+
+export function bindCatalog(on: Bind, b: BrokerParts): void {
+  // a server's tools as last listed, each with its withdrawn claim, the rules that may apply and its file tool
+  on(catalog, ({ server }) =>
+    catalogView({
+      server,
+      tools: b.store.catalog(server),
+      rules: b.ruleBook.list(),
+      withdrawn: b.store.withdrawn(server),
+      fileTool: (tool) => b.fileTools.get(server, tool),
+      pin: (tool) => b.pins.get(server, tool),
+    }),
+  );
+  on(
+    catalogUpdate,
+    inSession(async (session, p) => {
+      // a tool pinned for the first time: every wrapper of the server holds it to that pin from now on
+      if (b.catalogs.update(session, p).pinned) await b.sessions.push((s) => s.info.server === session.info.server);
+      // its `--undo` flags are checked against the tools it lists: one that does not fit is refused
+      if (b.undo.catalogReported(session, p.verdicts)) await b.sessions.push((s) => s === session);
+      return { ok: true as const };
+    }),
+  );
+  on(
+    observed,
+    inSession(async (session, p) => {
+      if (b.catalogs.observed(session, p)) {
+        await b.sessions.push((s) => s.info.server === session.info.server && s !== session);
+      }
+      return { ok: true as const };
+    }),
+  );
+  on(pinsList, (p) => b.pins.list(p.server));
+  // accept the definitions a server lists now (pins.ts); resolves once every wrapper of the server lifted the hold
+  on(pinsAccept, async ({ server, tool, fingerprint }) => {
+    const accepted = b.pins.accept(server, tool, fingerprint);
+    if (accepted.length > 0) await b.sessions.push((s) => s.info.server === server);
+    return { accepted };
+  });
+  on(fileToolsList, () => b.fileTools.list());
+  on(fileToolsSet, (p) => setFileTool(b, p));
+  on(fileToolsRemove, async ({ server, tool }) => {
+    const out = b.fileTools.remove(server, tool);
+    await b.sessions.push((s) => s.info.server === server);
+    return out;
+  });
+}
+
+/** Declare a file tool; the server's wrappers learn it (they snapshot its files before each call) before this resolves. */
+export async function setFileTool(b: BrokerParts, p: FileToolDeclaration): Promise<FileTool> {
+  const tool = b.fileTools.set(p);
+  await b.sessions.push((s) => s.info.server === p.server);
+  return tool;
+}

@@ -1,0 +1,40 @@
+/**
+ * The journal's methods: a wrapper's entries written (and counted by the tripwire), pages of calls (each saying
+ * whether and how it can be undone) and of events, and the live event stream a connection follows.
+ */
+import type { CheckedParamsOf, ResultOf } from '../protocol/api.js';
+import { events, history, journal, subscribe, unsubscribe } from '../protocol/methods/journal.js';
+import { type Bind, inSession } from './api/handlers.js';
+import { channelSubscriber } from './connection.js';
+import type { BrokerParts } from './parts.js';
+import { bad } from './validate.js';
+
+export function bindJournal(on: Bind, b: BrokerParts): void {
+  on(
+    journal,
+    inSession((session, p) => {
+      if (p.lost) b.safety.addLost(p.lost, session.info);
+      b.estop.watch(session, p.entries);
+      return b.journalWriter.write(session, p.entries);
+    }),
+  );
+  on(history, (p) => callHistory(b, p));
+  on(events, (p) => b.store.events(p));
+  on(subscribe, (p, call) => {
+    if (!call.channel) throw bad('a subscription needs a connection');
+    const head = b.store.headSeq();
+    const subscription = b.bus.subscribe(p.since, channelSubscriber(call.channel));
+    // ended with the connection
+    call.subscriptions.add(subscription);
+    return { subscription, head };
+  });
+  on(unsubscribe, (p) => {
+    b.bus.unsubscribe(p.subscription);
+    return { ok: true as const };
+  });
+}
+
+/** A page of the journal, each entry saying whether and how it can be undone. */
+export function callHistory(b: BrokerParts, q: CheckedParamsOf<'history'>): ResultOf<'history'> {
+  return b.undo.annotate(b.store.history(q));
+}

@@ -1,0 +1,81 @@
+/**
+ * The tickets' methods: a wrapper's ask (answered at once by E-Stop or a full disk, or held as a ticket), and
+ * what a front end does with held calls — list them, approve one (once, for the session, or always, then
+ * scoped by argument conditions or to calls Airlock can undo), deny one, preview what it would write, read its
+ * whole arguments.
+ */
+import { IpcError } from '../../ipc/channel.js';
+import { literalGlob } from '../../policy/glob.js';
+import type { AskAnswer, CheckedParamsOf, ResultOf, Ticket, WrapperParamsOf } from '../../protocol/api.js';
+import { approve, ask, deny, pending, preview, ticketArguments } from '../../protocol/methods/tickets.js';
+import { BrokerToWrapper } from '../../protocol/names.js';
+import { type Bind, inSession } from '../api/handlers.js';
+import { DISK_FULL_REASON } from '../journal-safety.js';
+import type { BrokerParts } from '../parts.js';
+import type { Session } from '../sessions.js';
+import { bad, checkArgConditions } from '../validate.js';
+import { heldArguments, requireArgumentsSeen } from './held-arguments.js';
+import { previewCall } from './preview.js';
+import { newTicketId } from './tickets.js';
+
+export function bindTickets(on: Bind, b: BrokerParts): void {
+  on(ask, inSession((session, p) => askCall(b, session, p)));
+  on(pending, () => b.tickets.pending());
+  on(approve, (p) => approveTicket(b, p));
+  on(deny, (p) => denyTicket(b, p.id, p.reason));
+  // what approving a held call would do to the file it writes (preview.ts)
+  on(preview, (p) => {
+    const { ticket, session } = b.tickets.require(p.id);
+    return previewCall({ ticket, fileTool: b.fileTools.get(ticket.server, ticket.tool), cwd: session.cwd, command: session.info.command, env: b.matchEnv });
+  });
+  // a page of a held call's whole arguments, from the wrapper that holds it (held-arguments.ts)
+  on(ticketArguments, (p) => heldArguments(b.tickets.require(p.id), p.offset, (sessionId, params) => b.sessions.request(sessionId, BrokerToWrapper.heldArguments, params, 10_000)));
+}
+
+function askCall(b: BrokerParts, session: Session, p: WrapperParamsOf<'call.ask'>): Promise<AskAnswer> {
+  if (b.estop.on) return Promise.resolve({ decision: 'deny', decidedBy: 'estop', ticketId: newTicketId(), reason: 'E-Stop is on' });
+  if (b.safety.disk.full) return Promise.resolve({ decision: 'deny', decidedBy: 'error', ticketId: newTicketId(), reason: DISK_FULL_REASON });
+  return b.tickets.ask(session, p);
+}
+
+/** Approve a held call; `always` adds an allow rule, scoped to calls whose arguments meet `args` when given. */
+export async function approveTicket(b: BrokerParts, p: CheckedParamsOf<'approve'>): Promise<ResultOf<'approve'>> {
+  const { id, remember, args, undoable, argsSeen } = p;
+  if (args !== undefined && remember !== 'always') throw bad('argument conditions scope an "always" approval: give remember "always" with them');
+  if (undoable && remember !== 'always') throw bad('"only calls Airlock can undo" scopes an "always" approval: give remember "always" with it');
+  checkArgConditions(args);
+  const open = b.tickets.require(id);
+  requireArgumentsSeen(open.ticket, argsSeen);
+  // the call could not be journaled: an approval now would let it run unrecorded
+  if (b.safety.disk.full) throw new IpcError('disk-full', DISK_FULL_REASON);
+  const { session, ticket } = open;
+  if (remember === 'session') {
+    session.sessionAllows.add(ticket.tool);
+    await b.sessions.push((s) => s === session);
+  } else if (remember === 'always') {
+    const server = exactName(ticket.server);
+    const tool = exactName(ticket.tool);
+    b.ruleBook.insert({ action: 'allow', server, tool, ...(args?.length ? { args } : {}), ...(undoable ? { undoable } : {}), note: `from ticket ${ticket.id}` });
+    await b.sessions.push();
+  }
+  // E-Stop may have been pressed while the push was in flight; it wins.
+  if (!b.tickets.has(id)) throw new IpcError('not-pending', `ticket ${id} ended while it was being approved`);
+  b.tickets.end(open, { decision: 'allow', decidedBy: 'user', ticketId: id, reason: 'approved by you', remember }, 'approved', remember);
+  return { ok: true, ticket, remember };
+}
+
+export function denyTicket(b: BrokerParts, id: string, reason?: string): { ok: true; ticket: Ticket } {
+  const open = b.tickets.require(id);
+  const text = reason ? `denied by you: ${reason}` : 'denied by you';
+  b.tickets.end(open, { decision: 'deny', decidedBy: 'user', ticketId: id, reason: text }, 'denied', null);
+  return { ok: true, ticket: open.ticket };
+}
+
+/** A rule glob that matches exactly this name; a name it cannot spell exactly is refused, not widened. */
+function exactName(name: string): string {
+  try {
+    return literalGlob(name);
+  } catch (err) {
+    throw bad((err as Error).message);
+  }
+}
