@@ -1,6 +1,6 @@
 /** What a file undo says it did: one clause per kind of action, each counted. */
 import { expect, test } from 'vitest';
-import { restoredInWords } from '../../../proxy-core/src/broker/undo/run.js';
+import { restoredInWords } from '../../../../proxy-core/src/broker/undo/run.js';
 
 test.each([
   [[], 'nothing needed putting back'],

@@ -7,10 +7,10 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { cutDiff, diffStats, fileDiff, wholeReplacement } from '../../../proxy-core/src/broker/tickets/preview-diff.js';
-import { applyEdits, parseEdits } from '../../../proxy-core/src/broker/tickets/preview-edits.js';
-import { PREVIEW_FILE_LIMIT, previewCall, type PreviewInput } from '../../../proxy-core/src/broker/tickets/preview.js';
-import type { FileTool } from '../../../proxy-core/src/protocol/api.js';
+import { cutDiff, diffStats, fileDiff, wholeReplacement } from '../../../../proxy-core/src/broker/tickets/preview-diff.js';
+import { applyEdits, parseEdits } from '../../../../proxy-core/src/broker/tickets/preview-edits.js';
+import { PREVIEW_FILE_LIMIT, previewCall, type PreviewInput } from '../../../../proxy-core/src/broker/tickets/preview.js';
+import type { FileTool } from '../../../../proxy-core/src/protocol/api.js';
 
 describe('edits', () => {
   test.each([

@@ -7,17 +7,17 @@ import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { JournalWriter } from '../../../proxy-core/src/broker/journal-writer.js';
-import type { Session } from '../../../proxy-core/src/broker/sessions.js';
-import { Store } from '../../../proxy-core/src/broker/store.js';
-import { FileTools } from '../../../proxy-core/src/broker/undo/file-tools.js';
-import type { UndoPort } from '../../../proxy-core/src/broker/undo/port.js';
-import { Undo } from '../../../proxy-core/src/broker/undo/undo.js';
-import { systemMatchEnv } from '../../../proxy-core/src/policy/arg-conditions.js';
-import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
-import { ruleFor } from '../helpers/policy.js';
-import { callRecord } from '../helpers/records.js';
-import { FakeClock } from '../helpers/fake-clock.js';
+import { JournalWriter } from '../../../../proxy-core/src/broker/journal-writer.js';
+import type { Session } from '../../../../proxy-core/src/broker/sessions.js';
+import { Store } from '../../../../proxy-core/src/broker/store.js';
+import { FileTools } from '../../../../proxy-core/src/broker/undo/file-tools.js';
+import type { UndoPort } from '../../../../proxy-core/src/broker/undo/port.js';
+import { Undo } from '../../../../proxy-core/src/broker/undo/undo.js';
+import { systemMatchEnv } from '../../../../proxy-core/src/policy/arg-conditions.js';
+import type { CallRecord } from '../../../../proxy-core/src/protocol/api.js';
+import { ruleFor } from '../../../helpers/policy.js';
+import { callRecord } from '../../../helpers/records.js';
+import { FakeClock } from '../../../helpers/fake-clock.js';
 
 const FS_COMMAND = ['npx', '-y', '@modelcontextprotocol/server-filesystem', '/files'];
 

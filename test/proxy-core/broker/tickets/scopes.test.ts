@@ -4,8 +4,8 @@
  * made from.
  */
 import { describe, expect, test } from 'vitest';
-import { looksLikePathName, MAX_SCOPES, proposeScopes, type ScopeContext } from '../../../proxy-core/src/broker/tickets/scopes.js';
-import { conditionsMatch, type MatchEnv } from '../../../proxy-core/src/policy/arg-conditions.js';
+import { looksLikePathName, MAX_SCOPES, proposeScopes, type ScopeContext } from '../../../../proxy-core/src/broker/tickets/scopes.js';
+import { conditionsMatch, type MatchEnv } from '../../../../proxy-core/src/policy/arg-conditions.js';
 
 /** Folders that exist, and one symlink: /link -> /data/real. */
 const EXISTING = new Set(['/', '/home', '/home/me', '/home/me/notes', '/home/me/notes/sub', '/data', '/data/real', '/home/me/we*ird']);
