@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
-import { MIGRATIONS } from '../../proxy-core/src/broker/migrations.js';
-import { historyQuery, likeSubstring } from '../../proxy-core/src/broker/queries.js';
-import { Store } from '../../proxy-core/src/broker/store.js';
+import { MIGRATIONS } from '../../proxy-core/src/broker/db/migrations.js';
+import { historyQuery, likeSubstring } from '../../proxy-core/src/broker/db/queries.js';
+import { Store } from '../../proxy-core/src/broker/db/store.js';
 import type { CallRecord, HistoryQuery } from '../../proxy-core/src/protocol/api.js';
 import { callRecord } from '../helpers/records.js';
 

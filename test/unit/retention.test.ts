@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { DAY_MS, MB, RETENTION_DEFAULTS, RETENTION_SETTINGS, retentionPolicy, startRetention, type PruneResult } from '../../proxy-core/src/broker/retention.js';
-import { Store } from '../../proxy-core/src/broker/store.js';
+import { DAY_MS, MB, RETENTION_DEFAULTS, RETENTION_SETTINGS, retentionPolicy, startRetention, type PruneResult } from '../../proxy-core/src/broker/db/retention.js';
+import { Store } from '../../proxy-core/src/broker/db/store.js';
 import type { CallRecord } from '../../proxy-core/src/protocol/api.js';
 import { callRecord } from '../helpers/records.js';
 

@@ -7,7 +7,7 @@
 import { IpcError } from '../ipc/channel.js';
 import type { BrokerEvent, CallRecord } from '../protocol/api.js';
 import type { Session } from './sessions.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import { checkEntry } from './validate.js';
 
 export class JournalWriter {

@@ -21,7 +21,7 @@ import type { Clock } from '../util/clock.js';
 import type { Session } from './sessions.js';
 import { type RunningInverse, undoInverse } from './undo-inverse.js';
 import type { SnapshotBlobs, SnapshotCaps } from './snapshots.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import { expectedFolders, folderChainOrNone, type HeldFolder, heldOrThrow, walkToFolder } from './undo-dirs.js';
 import { capture, currentState, describeState, type FileState, folderBack, removeEmptyFolders, removePath, sameState, why, writeBack } from './undo-files.js';
 import type { PathEntry, SnapshotPlan, UndoRecord, UndoRecords } from './undo-records.js';

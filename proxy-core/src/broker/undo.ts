@@ -37,7 +37,7 @@ import type { FileTools, SnapshotArgs } from './file-tools.js';
 import { Inverses } from './inverses.js';
 import type { Session } from './sessions.js';
 import { SnapshotBlobs, snapshotCaps, type SnapshotCaps } from './snapshots.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import { driftSince, type FolderId, folderChain, folderChainOrNone } from './undo-dirs.js';
 import { capture, currentState, type FileState, hold, readHeld, sameState, sha256, why } from './undo-files.js';
 import { type PathEntry, type UndoRecord, UndoRecords } from './undo-records.js';

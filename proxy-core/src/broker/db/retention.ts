@@ -13,7 +13,7 @@
  * never pruned.
  */
 import type Database from 'better-sqlite3';
-import { SETTINGS, type SettingKey } from '../protocol/settings.js';
+import { SETTINGS, type SettingKey } from '../../protocol/settings.js';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 export const MB = 1024 * 1024;

@@ -2,8 +2,8 @@
  * The journal's and event stream's read side: history and event queries built from a filter, and the mapping
  * from rows to the protocol's shapes. Pure SQL text and row mapping; the Store prepares and caches statements.
  */
-import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery } from '../protocol/api.js';
-import { CLASS_ORDER } from '../classify/classify.js';
+import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery } from '../../protocol/api.js';
+import { CLASS_ORDER } from '../../classify/classify.js';
 
 export type Row = Record<string, unknown>;
 

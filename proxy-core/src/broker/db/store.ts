@@ -8,13 +8,13 @@
  */
 import Database from 'better-sqlite3';
 import { z } from 'zod';
-import type { Verdict } from '../classify/classify.js';
-import { ArgConditionSchema, type BrokerEvent, type CallRecord, type EventsQuerySchema, type HistoryItem, type HistoryQuery, type Remember, type SessionInfo, type Ticket } from '../protocol/api.js';
-import type { Rule, RuleAction } from '../policy/rules.js';
+import type { Verdict } from '../../classify/classify.js';
+import { ArgConditionSchema, type BrokerEvent, type CallRecord, type EventsQuerySchema, type HistoryItem, type HistoryQuery, type Remember, type SessionInfo, type Ticket } from '../../protocol/api.js';
+import type { Rule, RuleAction } from '../../policy/rules.js';
 import { MIGRATIONS } from './migrations.js';
-import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './db-files.js';
+import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './files.js';
 import { brokerEvent, eventsQuery, hasEqualityFilter, hasTimeRange, historyItem, historyQuery, pageSize, parseJson, type Row } from './queries.js';
-import { isDiskError } from './disk-guard.js';
+import { isDiskError } from '../disk-guard.js';
 import { JOURNAL_ROW_OVERHEAD, Pruner, type PruneOptions, type PruneResult } from './retention.js';
 
 export type EventsQuery = z.input<typeof EventsQuerySchema>;
