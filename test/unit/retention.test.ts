@@ -29,7 +29,7 @@ const ids = (store: Store) => store.history({ limit: 10_000 }).calls.map((c) => 
 function eventsAt(store: Store, times: number[]): void {
   for (const at of times) {
     const e = store.addEvent('tick', null, null, { at });
-    store.db.prepare('UPDATE events SET at = ? WHERE seq = ?').run(at, e.seq);
+    store.db.prepare('UPDATE event_log SET at = ? WHERE seq = ?').run(at, e.seq);
   }
 }
 

@@ -8,7 +8,9 @@ import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery } from '../../p
 import type { CallSummary } from './store.js';
 import type { EventsTable } from './events-table.js';
 import { hasEqualityFilter, hasTimeRange, historyItem, historyQuery, pageSize, type Row } from './queries.js';
+import { callRow, hashBytes } from './rows.js';
 import { JOURNAL_ROW_OVERHEAD, Pruner, type PruneOptions, type PruneResult } from './retention.js';
+import type { Names } from './names.js';
 import type { StatementCache } from './statement-cache.js';
 
 export class JournalTable {
@@ -21,45 +23,49 @@ export class JournalTable {
     private readonly events: EventsTable,
     private readonly now: () => number,
     private readonly cache: StatementCache,
+    private readonly names: Names,
   ) {
     this.s = {
       // The first copy of a call inserts it; DO NOTHING (not DO UPDATE: an upsert on a table with triggers and
-      // these indexes costs 3-4x more per insert) leaves a later copy to updateJournal.
+      // these indexes costs 3-4x more per insert) leaves a later copy to updateJournal. Names are ids (names.ts).
       insertJournal: db.prepare(`
-        INSERT INTO journal (id, session_id, client, server, tool, arguments, args_truncated, args_bytes, args_sha256, class,
+        INSERT INTO journal_calls (id, session, client, server, tool, arguments, args_truncated, args_bytes, args_sha256, class,
           reasons, decision, decided_by, detail, ticket_id, outcome, result, result_truncated, result_bytes,
           started_at, asked_at, decided_at, forwarded_at, finished_at, duration_ms)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO NOTHING`),
+      // the search index's row of a call just inserted, in the same transaction (migration 10)
+      insertSearch: db.prepare('INSERT INTO journal_search (rowid, tool, arguments, detail) VALUES (?, ?, ?, ?)'),
       // A later copy only moves a call forward: the outcome leaves 'pending' once and then stays (but a call
       // journaled 'cancelled' whose result arrived after all takes the server's outcome: it ran), the final
       // copy's decision and (non-empty) detail replace the pending one's, results, hashes and times fill in
       // where still unknown, and nothing known is cleared. What was called (tool, arguments, class, reasons,
-      // start) is the first copy's. RETURNING gives the merged row for the call's event.
+      // start) is the first copy's. RETURNING gives the merged row for the call's event. @pending and
+      // @cancelled are the ids of those outcomes.
       updateJournal: db.prepare(`
-        UPDATE journal SET
-          session_id = COALESCE(session_id, ?),
-          args_bytes = COALESCE(args_bytes, ?),
-          args_sha256 = COALESCE(args_sha256, ?),
-          ticket_id = COALESCE(ticket_id, ?),
-          decision = CASE WHEN outcome = 'pending' AND ? THEN ? ELSE decision END,
-          decided_by = CASE WHEN outcome = 'pending' AND ? THEN ? ELSE decided_by END,
-          detail = CASE WHEN (outcome = 'pending' OR (outcome = 'cancelled' AND ?)) AND ? THEN ? ELSE detail END,
-          outcome = CASE WHEN outcome = 'pending' OR (outcome = 'cancelled' AND ?) THEN ? ELSE outcome END,
-          result = COALESCE(result, ?),
-          result_truncated = CASE WHEN result IS NULL THEN ? ELSE result_truncated END,
-          result_bytes = COALESCE(result_bytes, ?),
-          asked_at = COALESCE(asked_at, ?),
-          decided_at = COALESCE(decided_at, ?),
-          forwarded_at = COALESCE(forwarded_at, ?),
-          finished_at = COALESCE(finished_at, ?),
-          duration_ms = COALESCE(duration_ms, ?)
-        WHERE id = ?
-        RETURNING client, server, tool, class, decision, decided_by, outcome, ticket_id, started_at, finished_at, duration_ms, session_id`).raw(),
+        UPDATE journal_calls SET
+          session = COALESCE(session, @session),
+          args_bytes = COALESCE(args_bytes, @argsBytes),
+          args_sha256 = COALESCE(args_sha256, @argsSha256),
+          ticket_id = COALESCE(ticket_id, @ticketId),
+          decision = CASE WHEN outcome = @pending AND @final THEN @decision ELSE decision END,
+          decided_by = CASE WHEN outcome = @pending AND @final THEN @decidedBy ELSE decided_by END,
+          detail = CASE WHEN (outcome = @pending OR (outcome = @cancelled AND @late)) AND @newDetail THEN @detail ELSE detail END,
+          outcome = CASE WHEN outcome = @pending OR (outcome = @cancelled AND @late) THEN @outcome ELSE outcome END,
+          result = COALESCE(result, @result),
+          result_truncated = CASE WHEN result IS NULL THEN @resultTruncated ELSE result_truncated END,
+          result_bytes = COALESCE(result_bytes, @resultBytes),
+          asked_at = COALESCE(asked_at, @askedAt),
+          decided_at = COALESCE(decided_at, @decidedAt),
+          forwarded_at = COALESCE(forwarded_at, @forwardedAt),
+          finished_at = COALESCE(finished_at, @finishedAt),
+          duration_ms = COALESCE(duration_ms, @durationMs)
+        WHERE id = @id
+        RETURNING client, server, tool, class, decision, decided_by, outcome, ticket_id, started_at, finished_at, duration_ms, session`).raw(),
       addJournalBytes: db.prepare('UPDATE journal_stats SET bytes = bytes + ? WHERE id = 1'),
-      call: db.prepare('SELECT * FROM journal WHERE id = ?'),
-      startedAtBelow: db.prepare('SELECT started_at FROM journal WHERE seq < ? ORDER BY seq DESC LIMIT 1 OFFSET ?').pluck(),
-      countJournal: db.prepare('SELECT COUNT(*) AS n FROM journal').pluck(),
+      call: db.prepare('SELECT * FROM journal_calls WHERE id = ?'),
+      startedAtBelow: db.prepare('SELECT started_at FROM journal_calls WHERE seq < ? ORDER BY seq DESC LIMIT 1 OFFSET ?').pluck(),
+      countJournal: db.prepare('SELECT COUNT(*) AS n FROM journal_calls').pluck(),
     };
     this.batch = db.transaction((records: readonly CallRecord[]) => this.journalBatch(records));
   }
@@ -71,7 +77,7 @@ export class JournalTable {
    */
   insertBatch(records: readonly CallRecord[]): BrokerEvent[] {
     if (records.length === 0) return [];
-    return this.batch(records);
+    return this.names.within(() => this.batch(records));
   }
 
   private journalBatch(records: readonly CallRecord[]): BrokerEvent[] {
@@ -82,34 +88,36 @@ export class JournalTable {
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
       const reasons = JSON.stringify(r.reasons);
-      const inserted =
-        s.insertJournal.run(
-          r.id,
-          r.sessionId ?? null,
-          r.client,
-          r.server,
-          r.tool,
-          r.arguments,
-          r.argsTruncated ? 1 : 0,
-          r.argsBytes ?? null,
-          r.argsSha256 ?? null,
-          r.class,
-          reasons,
-          r.decision,
-          r.decidedBy,
-          r.detail,
-          r.ticketId ?? null,
-          r.outcome,
-          r.result ?? null,
-          r.result === undefined ? null : r.resultTruncated ? 1 : 0,
-          r.resultBytes ?? null,
-          r.startedAt,
-          r.askedAt ?? null,
-          r.decidedAt ?? null,
-          r.forwardedAt ?? null,
-          r.finishedAt ?? null,
-          r.durationMs ?? null,
-        ).changes === 1;
+      const n = this.names;
+      const ins = s.insertJournal.run(
+        r.id,
+        n.maybe(r.sessionId),
+        n.id(r.client),
+        n.id(r.server),
+        n.id(r.tool),
+        r.arguments,
+        r.argsTruncated ? 1 : 0,
+        r.argsBytes ?? null,
+        hashBytes(r.argsSha256),
+        n.id(r.class),
+        n.id(reasons),
+        n.id(r.decision),
+        n.id(r.decidedBy),
+        r.detail,
+        r.ticketId ?? null,
+        n.id(r.outcome),
+        r.result ?? null,
+        r.result === undefined ? null : r.resultTruncated ? 1 : 0,
+        r.resultBytes ?? null,
+        r.startedAt,
+        r.askedAt ?? null,
+        r.decidedAt ?? null,
+        r.forwardedAt ?? null,
+        r.finishedAt ?? null,
+        r.durationMs ?? null,
+      );
+      const inserted = ins.changes === 1;
+      if (inserted) s.insertSearch.run(ins.lastInsertRowid, r.tool, r.arguments, r.detail);
       let detail: CallSummary;
       if (inserted) {
         // what the row holds is this record: its summary needs no read back
@@ -134,42 +142,42 @@ export class JournalTable {
         const final = r.outcome !== 'pending' ? 1 : 0;
         // the server's result came after E-Stop (or the client) cancelled the call: what the server did wins
         const late = r.outcome === 'ok' || r.outcome === 'tool-error' ? 1 : 0;
-        const row = s.updateJournal.get(
-          r.sessionId ?? null,
-          r.argsBytes ?? null,
-          r.argsSha256 ?? null,
-          r.ticketId ?? null,
+        const row = s.updateJournal.get({
+          session: n.maybe(r.sessionId),
+          argsBytes: r.argsBytes ?? null,
+          argsSha256: hashBytes(r.argsSha256),
+          ticketId: r.ticketId ?? null,
+          pending: n.id('pending'),
+          cancelled: n.id('cancelled'),
           final,
-          r.decision,
-          final,
-          r.decidedBy,
+          decision: n.id(r.decision),
+          decidedBy: n.id(r.decidedBy),
           late,
-          final && r.detail !== '' ? 1 : 0,
-          r.detail,
-          late,
-          r.outcome,
-          r.result ?? null,
-          r.result === undefined ? null : r.resultTruncated ? 1 : 0,
-          r.resultBytes ?? null,
-          r.askedAt ?? null,
-          r.decidedAt ?? null,
-          r.forwardedAt ?? null,
-          r.finishedAt ?? null,
-          r.durationMs ?? null,
-          r.id,
-        ) as unknown[] | undefined;
+          newDetail: final && r.detail !== '' ? 1 : 0,
+          detail: r.detail,
+          outcome: n.id(r.outcome),
+          result: r.result ?? null,
+          resultTruncated: r.result === undefined ? null : r.resultTruncated ? 1 : 0,
+          resultBytes: r.resultBytes ?? null,
+          askedAt: r.askedAt ?? null,
+          decidedAt: r.decidedAt ?? null,
+          forwardedAt: r.forwardedAt ?? null,
+          finishedAt: r.finishedAt ?? null,
+          durationMs: r.durationMs ?? null,
+          id: r.id,
+        }) as unknown[] | undefined;
         if (!row) throw new Error(`journal entry ${r.id} was neither inserted nor found`);
-        const sessionId = row[11] as string | null;
+        const sessionId = n.name(row[11]);
         detail = {
           id: r.id,
           ...(sessionId !== null ? { sessionId } : {}),
-          client: row[0] as string,
-          server: row[1] as string,
-          tool: row[2] as string,
-          class: row[3] as string,
-          decision: row[4] as string,
-          decidedBy: row[5] as string,
-          outcome: row[6] as string,
+          client: n.name(row[0]) as string,
+          server: n.name(row[1]) as string,
+          tool: n.name(row[2]) as string,
+          class: n.name(row[3]) as string,
+          decision: n.name(row[4]) as string,
+          decidedBy: n.name(row[5]) as string,
+          outcome: n.name(row[6]) as string,
           ticketId: row[7] as string | null,
           startedAt: row[8] as number,
           finishedAt: row[9] as number | null,
@@ -189,10 +197,11 @@ export class JournalTable {
    */
   history(query: HistoryQuery = {}): { calls: HistoryItem[]; nextCursor: number | null } {
     const limit = pageSize(query.limit);
-    const { sql, params } = historyQuery(query, this.timeIndexPays(query, limit));
-    const rows = this.cache.get(sql).all(params) as Row[];
+    const built = historyQuery(query, (name) => this.names.find(name), this.timeIndexPays(query, limit));
+    if (built === null) return { calls: [], nextCursor: null };
+    const rows = this.cache.get(built.sql).all(built.params) as Row[];
     const more = rows.length > limit;
-    const calls = (more ? rows.slice(0, limit) : rows).map(historyItem);
+    const calls = (more ? rows.slice(0, limit) : rows).map((r) => historyItem(callRow(r, this.names)));
     return { calls, nextCursor: more ? calls[calls.length - 1]!.seq : null };
   }
 
@@ -215,7 +224,7 @@ export class JournalTable {
   /** One journaled call by its id (the detail view), or null. */
   call(id: string): HistoryItem | null {
     const row = this.s.call.get(id) as Row | undefined;
-    return row ? historyItem(row) : null;
+    return row ? historyItem(callRow(row, this.names)) : null;
   }
 
   count(): number {

@@ -132,4 +132,132 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE config_state (location TEXT PRIMARY KEY, servers TEXT NOT NULL, updated_at INTEGER NOT NULL);
   `,
+  // Migration 10: a journal about a third the size, and a text search that does not read it all. The repeated
+  // strings (client, server, tool, class, reasons, decision, decided_by, outcome, session id; an event's kind,
+  // server and tool) are stored once in `names` and referred to by id, the arguments' hash as its 32 bytes, and
+  // a call's event as columns (what the JSON of its summary said, without the keys) rather than JSON text.
+  // The tables are journal_calls and event_log; `journal` and `events` are views that read as the old tables
+  // did (for a person with sqlite3, and for anything that read them), and deleting from them deletes.
+  // journal_search is a trigram index (FTS5) of each call's tool, arguments and detail, contentless (it keeps
+  // no copy of the texts) and detail=none (no positions: about 60 bytes a call); a search asks it for the calls
+  // that hold every trigram of the text, newest first, and checks the text on those rows alone (queries.ts).
+  // The Store adds a call's row when it inserts the call (in the same transaction: an AFTER INSERT trigger
+  // made each insert several times slower); triggers keep it in step when a row's texts change or it is
+  // deleted. journal_stats counts a row as before (200 plus the UTF-8 bytes of its arguments, result, detail
+  // and reasons), so the size cap keeps as many calls as it did. The indexes on server, tool and client are
+  // now on small integers, and decision and outcome get theirs: a filter on a rare one no longer walks the
+  // whole journal (decided_by has none: each index costs every call's insert and update some 5%). Rows, seqs, AUTOINCREMENT high-water marks and every value carry over as they were.
+  `
+  CREATE TABLE names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+  INSERT OR IGNORE INTO names (name)
+    SELECT decision FROM journal UNION SELECT decided_by FROM journal UNION SELECT outcome FROM journal
+    UNION SELECT class FROM journal WHERE class IS NOT NULL UNION SELECT client FROM journal UNION SELECT server FROM journal
+    UNION SELECT tool FROM journal UNION SELECT reasons FROM journal WHERE reasons IS NOT NULL
+    UNION SELECT session_id FROM journal WHERE session_id IS NOT NULL
+    UNION SELECT kind FROM events UNION SELECT server FROM events WHERE server IS NOT NULL UNION SELECT tool FROM events WHERE tool IS NOT NULL;
+
+  CREATE TABLE journal_calls (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE, session INTEGER, client INTEGER NOT NULL, server INTEGER NOT NULL, tool INTEGER NOT NULL,
+    arguments TEXT, args_truncated INTEGER NOT NULL DEFAULT 0, args_bytes INTEGER, args_sha256 BLOB,
+    class INTEGER, reasons INTEGER, decision INTEGER NOT NULL, decided_by INTEGER NOT NULL, detail TEXT, ticket_id TEXT,
+    outcome INTEGER NOT NULL, result TEXT, result_truncated INTEGER, result_bytes INTEGER,
+    started_at INTEGER NOT NULL, asked_at REAL, decided_at REAL, forwarded_at REAL, finished_at REAL, duration_ms REAL
+  );
+  INSERT INTO journal_calls (seq, id, session, client, server, tool, arguments, args_truncated, args_bytes, args_sha256, class, reasons,
+      decision, decided_by, detail, ticket_id, outcome, result, result_truncated, result_bytes, started_at, asked_at, decided_at,
+      forwarded_at, finished_at, duration_ms)
+    SELECT j.seq, j.id, (SELECT id FROM names WHERE name = j.session_id), (SELECT id FROM names WHERE name = j.client),
+      (SELECT id FROM names WHERE name = j.server), (SELECT id FROM names WHERE name = j.tool), j.arguments, j.args_truncated, j.args_bytes,
+      CASE WHEN typeof(j.args_sha256) = 'text' AND length(j.args_sha256) = 64 AND j.args_sha256 NOT GLOB '*[^0-9a-f]*'
+        THEN unhex(j.args_sha256) ELSE j.args_sha256 END,
+      (SELECT id FROM names WHERE name = j.class), (SELECT id FROM names WHERE name = j.reasons),
+      (SELECT id FROM names WHERE name = j.decision), (SELECT id FROM names WHERE name = j.decided_by), j.detail, j.ticket_id,
+      (SELECT id FROM names WHERE name = j.outcome), j.result, j.result_truncated, j.result_bytes, j.started_at, j.asked_at,
+      j.decided_at, j.forwarded_at, j.finished_at, j.duration_ms
+    FROM journal j ORDER BY j.seq;
+
+  CREATE TABLE event_log (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, kind INTEGER NOT NULL, server INTEGER, tool INTEGER, detail TEXT,
+    call_id TEXT, session INTEGER, client INTEGER, class INTEGER, decision INTEGER, decided_by INTEGER, outcome INTEGER,
+    ticket_id TEXT, started_at INTEGER, finished_at REAL, duration_ms REAL
+  );
+  INSERT INTO event_log (seq, at, kind, server, tool, detail)
+    SELECT e.seq, e.at, (SELECT id FROM names WHERE name = e.kind), (SELECT id FROM names WHERE name = e.server),
+      (SELECT id FROM names WHERE name = e.tool), e.detail
+    FROM events e ORDER BY e.seq;
+
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'journal_calls', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'journal_calls');
+  INSERT INTO sqlite_sequence (name, seq) SELECT 'event_log', 0 WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'event_log');
+  UPDATE sqlite_sequence SET seq = max(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'journal'), 0)) WHERE name = 'journal_calls';
+  UPDATE sqlite_sequence SET seq = max(seq, COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)) WHERE name = 'event_log';
+  DROP TABLE journal;
+  DROP TABLE events;
+
+  CREATE INDEX journal_started ON journal_calls (started_at);
+  CREATE INDEX journal_server ON journal_calls (server);
+  CREATE INDEX journal_tool ON journal_calls (tool);
+  CREATE INDEX journal_client ON journal_calls (client);
+  CREATE INDEX journal_decision ON journal_calls (decision);
+  CREATE INDEX journal_outcome ON journal_calls (outcome);
+
+  CREATE TRIGGER journal_stats_update AFTER UPDATE OF arguments, result, detail, reasons ON journal_calls
+    WHEN OLD.arguments IS NOT NEW.arguments OR OLD.result IS NOT NEW.result OR OLD.detail IS NOT NEW.detail OR OLD.reasons IS NOT NEW.reasons
+  BEGIN
+    UPDATE journal_stats SET bytes = bytes
+      + COALESCE(octet_length(NEW.arguments), 0) + COALESCE(octet_length(NEW.result), 0) + COALESCE(octet_length(NEW.detail), 0)
+      + COALESCE((SELECT octet_length(name) FROM names WHERE id = NEW.reasons), 0)
+      - COALESCE(octet_length(OLD.arguments), 0) - COALESCE(octet_length(OLD.result), 0) - COALESCE(octet_length(OLD.detail), 0)
+      - COALESCE((SELECT octet_length(name) FROM names WHERE id = OLD.reasons), 0)
+      WHERE id = 1;
+  END;
+  CREATE TRIGGER journal_stats_delete AFTER DELETE ON journal_calls BEGIN
+    UPDATE journal_stats SET bytes = bytes - 200 - COALESCE(octet_length(OLD.arguments), 0) - COALESCE(octet_length(OLD.result), 0)
+      - COALESCE(octet_length(OLD.detail), 0) - COALESCE((SELECT octet_length(name) FROM names WHERE id = OLD.reasons), 0) WHERE id = 1;
+  END;
+
+  CREATE VIRTUAL TABLE journal_search USING fts5(tool, arguments, detail, content='', contentless_delete=1, tokenize='trigram', detail=none);
+  INSERT INTO journal_search (rowid, tool, arguments, detail)
+    SELECT c.seq, (SELECT name FROM names WHERE id = c.tool), c.arguments, c.detail FROM journal_calls c;
+  CREATE TRIGGER journal_search_update AFTER UPDATE OF tool, arguments, detail ON journal_calls
+    WHEN OLD.tool IS NOT NEW.tool OR OLD.arguments IS NOT NEW.arguments OR OLD.detail IS NOT NEW.detail
+  BEGIN
+    DELETE FROM journal_search WHERE rowid = OLD.seq;
+    INSERT INTO journal_search (rowid, tool, arguments, detail) VALUES (NEW.seq, (SELECT name FROM names WHERE id = NEW.tool), NEW.arguments, NEW.detail);
+  END;
+  CREATE TRIGGER journal_search_delete AFTER DELETE ON journal_calls BEGIN
+    DELETE FROM journal_search WHERE rowid = OLD.seq;
+  END;
+
+  CREATE VIEW journal AS SELECT c.seq, c.id, (SELECT name FROM names WHERE id = c.session) AS session_id,
+      (SELECT name FROM names WHERE id = c.client) AS client, (SELECT name FROM names WHERE id = c.server) AS server,
+      (SELECT name FROM names WHERE id = c.tool) AS tool, c.arguments, c.args_truncated, (SELECT name FROM names WHERE id = c.class) AS class,
+      (SELECT name FROM names WHERE id = c.reasons) AS reasons, (SELECT name FROM names WHERE id = c.decision) AS decision,
+      (SELECT name FROM names WHERE id = c.decided_by) AS decided_by, c.detail, c.ticket_id, (SELECT name FROM names WHERE id = c.outcome) AS outcome,
+      c.started_at, c.duration_ms, c.result, c.result_truncated, c.result_bytes, c.args_bytes,
+      CASE WHEN typeof(c.args_sha256) = 'blob' THEN lower(hex(c.args_sha256)) ELSE c.args_sha256 END AS args_sha256,
+      c.asked_at, c.decided_at, c.forwarded_at, c.finished_at
+    FROM journal_calls c;
+  CREATE TRIGGER journal_view_delete INSTEAD OF DELETE ON journal BEGIN
+    DELETE FROM journal_calls WHERE seq = OLD.seq;
+  END;
+  CREATE VIEW events AS SELECT e.seq, e.at, (SELECT name FROM names WHERE id = e.kind) AS kind,
+      (SELECT name FROM names WHERE id = e.server) AS server, (SELECT name FROM names WHERE id = e.tool) AS tool,
+      CASE WHEN e.detail IS NOT NULL THEN e.detail
+        WHEN e.session IS NULL THEN json_object('id', e.call_id, 'client', (SELECT name FROM names WHERE id = e.client),
+          'server', (SELECT name FROM names WHERE id = e.server), 'tool', (SELECT name FROM names WHERE id = e.tool),
+          'class', (SELECT name FROM names WHERE id = e.class), 'decision', (SELECT name FROM names WHERE id = e.decision),
+          'decidedBy', (SELECT name FROM names WHERE id = e.decided_by), 'outcome', (SELECT name FROM names WHERE id = e.outcome),
+          'ticketId', e.ticket_id, 'startedAt', e.started_at, 'finishedAt', e.finished_at, 'durationMs', e.duration_ms)
+        ELSE json_object('id', e.call_id, 'sessionId', (SELECT name FROM names WHERE id = e.session), 'client', (SELECT name FROM names WHERE id = e.client),
+          'server', (SELECT name FROM names WHERE id = e.server), 'tool', (SELECT name FROM names WHERE id = e.tool),
+          'class', (SELECT name FROM names WHERE id = e.class), 'decision', (SELECT name FROM names WHERE id = e.decision),
+          'decidedBy', (SELECT name FROM names WHERE id = e.decided_by), 'outcome', (SELECT name FROM names WHERE id = e.outcome),
+          'ticketId', e.ticket_id, 'startedAt', e.started_at, 'finishedAt', e.finished_at, 'durationMs', e.duration_ms)
+      END AS detail
+    FROM event_log e;
+  CREATE TRIGGER events_view_delete INSTEAD OF DELETE ON events BEGIN
+    DELETE FROM event_log WHERE seq = OLD.seq;
+  END;
+  `,
 ];

@@ -16,6 +16,7 @@ import { EventsTable, type EventsQuery } from './events-table.js';
 import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './files.js';
 import { JournalTable } from './journal-table.js';
 import { MIGRATIONS } from './migrations.js';
+import { Names } from './names.js';
 import type { PruneOptions, PruneResult } from './retention.js';
 import { RulesTable } from './rules-table.js';
 import { SessionsTable } from './sessions-table.js';
@@ -84,13 +85,14 @@ export class Store {
     const now = options.now ?? Date.now;
     try {
       const cache = new StatementCache(this.db);
+      const names = new Names(this.db);
       this.settings = new SettingsTable(this.db);
       this.sessions = new SessionsTable(this.db, now);
       this.catalogs = new CatalogTable(this.db, now);
       this.tickets = new TicketsTable(this.db, now);
       this.ruleSet = new RulesTable(this.db);
-      this.eventLog = new EventsTable(this.db, now, cache);
-      this.journal = new JournalTable(this.db, this.eventLog, now, cache);
+      this.eventLog = new EventsTable(this.db, now, cache, names);
+      this.journal = new JournalTable(this.db, this.eventLog, now, cache, names);
     } catch (err) {
       // a schema version that claims tables the file does not have: close, and name the file
       this.db.close();
