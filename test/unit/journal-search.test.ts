@@ -228,6 +228,11 @@ describe('text search finds what the scan finds', () => {
         expect(found(store, { text: p, before: cursor }), JSON.stringify(p)).toEqual(all.slice(2));
       }
       expect(found(store, { text: p, from: 2000, to: 3500 }), JSON.stringify(p)).toEqual(scan(store, p, 'started_at BETWEEN 2000 AND 3500'));
+      // a filtered search served by the filter's index (few rows: the Store's choice here) and by the search index
+      for (const q of [{ text: p, tool: 'read' }, { text: p, decision: 'allow' as const, client: 'cursor' }]) {
+        const bySearch = byQuery(store, { ...q, limit: 10_000 }, true);
+        expect(bySearch, JSON.stringify(q)).toEqual(byQuery(store, { ...q, limit: 10_000 }, false));
+      }
     }
   });
 
@@ -264,6 +269,12 @@ describe('text search finds what the scan finds', () => {
     expect(plan({ text: 'pl' })).not.toMatch(/VIRTUAL TABLE/);
   });
 });
+
+function byQuery(store: Store, q: HistoryQuery, searchIndex: boolean): string[] {
+  const find = (name: string): number | undefined => store.db.prepare('SELECT id FROM names WHERE name = ?').pluck().get(name) as number | undefined;
+  const { sql, params } = historyQuery(q, find, false, searchIndex)!;
+  return (store.db.prepare(sql).all(params) as { id: string }[]).map((r) => r.id);
+}
 
 function planOf(store: Store, q: HistoryQuery): { sql: string; params: Record<string, unknown> } {
   const find = (name: string): number | undefined => store.db.prepare('SELECT id FROM names WHERE name = ?').pluck().get(name) as number | undefined;

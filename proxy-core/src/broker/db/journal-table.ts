@@ -7,11 +7,14 @@ import type Database from 'better-sqlite3';
 import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery } from '../../protocol/api.js';
 import type { CallSummary } from './store.js';
 import type { EventsTable } from './events-table.js';
-import { hasEqualityFilter, hasTimeRange, historyItem, historyQuery, pageSize, type Row } from './queries.js';
+import { firstEquality, hasEqualityFilter, hasTimeRange, historyItem, historyQuery, pageSize, type Row } from './queries.js';
 import { callRow, hashBytes } from './rows.js';
 import { JOURNAL_ROW_OVERHEAD, Pruner, type PruneOptions, type PruneResult } from './retention.js';
 import type { Names } from './names.js';
 import type { StatementCache } from './statement-cache.js';
+
+/** Rows an equality filter may give for the text to be checked on them rather than found by the search index. */
+const SEARCH_BY_INDEX = 5000;
 
 export class JournalTable {
   private readonly s;
@@ -197,7 +200,7 @@ export class JournalTable {
    */
   history(query: HistoryQuery = {}): { calls: HistoryItem[]; nextCursor: number | null } {
     const limit = pageSize(query.limit);
-    const built = historyQuery(query, (name) => this.names.find(name), this.timeIndexPays(query, limit));
+    const built = historyQuery(query, (name) => this.names.find(name), this.timeIndexPays(query, limit), !this.fewByEquality(query));
     if (built === null) return { calls: [], nextCursor: null };
     const rows = this.cache.get(built.sql).all(built.params) as Row[];
     const more = rows.length > limit;
@@ -219,6 +222,23 @@ export class JournalTable {
     if (q.to !== undefined && q.to !== null && top > q.to) return true;
     const page = this.s.startedAtBelow.get(before, limit) as number | undefined;
     return page !== undefined && q.from !== undefined && q.from !== null && page < q.from;
+  }
+
+  /**
+   * With a text and an equality filter: whether that filter's index gives few rows (under SEARCH_BY_INDEX,
+   * counted in the index alone), so checking the text on each of them beats walking the search index's
+   * candidates (a common text under a rare tool would walk most of the journal).
+   */
+  private fewByEquality(q: HistoryQuery): boolean {
+    if (q.text === undefined || q.text === null || q.text === '') return false;
+    const first = firstEquality(q);
+    if (first === null) return false;
+    const [column, value, kind] = first;
+    if (column === 'id') return true;
+    const id = kind === 'name' ? this.names.find(value) : value;
+    if (id === undefined) return true;
+    const count = this.cache.get(`SELECT COUNT(*) FROM (SELECT 1 FROM journal_calls WHERE ${column} = ? LIMIT ${SEARCH_BY_INDEX})`).pluck().get(id) as number;
+    return count < SEARCH_BY_INDEX;
   }
 
   /** One journaled call by its id (the detail view), or null. */

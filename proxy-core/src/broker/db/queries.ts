@@ -60,6 +60,15 @@ export interface BuiltQuery {
   params: Record<string, unknown>;
 }
 
+/** The equality filter whose index a query without the search index would use, as [column, value, kind]. */
+export function firstEquality(q: HistoryQuery): readonly [string, string, 'text' | 'name'] | null {
+  for (const [key, column, kind] of EQUALITY) {
+    const value = q[key];
+    if (value !== undefined && value !== null) return [column, String(value), kind];
+  }
+  return null;
+}
+
 /** Whether the query has an equality filter, which then picks the index (see EQUALITY). */
 export function hasEqualityFilter(q: HistoryQuery): boolean {
   return EQUALITY.some(([key]) => q[key] !== undefined && q[key] !== null);
@@ -96,13 +105,14 @@ export function searchTerms(text: string): string | null {
  * index alone). With an equality filter the time is only checked, on the rows that index gives.
  *
  * A text the search index can take walks that index's candidates newest first instead (every other filter is
- * then only checked, on those rows); a shorter one is checked on the rows the rest of the query gives.
+ * then only checked, on those rows), unless the caller found the leading equality filter's index to give few
+ * rows (`searchIndex` false: see firstEquality); a shorter text is checked on the rows the rest of the query gives.
  */
-export function historyQuery(q: HistoryQuery, find: (name: string) => number | undefined, timeIndex = false): BuiltQuery | null {
+export function historyQuery(q: HistoryQuery, find: (name: string) => number | undefined, timeIndex = false, searchIndex = true): BuiltQuery | null {
   const where: string[] = [];
   const params: Record<string, unknown> = { limit: pageSize(q.limit) + 1 };
   const text = q.text !== undefined && q.text !== null && q.text !== '' ? q.text : null;
-  const terms = text === null ? null : searchTerms(text);
+  const terms = text === null || !searchIndex ? null : searchTerms(text);
   // with the search index leading, no other index may be looked up (as for the second equality filter)
   let indexed = terms !== null;
   for (const [key, column, kind] of EQUALITY) {
