@@ -39,7 +39,8 @@ export function typicalRecord(i, final) {
     arguments: JSON.stringify({ message }),
     argsTruncated: false,
     argsBytes: message.length + 14,
-    argsSha256: ((i * 2654435761) >>> 0).toString(16).padStart(8, '0').repeat(8),
+    // hashed only when the call asked (here: the denied ones, decided by a person)
+    ...(deny ? { argsSha256: ((i * 2654435761) >>> 0).toString(16).padStart(8, '0').repeat(8) } : {}),
     class: deny ? 'mutating' : 'read-only',
     reasons: deny ? ['declares destructiveHint: true'] : ['declares readOnlyHint'],
     decision: deny ? 'deny' : 'allow',
@@ -47,9 +48,11 @@ export function typicalRecord(i, final) {
     detail: deny ? 'denied by you' : 'allowed by rule r1',
     outcome: deny ? 'not-run' : final ? (i % 97 === 0 ? 'tool-error' : 'ok') : 'pending',
     startedAt: T0 + i * 10,
-    decidedAt: T0 + i * 10 + 0.25,
+    // wall-clock times in whole ms (Date.now()), the server's time from the monotonic clock, to the µs
+    decidedAt: T0 + i * 10,
+    ...(!deny ? { forwardedAt: T0 + i * 10 + 1 } : {}),
     ...(final && !deny
-      ? { result: JSON.stringify({ content: [{ type: 'text', text: `Echo: ${message}` }] }), resultTruncated: false, resultBytes: message.length + 45, forwardedAt: T0 + i * 10 + 0.5, finishedAt: T0 + i * 10 + 1.75, durationMs: 1.25 }
+      ? { result: JSON.stringify({ content: [{ type: 'text', text: `Echo: ${message}` }] }), resultTruncated: false, resultBytes: message.length + 45, finishedAt: T0 + i * 10 + 2, durationMs: 1.237 }
       : {}),
   };
 }
@@ -156,8 +159,8 @@ export async function journalMillionRows({ entries = 1_000_000, quick = false } 
     ]);
 
     const search = [
-      ['text search, common (every 12th call)', [{ text: 'foxtrot' }, { text: 'ECHO: call 9' }, { text: 'allowed by' }]],
-      ['text search, one call', [{ text: `call ${n - 12_345} ` }, { text: `call ${Math.floor(n / 2) + 7} ` }, { text: 'no answer in' }]],
+      ['text search, common (every 12th call)', [{ text: 'foxtrot' }, { text: 'MESSAGE":"call 9' }, { text: 'allowed by' }]],
+      ['text search, rare (one call; ten)', [{ text: `call ${n - 12_345} ` }, { text: `call ${Math.floor(n / 2) + 7} ` }, { text: 'no answer in' }]],
       ['text search, no call', [{ text: 'zzz%_' }, { text: 'naïve ünïcode' }, { text: 'rule r2' }]],
     ];
     for (const [name, list] of search) {
