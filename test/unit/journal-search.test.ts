@@ -185,6 +185,30 @@ describe('the search index follows the journal', () => {
   });
 });
 
+describe('names', () => {
+  test("a caller's transaction that rolls back leaves no id behind to be served for another name", () => {
+    const store = open();
+    expect(() =>
+      store.db.transaction(() => {
+        store.addEvent('kind-a', 'server-a', 'tool-a', { n: 1 });
+        store.writeJournal([rec({ id: 'in-rollback', tool: 'tool-b', server: 'server-a' })]);
+        throw new Error('the caller gives up');
+      })(),
+    ).toThrow('the caller gives up');
+    // ids the rolled-back names had are handed out again, to other names
+    const e = store.addEvent('kind-c', 'server-c', 'tool-c', { n: 2 });
+    store.writeJournal([rec({ id: 'after', tool: 'tool-d', server: 'server-d', client: 'client-d' })]);
+    expect(store.eventsSince(0, 10).map((x) => [x.type, x.server, x.tool])).toEqual([['kind-c', 'server-c', 'tool-c'], ['call', 'server-d', 'tool-d']]);
+    expect(store.eventsSince(0, 10)[0]).toEqual(e);
+    expect(store.call('after')).toMatchObject({ tool: 'tool-d', server: 'server-d', client: 'client-d' });
+    expect(store.call('in-rollback')).toBeNull();
+    expect(found(store, { server: 'server-a' })).toEqual([]);
+    // and inside a caller's transaction that commits, names are stored and read back
+    store.db.transaction(() => store.addEvent('kind-e', 'server-e', null, {}))();
+    expect(store.events({ server: 'server-e' }).events.map((x) => x.type)).toEqual(['kind-e']);
+  });
+});
+
 // ---- the same answers as the scan -----------------------------------------------------------------------
 
 describe('text search finds what the scan finds', () => {

@@ -15,6 +15,7 @@ export class Names {
   private readonly ids = new Map<string, number>();
   private readonly names = new Map<number, string>();
   private readonly pending = new Map<string, number>();
+  private readonly pendingNames = new Map<number, string>();
   private readonly s;
 
   constructor(private readonly db: Database.Database) {
@@ -34,6 +35,7 @@ export class Names {
     let id = this.s.find.get(name) as number | undefined;
     if (id === undefined) id = Number(this.s.insert.run(name).lastInsertRowid);
     this.pending.set(name, id);
+    this.pendingNames.set(id, name);
     return id;
   }
 
@@ -51,9 +53,8 @@ export class Names {
   name(id: unknown): string | null {
     if (id === null || id === undefined) return null;
     const n = Number(id);
-    const known = this.names.get(n);
+    const known = this.names.get(n) ?? this.pendingNames.get(n);
     if (known !== undefined) return known;
-    for (const [name, pid] of this.pending) if (pid === n) return name;
     const found = this.s.name.get(n) as string | undefined;
     if (found === undefined) return null;
     if (!this.db.inTransaction) this.remember(found, n);
@@ -63,12 +64,13 @@ export class Names {
   /** The outermost transaction committed: what it added is now safe to cache. */
   commit(): void {
     for (const [name, id] of this.pending) this.remember(name, id);
-    this.pending.clear();
+    this.discard();
   }
 
   /** It was rolled back (or it belongs to a caller whose outcome is unknown): forget what it added. */
   discard(): void {
     this.pending.clear();
+    this.pendingNames.clear();
   }
 
   /**
@@ -81,7 +83,11 @@ export class Names {
       try {
         return run();
       } finally {
-        for (const name of [...this.pending.keys()]) if (!before.has(name)) this.pending.delete(name);
+        for (const [name, id] of [...this.pending]) {
+          if (before.has(name)) continue;
+          this.pending.delete(name);
+          this.pendingNames.delete(id);
+        }
       }
     }
     try {
