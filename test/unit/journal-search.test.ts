@@ -44,11 +44,32 @@ function scan(store: Store, text: string, where = '1'): string[] {
 
 const found = (store: Store, q: HistoryQuery): string[] => store.history({ limit: 10_000, ...q }).calls.map((c) => c.id);
 
-/** The index holds one row per call, and every probe finds what the scan finds. */
+/** The trigrams searchTerms asks the index for: every third one and the last. */
+function askedFor(text: string): string[] {
+  const c = [...text];
+  const grams = new Set<string>();
+  for (let i = 0; i + 3 <= c.length; i += 3) grams.add(c.slice(i, i + 3).join(''));
+  grams.add(c.slice(c.length - 3).join(''));
+  return [...grams];
+}
+
+/**
+ * The index is whole and holds the live calls' texts, no more and no less: for each (ASCII) probe, the rows it
+ * gives are the calls one of whose tool, arguments or detail holds each trigram asked for; and every probe
+ * finds what the scan finds.
+ */
 function inStep(store: Store, probes: readonly string[]): void {
-  const rows = store.db.prepare('SELECT COUNT(*) FROM journal_search_docsize').pluck().get();
-  expect(rows).toBe(store.journalCount());
-  for (const p of probes) expect(found(store, { text: p }), p).toEqual(scan(store, p));
+  store.db.prepare("INSERT INTO journal_search (journal_search) VALUES ('integrity-check')").run();
+  const rows = store.db.prepare('SELECT seq, tool, arguments, detail FROM journal ORDER BY seq').all() as { seq: number; tool: string; arguments: string | null; detail: string | null }[];
+  for (const p of probes) {
+    expect(found(store, { text: p }), p).toEqual(scan(store, p));
+    const terms = searchTerms(p);
+    if (terms === null) continue;
+    const raw = store.db.prepare('SELECT rowid FROM journal_search WHERE journal_search MATCH ? ORDER BY rowid').pluck().all(terms);
+    const holds = (col: string | null, g: string): boolean => col !== null && col.toLowerCase().includes(g.toLowerCase());
+    const expected = rows.filter((r) => askedFor(p).every((g) => holds(r.tool, g) || holds(r.arguments, g) || holds(r.detail, g))).map((r) => r.seq);
+    expect(raw, p).toEqual(expected);
+  }
 }
 
 // ---- a database as schema 9 wrote it --------------------------------------------------------------------

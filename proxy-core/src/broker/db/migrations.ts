@@ -139,11 +139,13 @@ export const MIGRATIONS: readonly string[] = [
   // The tables are journal_calls and event_log; `journal` and `events` are views that read as the old tables
   // did (for a person with sqlite3, and for anything that read them), and deleting from them deletes.
   // journal_search is a trigram index (FTS5) of each call's tool, arguments and detail, contentless (it keeps
-  // no copy of the texts) and detail=none (no positions: about 60 bytes a call); a search asks it for the calls
-  // that hold every trigram of the text, newest first, and checks the text on those rows alone (queries.ts).
-  // The Store adds a call's row when it inserts the call (in the same transaction: an AFTER INSERT trigger
-  // made each insert several times slower); triggers keep it in step when a row's texts change or it is
-  // deleted. journal_stats counts a row as before (200 plus the UTF-8 bytes of its arguments, result, detail
+  // no copy of the texts), detail=none and columnsize=0 (no positions, no sizes: about 50 bytes a call); a
+  // search asks it for the calls that hold every trigram of the text, newest first, and checks the text on
+  // those rows alone (queries.ts). The Store adds a call's row when it inserts the call (in the same
+  // transaction: an AFTER INSERT trigger made each insert several times slower); triggers take a row's old
+  // texts out when they change or the row is deleted (FTS5's 'delete' with the very values indexed: the row
+  // holds them, and a name's text never changes). Not contentless_delete: its first deletes in a big index
+  // took most of a second, a pause the broker cannot take between calls. journal_stats counts a row as before (200 plus the UTF-8 bytes of its arguments, result, detail
   // and reasons), so the size cap keeps as many calls as it did. The indexes on server, tool and client are
   // now on small integers, and decision and outcome get theirs: a filter on a rare one no longer walks the
   // whole journal (decided_by has none: each index costs every call's insert and update some 5%). Rows, seqs, AUTOINCREMENT high-water marks and every value carry over as they were.
@@ -216,17 +218,19 @@ export const MIGRATIONS: readonly string[] = [
       - COALESCE(octet_length(OLD.detail), 0) - COALESCE((SELECT octet_length(name) FROM names WHERE id = OLD.reasons), 0) WHERE id = 1;
   END;
 
-  CREATE VIRTUAL TABLE journal_search USING fts5(tool, arguments, detail, content='', contentless_delete=1, tokenize='trigram', detail=none);
+  CREATE VIRTUAL TABLE journal_search USING fts5(tool, arguments, detail, content='', columnsize=0, tokenize='trigram', detail=none);
   INSERT INTO journal_search (rowid, tool, arguments, detail)
     SELECT c.seq, (SELECT name FROM names WHERE id = c.tool), c.arguments, c.detail FROM journal_calls c;
   CREATE TRIGGER journal_search_update AFTER UPDATE OF tool, arguments, detail ON journal_calls
     WHEN OLD.tool IS NOT NEW.tool OR OLD.arguments IS NOT NEW.arguments OR OLD.detail IS NOT NEW.detail
   BEGIN
-    DELETE FROM journal_search WHERE rowid = OLD.seq;
+    INSERT INTO journal_search (journal_search, rowid, tool, arguments, detail)
+      VALUES ('delete', OLD.seq, (SELECT name FROM names WHERE id = OLD.tool), OLD.arguments, OLD.detail);
     INSERT INTO journal_search (rowid, tool, arguments, detail) VALUES (NEW.seq, (SELECT name FROM names WHERE id = NEW.tool), NEW.arguments, NEW.detail);
   END;
   CREATE TRIGGER journal_search_delete AFTER DELETE ON journal_calls BEGIN
-    DELETE FROM journal_search WHERE rowid = OLD.seq;
+    INSERT INTO journal_search (journal_search, rowid, tool, arguments, detail)
+      VALUES ('delete', OLD.seq, (SELECT name FROM names WHERE id = OLD.tool), OLD.arguments, OLD.detail);
   END;
 
   CREATE VIEW journal AS SELECT c.seq, c.id, (SELECT name FROM names WHERE id = c.session) AS session_id,
