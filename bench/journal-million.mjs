@@ -92,7 +92,7 @@ function writeRate(Store, path, bare) {
   const store = new Store(path);
   // the floor: the same store without what this schema adds to each insert (the search index, two indexes)
   if (bare && store.db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'journal_search'").get()) {
-    store.db.exec('DROP INDEX journal_decision; DROP INDEX journal_outcome; DROP TABLE journal_search; CREATE TABLE journal_search (rowid INTEGER PRIMARY KEY, tool, arguments, detail)');
+    store.db.exec('DROP INDEX journal_decision; DROP INDEX journal_outcome; DROP TRIGGER journal_search_update; DROP TRIGGER journal_search_delete; DROP TABLE journal_search; CREATE TABLE journal_search (rowid INTEGER PRIMARY KEY, tool, arguments, detail)');
   }
   const c0 = process.cpuUsage();
   for (let b = 0; b < 24; b++) {
