@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Broker } from '../proxy-core/dist/broker/broker.js';
-import { Store } from '../proxy-core/dist/broker/store.js';
+import { Store } from '../proxy-core/dist/broker/db/store.js';
 
 /** A channel with no socket: the handlers the broker installs; a policy push is acknowledged, other notes dropped. */
 function channel() {

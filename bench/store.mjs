@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Store } from '../proxy-core/dist/broker/store.js';
+import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { journalRecord, seedJournal } from './journal-records.mjs';
 
 const out = (line) => process.stdout.write(line + '\n');

@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Store } from '../proxy-core/dist/broker/store.js';
+import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { databasePath } from '../proxy-core/dist/ipc/paths.js';
 import { launchChromium, signIn, uiLink, uiUrlFrom } from '../test/helpers/chromium.mjs';
 import { seedJournal } from './journal-records.mjs';

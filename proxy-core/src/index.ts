@@ -6,8 +6,8 @@ export { Broker, type BrokerOptions } from './broker/broker.js';
 export { startBroker, AUTO_PROTECT_KEY, type RunningBroker, type StartOptions } from './daemon/start.js';
 /** What `protect` and auto-protect write into client configs: the composer (CLI, desktop app) supplies it. */
 export type { Launcher } from './clients/launcher.js';
-export { Store } from './broker/store.js';
-export { DatabaseRefused, type DatabaseRecovery } from './broker/database.js';
+export { Store } from './broker/db/store.js';
+export { DatabaseRefused, type DatabaseRecovery } from './broker/db/database.js';
 export {
   CLASS_ORDER,
   classifyTool,

@@ -40,7 +40,7 @@ import { addRule, bindRules, removeRule } from './rules-api.js';
 import { Sessions } from './sessions.js';
 import { bindSessions, brokerStatus, closeSession, policySnapshot, wrapperNote } from './sessions-api.js';
 import { bindSettings, setSetting } from './settings-api.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import { approveTicket, bindTickets, denyTicket } from './tickets/api.js';
 import { proposeScopes } from './tickets/scopes.js';
 import { TicketTimeout } from './tickets/timeout.js';

@@ -9,7 +9,7 @@ import type { WrapperParamsOf } from '../protocol/api.js';
 import type { EventDetails } from '../protocol/events.js';
 import type { Pins } from './pins.js';
 import type { Session } from './sessions.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import { strings, toolClass } from './validate.js';
 
 export type OutputSchemaCheck = (schema: unknown, value: unknown) => { ok: true } | { ok: false; errors: string[] };

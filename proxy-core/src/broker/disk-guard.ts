@@ -6,7 +6,7 @@
  *
  * Only disk errors are handled here: anything else is a bug or bad input and is thrown on as before.
  */
-import { errorCode } from './db-files.js';
+import { errorCode } from './db/files.js';
 
 /** Errors that mean "the disk cannot take this write now", not "this write is wrong". */
 export function isDiskError(err: unknown): boolean {

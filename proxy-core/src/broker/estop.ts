@@ -9,9 +9,9 @@ import { BrokerNote } from '../protocol/names.js';
 import type { Clock } from '../util/clock.js';
 import type { JournalSafety } from './journal-safety.js';
 import type { RecordEvent } from './parts.js';
-import { parseJson } from './queries.js';
+import { parseJson } from './db/queries.js';
 import type { Session, Sessions } from './sessions.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import { Tripwire, tripwireLimits, type TripwireLimits } from './tripwire.js';
 import { TripwireBudget } from './tripwire-budget.js';
 

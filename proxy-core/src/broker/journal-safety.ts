@@ -9,7 +9,7 @@ import type { BrokerEvent, CallRecord } from '../protocol/api.js';
 import type { CallEvent, EventDetails, EventType } from '../protocol/events.js';
 import { DiskGuard, type DiskFull } from './disk-guard.js';
 import { SpillPickup } from './spill-pickup.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 
 /** Where the running count of lost journal entries is kept (a raw key of the settings table, not a setting). */
 const LOST_KEY = 'journal-lost';

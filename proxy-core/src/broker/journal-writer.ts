@@ -10,7 +10,7 @@ import { IpcError } from '../ipc/channel.js';
 import type { BrokerEvent, CallRecord } from '../protocol/api.js';
 import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
 import type { Session } from './sessions.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import { checkEntry } from './validate.js';
 
 export interface JournalWriterOptions {

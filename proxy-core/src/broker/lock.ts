@@ -17,7 +17,7 @@
  */
 import type Database from 'better-sqlite3';
 import { brokerLockPath } from '../ipc/paths.js';
-import { databaseError, errorCode, openPrivateDatabase } from './db-files.js';
+import { databaseError, errorCode, openPrivateDatabase } from './db/files.js';
 import { AlreadyRunning } from './server.js';
 
 export interface BrokerLock {

@@ -19,7 +19,7 @@ import type { JournalWriter } from './journal-writer.js';
 import type { Pins } from './pins.js';
 import type { RuleBook } from './rule-book.js';
 import type { Sessions } from './sessions.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import type { TicketTimeout } from './tickets/timeout.js';
 import type { Tickets } from './tickets/tickets.js';
 import type { Undo } from './undo/undo.js';

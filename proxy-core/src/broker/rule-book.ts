@@ -7,7 +7,7 @@ import { IpcError } from '../ipc/channel.js';
 import type { Rule } from '../policy/rules.js';
 import type { Clock } from '../util/clock.js';
 import type { RecordEvent } from './parts.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 
 export class RuleBook {
   private cache: Rule[];

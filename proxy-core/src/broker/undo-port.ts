@@ -9,7 +9,7 @@ import type { BrokerToWrapper } from '../protocol/names.js';
 import type { Clock } from '../util/clock.js';
 import type { EventBus } from './events.js';
 import type { Session, Sessions } from './sessions.js';
-import type { Store } from './store.js';
+import type { Store } from './db/store.js';
 import type { TicketTimeout } from './tickets/timeout.js';
 import type { FileTools } from './undo/file-tools.js';
 import type { UndoEvent, UndoPort } from './undo/port.js';

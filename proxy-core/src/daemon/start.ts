@@ -4,11 +4,11 @@ import type { Launcher } from '../clients/launcher.js';
 import type { UiHost, UiHostOptions } from '../http/ui-host.js';
 import { ensurePrivateDir, loadOrCreateSecret } from '../ipc/secret.js';
 import { Broker } from '../broker/broker.js';
-import { databaseFailure, DatabaseBackups, type DatabaseRecovery, type OpenedDatabase, openBrokerDatabase } from '../broker/database.js';
+import { databaseFailure, DatabaseBackups, type DatabaseRecovery, type OpenedDatabase, openBrokerDatabase } from '../broker/db/database.js';
 import { acquireBrokerLock } from '../broker/lock.js';
-import { retentionPolicy, startRetention } from '../broker/retention.js';
+import { retentionPolicy, startRetention } from '../broker/db/retention.js';
 import { AlreadyRunning, type Listening, listenBroker, probeBroker } from '../broker/server.js';
-import type { Store } from '../broker/store.js';
+import type { Store } from '../broker/db/store.js';
 
 export interface StartOptions {
   dir: string;

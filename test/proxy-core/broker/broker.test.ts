@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../../proxy-core/src/broker/broker.js';
-import { Store } from '../../../proxy-core/src/broker/store.js';
+import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import type { Channel } from '../../../proxy-core/src/ipc/channel.js';
 import { type AskAnswer, type BrokerEvent, userApi, wrapperApi } from '../../../proxy-core/src/protocol/api.js';
 import { UserMethod, WrapperMethod } from '../../../proxy-core/src/protocol/names.js';

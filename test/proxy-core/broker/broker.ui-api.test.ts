@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker, type BrokerOptions } from '../../../proxy-core/src/broker/broker.js';
-import { Store } from '../../../proxy-core/src/broker/store.js';
+import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import { SETTINGS } from '../../../proxy-core/src/protocol/settings.js';
 import type { AskAnswer } from '../../../proxy-core/src/protocol/api.js';
 import { WrapperMethod } from '../../../proxy-core/src/protocol/names.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../../proxy-core/src/broker/broker.js';
-import { Store } from '../../../proxy-core/src/broker/store.js';
+import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import { Tripwire, tripwireLimits, type TripwireLimits } from '../../../proxy-core/src/broker/tripwire.js';
 import { WrapperMethod } from '../../../proxy-core/src/protocol/names.js';
 import { FakeClock } from '../../helpers/fake-clock.js';

@@ -10,7 +10,7 @@ import { BrokerNote } from '../../protocol/names.js';
 import type { Clock, Timer } from '../../util/clock.js';
 import type { Session } from '../sessions.js';
 import { isDiskError } from '../disk-guard.js';
-import type { Store } from '../store.js';
+import type { Store } from '../db/store.js';
 import { strings, ticketArguments, toolClass } from '../validate.js';
 
 export interface OpenTicket {

@@ -4,7 +4,7 @@
  * holds for this run only, so a stored value is always one `settings` accepts.
  */
 import { SETTINGS, settingProblem } from '../../protocol/settings.js';
-import type { Store } from '../store.js';
+import type { Store } from '../db/store.js';
 
 export const TICKET_TIMEOUT_KEY = 'ticket-timeout';
 

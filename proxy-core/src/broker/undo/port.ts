@@ -11,7 +11,7 @@ import type { EventDetails } from '../../protocol/events.js';
 import type { BrokerToWrapper } from '../../protocol/names.js';
 import type { Clock } from '../../util/clock.js';
 import type { Session } from '../sessions.js';
-import type { Store } from '../store.js';
+import type { Store } from '../db/store.js';
 import type { FileTools } from './file-tools.js';
 
 /** The events undo records. */

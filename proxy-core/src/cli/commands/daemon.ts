@@ -1,7 +1,7 @@
 /** `airlock daemon`: the broker in the foreground, until SIGINT/SIGTERM; with --ui, also the browser UI's host. */
 import { fileURLToPath } from 'node:url';
-import { DatabaseRefused } from '../../broker/database.js';
-import { DatabaseFileError } from '../../broker/db-files.js';
+import { DatabaseRefused } from '../../broker/db/database.js';
+import { DatabaseFileError } from '../../broker/db/files.js';
 import { AlreadyRunning } from '../../broker/server.js';
 import { startBroker } from '../../daemon/start.js';
 import { LauncherError, type Launcher } from '../../clients/launcher.js';

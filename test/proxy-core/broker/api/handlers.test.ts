@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { type Call, checkParams, compose, resolve, runHandler } from '../../../../proxy-core/src/broker/api/dispatch.js';
 import { Handlers, inProcess } from '../../../../proxy-core/src/broker/api/handlers.js';
 import { Broker } from '../../../../proxy-core/src/broker/broker.js';
-import { Store } from '../../../../proxy-core/src/broker/store.js';
+import { Store } from '../../../../proxy-core/src/broker/db/store.js';
 import { IpcError } from '../../../../proxy-core/src/ipc/channel.js';
 import { type AnyMethod, methods, QUICK_MS, userApi, waitMs, waitsOnTicket, wrapperApi } from '../../../../proxy-core/src/protocol/api.js';
 import { method } from '../../../../proxy-core/src/protocol/method.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { MB, SnapshotBlobs, snapshotCaps } from '../../../../proxy-core/src/broker/undo/snapshots.js';
-import { Store } from '../../../../proxy-core/src/broker/store.js';
+import { Store } from '../../../../proxy-core/src/broker/db/store.js';
 import { capture, currentState, removeEmptyFolders, sameState, sha256, writeBack } from '../../../../proxy-core/src/broker/undo/files.js';
 import { type UndoRecord, UndoRecords } from '../../../../proxy-core/src/broker/undo/records.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { JournalWriter } from '../../../../proxy-core/src/broker/journal-writer.js';
 import type { Session } from '../../../../proxy-core/src/broker/sessions.js';
-import { Store } from '../../../../proxy-core/src/broker/store.js';
+import { Store } from '../../../../proxy-core/src/broker/db/store.js';
 import { FileTools } from '../../../../proxy-core/src/broker/undo/file-tools.js';
 import type { UndoPort } from '../../../../proxy-core/src/broker/undo/port.js';
 import { Undo } from '../../../../proxy-core/src/broker/undo/undo.js';

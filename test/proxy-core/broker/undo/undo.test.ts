@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../../../proxy-core/src/broker/broker.js';
-import { Store } from '../../../../proxy-core/src/broker/store.js';
+import { Store } from '../../../../proxy-core/src/broker/db/store.js';
 import type { CallRecord, HistoryItem } from '../../../../proxy-core/src/protocol/api.js';
 import { callRecord } from '../../../helpers/records.js';
 import type { PrepareAnswer } from '../../../../proxy-core/src/protocol/undo-api.js';

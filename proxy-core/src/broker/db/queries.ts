@@ -2,8 +2,8 @@
  * The journal's and event stream's read side: history and event queries built from a filter, and the mapping
  * from rows to the protocol's shapes. Pure SQL text and row mapping; the Store prepares and caches statements.
  */
-import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery } from '../protocol/api.js';
-import { CLASS_ORDER } from '../classify/classify.js';
+import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery } from '../../protocol/api.js';
+import { CLASS_ORDER } from '../../classify/classify.js';
 
 export type Row = Record<string, unknown>;
 
@@ -37,27 +37,36 @@ export function pageSize(limit: unknown): number {
  * `decision = 'allow'` index for a rare server walks the whole journal. Tool and server are the most selective in practice; decision has two
  * values.
  */
-const EQUALITY: readonly (readonly [keyof HistoryQuery, string])[] = [
-  ['id', 'id'],
-  ['tool', 'tool'],
-  ['server', 'server'],
-  ['client', 'client'],
-  ['decidedBy', 'decided_by'],
-  ['outcome', 'outcome'],
-  ['decision', 'decision'],
+const EQUALITY: readonly (readonly [keyof HistoryQuery, string, 'text' | 'name'])[] = [
+  ['id', 'id', 'text'],
+  ['tool', 'tool', 'name'],
+  ['server', 'server', 'name'],
+  ['client', 'client', 'name'],
+  ['decidedBy', 'decided_by', 'name'],
+  ['outcome', 'outcome', 'name'],
+  ['decision', 'decision', 'name'],
 ];
 
 /** Every column of a journal row but the two big ones, arguments and result: what a list of calls needs. */
 const SUMMARY_COLUMNS = [
-  'seq', 'id', 'session_id', 'client', 'server', 'tool', 'args_truncated', 'args_bytes', 'args_sha256', 'class', 'reasons', 'decision',
+  'seq', 'id', 'session', 'client', 'server', 'tool', 'args_truncated', 'args_bytes', 'args_sha256', 'class', 'reasons', 'decision',
   'decided_by', 'detail', 'ticket_id', 'outcome', 'result_truncated', 'result_bytes', 'started_at', 'asked_at', 'decided_at',
-  'forwarded_at', 'finished_at', 'duration_ms', '1 AS summary',
-].join(', ');
+  'forwarded_at', 'finished_at', 'duration_ms',
+].map((c) => `j.${c}`).join(', ') + ', 1 AS summary';
 
 export interface BuiltQuery {
   /** The same for every query with the same filters present: the key of a prepared statement. */
   sql: string;
   params: Record<string, unknown>;
+}
+
+/** The equality filter whose index a query without the search index would use, as [column, value, kind]. */
+export function firstEquality(q: HistoryQuery): readonly [string, string, 'text' | 'name'] | null {
+  for (const [key, column, kind] of EQUALITY) {
+    const value = q[key];
+    if (value !== undefined && value !== null) return [column, String(value), kind];
+  }
+  return null;
 }
 
 /** Whether the query has an equality filter, which then picks the index (see EQUALITY). */
@@ -70,62 +79,97 @@ export function hasTimeRange(q: HistoryQuery): boolean {
 }
 
 /**
- * Newest first, one more row than the page so the caller knows whether there is a next page.
+ * The text search's question to journal_search (a trigram index without positions, migration 10): the calls
+ * holding every third trigram of the text and its last one. That is a superset of the calls whose tool,
+ * arguments or detail holds the text (the index folds case as LIKE does for ASCII, and beyond), so the LIKE
+ * still decides, on those rows alone. Null when the index cannot answer: under three characters (no trigram)
+ * or a NUL (where SQLite's LIKE stops reading).
+ */
+export function searchTerms(text: string): string | null {
+  const chars = [...text];
+  if (chars.length < 3 || text.includes('\0')) return null;
+  const grams = new Set<string>();
+  for (let i = 0; i + 3 <= chars.length; i += 3) grams.add(chars.slice(i, i + 3).join(''));
+  grams.add(chars.slice(chars.length - 3).join(''));
+  return [...grams].map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ');
+}
+
+/**
+ * Newest first, one more row than the page so the caller knows whether there is a next page; null when a
+ * filter names something never journaled (`find` gives a name's id: names.ts), so nothing can match.
  *
  * A time range without an equality filter is served one of two ways, which the caller picks (`timeIndex`):
  * walking seq down and checking the time (best when the newest rows are in the range and fill a page: it
  * stops after about a page) or looking the range up in the started_at index and sorting just the seqs found
  * there (best for a range that is narrow or old: its cost is the number of calls in the range, read from the
  * index alone). With an equality filter the time is only checked, on the rows that index gives.
+ *
+ * A text the search index can take walks that index's candidates newest first instead (every other filter is
+ * then only checked, on those rows), unless the caller found the leading equality filter's index to give few
+ * rows (`searchIndex` false: see firstEquality); a shorter text is checked on the rows the rest of the query gives.
  */
-export function historyQuery(q: HistoryQuery, timeIndex = false): BuiltQuery {
+export function historyQuery(q: HistoryQuery, find: (name: string) => number | undefined, timeIndex = false, searchIndex = true): BuiltQuery | null {
   const where: string[] = [];
   const params: Record<string, unknown> = { limit: pageSize(q.limit) + 1 };
-  let indexed = false;
-  for (const [key, column] of EQUALITY) {
+  const text = q.text !== undefined && q.text !== null && q.text !== '' ? q.text : null;
+  const terms = text === null || !searchIndex ? null : searchTerms(text);
+  // with the search index leading, no other index may be looked up (as for the second equality filter)
+  let indexed = terms !== null;
+  for (const [key, column, kind] of EQUALITY) {
     const value = q[key];
     if (value === undefined || value === null) continue;
-    where.push(`${indexed ? '+' : ''}${column} = @${key}`);
-    params[key] = value;
+    const id = kind === 'name' ? find(String(value)) : value;
+    if (id === undefined) return null;
+    where.push(`${indexed ? '+' : ''}j.${column} = @${key}`);
+    params[key] = id;
     indexed = true;
   }
   const byTime = timeIndex && !indexed && hasTimeRange(q);
   if (q.before !== undefined && q.before !== null) {
-    where.push('seq < @before');
+    where.push(terms !== null ? 's.rowid < @before' : 'j.seq < @before');
     params.before = q.before;
   }
   if (q.from !== undefined && q.from !== null) {
-    where.push(`${byTime ? '' : '+'}started_at >= @from`);
+    where.push(`${byTime ? '' : '+'}j.started_at >= @from`);
     params.from = q.from;
   }
   if (q.to !== undefined && q.to !== null) {
-    where.push(`${byTime ? '' : '+'}started_at <= @to`);
+    where.push(`${byTime ? '' : '+'}j.started_at <= @to`);
     params.to = q.to;
   }
-  if (q.text !== undefined && q.text !== null && q.text !== '') {
-    where.push("(tool LIKE @text ESCAPE '\\' OR arguments LIKE @text ESCAPE '\\' OR detail LIKE @text ESCAPE '\\')");
-    params.text = likeSubstring(q.text);
+  if (text !== null) {
+    // the tool is a name id: the ids of the names holding the text, found once per query in the small names table
+    where.push("(j.tool IN (SELECT id FROM names WHERE name LIKE @text ESCAPE '\\') OR j.arguments LIKE @text ESCAPE '\\' OR j.detail LIKE @text ESCAPE '\\')");
+    params.text = likeSubstring(text);
+  }
+  const columns = q.summary ? SUMMARY_COLUMNS : 'j.*';
+  if (terms !== null) {
+    params.terms = terms;
+    const filter = ` AND ${where.join(' AND ')}`;
+    return { sql: `SELECT ${columns} FROM journal_search s JOIN journal_calls j ON j.seq = s.rowid WHERE journal_search MATCH @terms${filter} ORDER BY s.rowid DESC LIMIT @limit`, params };
   }
   const filter = where.length ? ` WHERE ${where.join(' AND ')}` : '';
-  const columns = q.summary ? SUMMARY_COLUMNS : '*';
   const sql = byTime
-    ? `SELECT ${columns} FROM journal WHERE seq IN (SELECT seq FROM journal INDEXED BY journal_started${filter} ORDER BY seq DESC LIMIT @limit) ORDER BY seq DESC`
-    : `SELECT ${columns} FROM journal${filter} ORDER BY seq DESC LIMIT @limit`;
+    ? `SELECT ${columns} FROM journal_calls j WHERE j.seq IN (SELECT j.seq FROM journal_calls j INDEXED BY journal_started${filter} ORDER BY j.seq DESC LIMIT @limit) ORDER BY j.seq DESC`
+    : `SELECT ${columns} FROM journal_calls j${filter} ORDER BY j.seq DESC LIMIT @limit`;
   return { sql, params };
 }
 
-export function eventsQuery(q: { limit?: number | undefined; before?: number | undefined; server?: string | undefined }): BuiltQuery {
+/** Events newest first (event_log), optionally of one server; null when that server was never named. */
+export function eventsQuery(q: { limit?: number | undefined; before?: number | undefined; server?: string | undefined }, find: (name: string) => number | undefined): BuiltQuery | null {
   const where: string[] = [];
   const params: Record<string, unknown> = { limit: pageSize(q.limit) + 1 };
   if (q.server !== undefined && q.server !== null) {
+    const id = find(q.server);
+    if (id === undefined) return null;
     where.push('server = @server');
-    params.server = q.server;
+    params.server = id;
   }
   if (q.before !== undefined && q.before !== null) {
     where.push('seq < @before');
     params.before = q.before;
   }
-  return { sql: `SELECT * FROM events${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT @limit`, params };
+  return { sql: `SELECT * FROM event_log${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT @limit`, params };
 }
 
 const CLASSES: readonly string[] = CLASS_ORDER;

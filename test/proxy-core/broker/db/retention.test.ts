@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { DAY_MS, MB, RETENTION_DEFAULTS, RETENTION_SETTINGS, retentionPolicy, startRetention, type PruneResult } from '../../../proxy-core/src/broker/retention.js';
-import { Store } from '../../../proxy-core/src/broker/store.js';
-import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
-import { callRecord } from '../../helpers/records.js';
+import { DAY_MS, MB, RETENTION_DEFAULTS, RETENTION_SETTINGS, retentionPolicy, startRetention, type PruneResult } from '../../../../proxy-core/src/broker/db/retention.js';
+import { Store } from '../../../../proxy-core/src/broker/db/store.js';
+import type { CallRecord } from '../../../../proxy-core/src/protocol/api.js';
+import { callRecord } from '../../../helpers/records.js';
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -29,7 +29,7 @@ const ids = (store: Store) => store.history({ limit: 10_000 }).calls.map((c) => 
 function eventsAt(store: Store, times: number[]): void {
   for (const at of times) {
     const e = store.addEvent('tick', null, null, { at });
-    store.db.prepare('UPDATE events SET at = ? WHERE seq = ?').run(at, e.seq);
+    store.db.prepare('UPDATE event_log SET at = ? WHERE seq = ?').run(at, e.seq);
   }
 }
 

@@ -11,9 +11,9 @@
 import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { databaseBackupDir, databaseBackupPath, databasePath, secretPath } from '../ipc/paths.js';
-import { ensurePrivateDir } from '../ipc/secret.js';
-import { createPrivateFile, databaseError, databaseFiles, DatabaseFileError, errorCode, isCorruption } from './db-files.js';
+import { databaseBackupDir, databaseBackupPath, databasePath, secretPath } from '../../ipc/paths.js';
+import { ensurePrivateDir } from '../../ipc/secret.js';
+import { createPrivateFile, databaseError, databaseFiles, DatabaseFileError, errorCode, isCorruption } from './files.js';
 import { MIGRATIONS } from './migrations.js';
 import { Store } from './store.js';
 

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
-import { MIGRATIONS } from '../../../proxy-core/src/broker/migrations.js';
-import { Store } from '../../../proxy-core/src/broker/store.js';
-import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
-import { callRecord } from '../../helpers/records.js';
+import { MIGRATIONS } from '../../../../proxy-core/src/broker/db/migrations.js';
+import { Store } from '../../../../proxy-core/src/broker/db/store.js';
+import type { CallRecord } from '../../../../proxy-core/src/protocol/api.js';
+import { callRecord } from '../../../helpers/records.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -13,7 +13,7 @@
  * never pruned.
  */
 import type Database from 'better-sqlite3';
-import { SETTINGS, type SettingKey } from '../protocol/settings.js';
+import { SETTINGS, type SettingKey } from '../../protocol/settings.js';
 
 export const DAY_MS = 24 * 60 * 60 * 1000;
 export const MB = 1024 * 1024;
@@ -61,7 +61,7 @@ export const JOURNAL_ROW_OVERHEAD = 200;
 
 /** A row's approximate size, as writeJournal and the journal_stats triggers count it. */
 const ROW_BYTES =
-  '200 + COALESCE(octet_length(arguments), 0) + COALESCE(octet_length(result), 0) + COALESCE(octet_length(detail), 0) + COALESCE(octet_length(reasons), 0)';
+  '200 + COALESCE(octet_length(arguments), 0) + COALESCE(octet_length(result), 0) + COALESCE(octet_length(detail), 0) + COALESCE((SELECT octet_length(name) FROM names WHERE id = reasons), 0)';
 
 /** The delete statements, prepared once per database. */
 export class Pruner {
@@ -70,13 +70,13 @@ export class Pruner {
 
   constructor(db: Database.Database) {
     this.s = {
-      oldCalls: db.prepare('DELETE FROM journal WHERE seq IN (SELECT seq FROM journal WHERE started_at < ? ORDER BY started_at LIMIT ?)'),
+      oldCalls: db.prepare('DELETE FROM journal_calls WHERE seq IN (SELECT seq FROM journal_calls WHERE started_at < ? ORDER BY started_at LIMIT ?)'),
       stats: db.prepare('SELECT bytes, size_horizon FROM journal_stats WHERE id = 1').raw(),
-      oldest: db.prepare(`SELECT seq, ${ROW_BYTES}, started_at FROM journal ORDER BY seq LIMIT ?`).raw(),
-      upTo: db.prepare('DELETE FROM journal WHERE seq <= ?'),
+      oldest: db.prepare(`SELECT seq, ${ROW_BYTES}, started_at FROM journal_calls ORDER BY seq LIMIT ?`).raw(),
+      upTo: db.prepare('DELETE FROM journal_calls WHERE seq <= ?'),
       horizon: db.prepare('UPDATE journal_stats SET size_horizon = max(COALESCE(size_horizon, @h), @h) WHERE id = 1'),
-      oldestEvents: db.prepare('SELECT seq, at FROM events ORDER BY seq LIMIT ?').raw(),
-      eventsUpTo: db.prepare('DELETE FROM events WHERE seq <= ? AND at < ?'),
+      oldestEvents: db.prepare('SELECT seq, at FROM event_log ORDER BY seq LIMIT ?').raw(),
+      eventsUpTo: db.prepare('DELETE FROM event_log WHERE seq <= ? AND at < ?'),
     };
     this.run = db.transaction((o: PruneOptions) => this.once(o));
   }

@@ -6,13 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
-import { backupDatabase, DatabaseRefused, openBrokerDatabase } from '../../../proxy-core/src/broker/database.js';
-import { databaseError } from '../../../proxy-core/src/broker/db-files.js';
-import { acquireBrokerLock } from '../../../proxy-core/src/broker/lock.js';
-import { Store } from '../../../proxy-core/src/broker/store.js';
-import { databaseBackupPath, databasePath, secretPath } from '../../../proxy-core/src/ipc/paths.js';
-import { loadOrCreateSecret } from '../../../proxy-core/src/ipc/secret.js';
-import { ROOT } from '../../helpers/airlock.js';
+import { backupDatabase, DatabaseRefused, openBrokerDatabase } from '../../../../proxy-core/src/broker/db/database.js';
+import { databaseError } from '../../../../proxy-core/src/broker/db/files.js';
+import { acquireBrokerLock } from '../../../../proxy-core/src/broker/lock.js';
+import { Store } from '../../../../proxy-core/src/broker/db/store.js';
+import { databaseBackupPath, databasePath, secretPath } from '../../../../proxy-core/src/ipc/paths.js';
+import { loadOrCreateSecret } from '../../../../proxy-core/src/ipc/secret.js';
+import { ROOT } from '../../../helpers/airlock.js';
 
 const undo: (() => unknown)[] = [];
 afterEach(() => {

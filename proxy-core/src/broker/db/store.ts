@@ -1,0 +1,220 @@
+/**
+ * Everything the broker must not forget, in SQLite (WAL): one database, one class per table (or pair of
+ * tables kept together) holding that table's statements. Journal writes are batched into one transaction
+ * per tick by the caller; every other write is small and immediate. Times the Store stamps come from `now`
+ * (the broker's clock; Date.now unless told otherwise).
+ *
+ * The Store's own methods hand on to the tables, for callers written before them.
+ */
+import Database from 'better-sqlite3';
+import type { Verdict } from '../../classify/classify.js';
+import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery, Remember, SessionInfo, Ticket } from '../../protocol/api.js';
+import type { Rule } from '../../policy/rules.js';
+import type { CallEvent } from '../../protocol/events.js';
+import { isDiskError } from '../disk-guard.js';
+import { CatalogTable } from './catalog-table.js';
+import { EventsTable, type EventsQuery } from './events-table.js';
+import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './files.js';
+import { JournalTable } from './journal-table.js';
+import { MIGRATIONS } from './migrations.js';
+import { Names } from './names.js';
+import type { PruneOptions, PruneResult } from './retention.js';
+import { RulesTable } from './rules-table.js';
+import { SessionsTable } from './sessions-table.js';
+import { SettingsTable } from './settings-table.js';
+import { StatementCache } from './statement-cache.js';
+import { TicketsTable } from './tickets-table.js';
+
+export type { EventsQuery } from './events-table.js';
+
+export interface StoreOptions {
+  /** The clock for times the Store stamps itself (events, ends of sessions and tickets, the catalog). */
+  now?: () => number;
+}
+
+export class Store {
+  readonly db: Database.Database;
+  readonly settings: SettingsTable;
+  readonly sessions: SessionsTable;
+  readonly catalogs: CatalogTable;
+  readonly tickets: TicketsTable;
+  readonly ruleSet: RulesTable;
+  readonly eventLog: EventsTable;
+  readonly journal: JournalTable;
+
+  /** Opens (creating when absent) the database at `path`; its files are 0600 and any failure names the file. */
+  constructor(path: string, options: StoreOptions = {}) {
+    this.db = openPrivateDatabase(path);
+    try {
+      this.db.pragma('journal_mode = WAL');
+      // NORMAL in WAL mode survives a process crash; only an OS crash can lose the last commits.
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('busy_timeout = 5000');
+      this.migrate();
+      // SQLite quietly falls back to read-only when it cannot open the file for writing: a real write (the
+      // schema version, unchanged) finds out now, not at the first E-Stop that could not be saved
+      try {
+        this.db.pragma(`user_version = ${this.db.pragma('user_version', { simple: true }) as number}`);
+      } catch (err) {
+        // a full disk is not a read-only file: the broker starts, and says the disk is full (disk-guard.ts)
+        if (!isDiskError(err)) throw err;
+      }
+      // SQLite gives the -wal and -shm files the database's own 0600 mode; older ones are tightened here
+      chmodDatabaseFiles(path);
+    } catch (err) {
+      this.db.close();
+      throw databaseError(path, err);
+    }
+    const now = options.now ?? Date.now;
+    try {
+      const cache = new StatementCache(this.db);
+      const names = new Names(this.db);
+      this.settings = new SettingsTable(this.db);
+      this.sessions = new SessionsTable(this.db, now);
+      this.catalogs = new CatalogTable(this.db, now);
+      this.tickets = new TicketsTable(this.db, now);
+      this.ruleSet = new RulesTable(this.db);
+      this.eventLog = new EventsTable(this.db, now, cache, names);
+      this.journal = new JournalTable(this.db, this.eventLog, now, cache, names);
+    } catch (err) {
+      // a schema version that claims tables the file does not have: close, and name the file
+      this.db.close();
+      throw databaseError(path, err);
+    }
+  }
+
+  private migrate(): void {
+    const version = this.db.pragma('user_version', { simple: true }) as number;
+    if (version > MIGRATIONS.length) {
+      throw new Error(`the database was written by a newer Airlock (schema ${version}, this one knows ${MIGRATIONS.length}); refusing to touch it`);
+    }
+    for (let i = version; i < MIGRATIONS.length; i++) {
+      const sql = MIGRATIONS[i]!;
+      this.db.transaction(() => {
+        this.db.exec(sql);
+        this.db.pragma(`user_version = ${i + 1}`);
+      })();
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  // ---- the tables' methods under their earlier names ------------------------------------------------
+
+  getSetting(key: string): string | undefined {
+    return this.settings.get(key);
+  }
+
+  setSetting(key: string, value: string): void {
+    this.settings.set(key, value);
+  }
+
+  /** See JournalTable.insertBatch. */
+  writeJournal(records: readonly CallRecord[]): CallEvent[] {
+    return this.journal.insertBatch(records);
+  }
+
+  /** See JournalTable.history. */
+  history(query: HistoryQuery = {}): { calls: HistoryItem[]; nextCursor: number | null } {
+    return this.journal.history(query);
+  }
+
+  call(id: string): HistoryItem | null {
+    return this.journal.call(id);
+  }
+
+  journalCount(): number {
+    return this.journal.count();
+  }
+
+  journalBytes(): number {
+    return this.journal.bytes();
+  }
+
+  /** See JournalTable.prune. */
+  prune(opts: PruneOptions): PruneResult {
+    return this.journal.prune(opts);
+  }
+
+  addEvent(type: string, server: string | null, tool: string | null, detail: unknown, at?: number): BrokerEvent {
+    return this.eventLog.add(type, server, tool, detail, at);
+  }
+
+  eventsSince(seq: number, limit: number): BrokerEvent[] {
+    return this.eventLog.since(seq, limit);
+  }
+
+  events(query: EventsQuery = {}): { events: BrokerEvent[]; nextCursor: number | null } {
+    return this.eventLog.page(query);
+  }
+
+  headSeq(): number {
+    return this.eventLog.headSeq();
+  }
+
+  openSession(s: SessionInfo): void {
+    this.sessions.open(s);
+  }
+
+  endSession(id: string): void {
+    this.sessions.end(id);
+  }
+
+  endAllSessions(): void {
+    this.sessions.endAll();
+  }
+
+  replaceCatalog(server: string, verdicts: Iterable<Verdict>): void {
+    this.catalogs.replace(server, verdicts);
+  }
+
+  catalog(server: string): { name: string; class: string; reasons: string[]; declared: unknown }[] {
+    return this.catalogs.list(server);
+  }
+
+  insertTicket(t: Ticket): void {
+    this.tickets.insert(t);
+  }
+
+  endTicket(id: string, resolution: string, remember: Remember | null, reason: string | null): void {
+    this.tickets.end(id, resolution, remember, reason);
+  }
+
+  closeOrphanTickets(): number {
+    return this.tickets.closeOrphans();
+  }
+
+  rules(): Rule[] {
+    return this.ruleSet.list();
+  }
+
+  addRule(rule: Rule): void {
+    this.ruleSet.add(rule);
+  }
+
+  removeRule(id: string): boolean {
+    return this.ruleSet.remove(id);
+  }
+
+  trusts(server: string): boolean {
+    return this.settings.trusts(server);
+  }
+
+  setTrust(server: string, on: boolean): void {
+    this.settings.setTrust(server, on);
+  }
+
+  trustedServers(): string[] {
+    return this.settings.trustedServers();
+  }
+
+  withdrawClaim(server: string, tool: string, evidence: string): boolean {
+    return this.catalogs.withdrawClaim(server, tool, evidence);
+  }
+
+  withdrawn(server: string): Record<string, string> {
+    return this.catalogs.withdrawn(server);
+  }
+}
