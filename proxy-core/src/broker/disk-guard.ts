@@ -6,13 +6,8 @@
  *
  * Only disk errors are handled here: anything else is a bug or bad input and is thrown on as before.
  */
-import { errorCode } from './db/files.js';
+import { isDiskError } from './db/files.js';
 
-/** Errors that mean "the disk cannot take this write now", not "this write is wrong". */
-export function isDiskError(err: unknown): boolean {
-  const code = errorCode(err);
-  return code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR') || code === 'ENOSPC' || code === 'EDQUOT' || code === 'EIO';
-}
 
 /** An event that could not be stored, kept to be stored (with the time it happened) once the disk allows. */
 export interface UnsavedEvent {

@@ -8,7 +8,7 @@ import type { EventDetails } from '../protocol/events.js';
 import { BrokerNote } from '../protocol/names.js';
 import type { Clock } from '../util/clock.js';
 import type { JournalSafety } from './journal-safety.js';
-import type { RecordEvent } from './parts.js';
+import type { RecordEvent } from './events.js';
 import { parseJson } from './db/queries.js';
 import type { Session, Sessions } from './sessions.js';
 import type { Store } from './db/store.js';

@@ -6,6 +6,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { BrokerEvent } from '../protocol/api.js';
+import type { EventDetails, EventType } from '../protocol/events.js';
+
+/** Store an event and publish it to subscribers (journal-safety.ts keeps it while the disk refuses). */
+export type RecordEvent = <K extends EventType>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]) => BrokerEvent;
 
 export interface EventSource {
   eventsSince(seq: number, limit: number): BrokerEvent[];

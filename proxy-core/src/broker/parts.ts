@@ -5,13 +5,11 @@
 import type { Launcher } from '../clients/launcher.js';
 import type { Env } from '../ipc/paths.js';
 import type { MatchEnv } from '../policy/arg-conditions.js';
-import type { BrokerEvent } from '../protocol/api.js';
-import type { EventDetails, EventType } from '../protocol/events.js';
 import type { Clock } from '../util/clock.js';
 import type { ServerCatalogs } from './catalogs.js';
 import type { ClientConfigsApi } from './client-configs.js';
 import type { EstopSwitch } from './estop.js';
-import type { EventBus } from './events.js';
+import type { EventBus, RecordEvent } from './events.js';
 import type { FileTools } from './undo/file-tools.js';
 import type { Inspections } from './inspections.js';
 import type { JournalSafety } from './journal-safety.js';
@@ -39,9 +37,6 @@ export interface BrokerOptions {
   /** How path arguments are judged (home, platform, real paths): the system's unless a test says otherwise. */
   matchEnv?: MatchEnv;
 }
-
-/** Store an event and publish it to subscribers (journal-safety.ts keeps it while the disk refuses). */
-export type RecordEvent = <K extends EventType>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]) => BrokerEvent;
 
 export interface BrokerParts {
   readonly options: BrokerOptions;

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { IpcError } from '../ipc/channel.js';
 import type { Rule } from '../policy/rules.js';
 import type { Clock } from '../util/clock.js';
-import type { RecordEvent } from './parts.js';
+import type { RecordEvent } from './events.js';
 import type { Store } from './db/store.js';
 
 export class RuleBook {

@@ -109,3 +109,9 @@ export function openPrivateDatabase(path: string, options: Database.Options = {}
     throw databaseError(path, err, what);
   }
 }
+
+/** Errors that mean "the disk cannot take this write now", not "this write is wrong". */
+export function isDiskError(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR') || code === 'ENOSPC' || code === 'EDQUOT' || code === 'EIO';
+}

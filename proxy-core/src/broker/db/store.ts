@@ -11,7 +11,7 @@ import type { Verdict } from '../../classify/classify.js';
 import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery, Remember, SessionInfo, Ticket } from '../../protocol/api.js';
 import type { Rule } from '../../policy/rules.js';
 import type { CallEvent } from '../../protocol/events.js';
-import { isDiskError } from '../disk-guard.js';
+import { isDiskError } from './files.js';
 import { CatalogTable } from './catalog-table.js';
 import { EventsTable, type EventsQuery } from './events-table.js';
 import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './files.js';

@@ -11,14 +11,32 @@ import { approve, ask, deny, pending, preview, ticketArguments } from '../../pro
 import { BrokerToWrapper } from '../../protocol/names.js';
 import { type Bind, inSession } from '../api/handlers.js';
 import { DISK_FULL_REASON } from '../journal-safety.js';
-import type { BrokerParts } from '../parts.js';
-import type { Session } from '../sessions.js';
+import type { EstopSwitch } from '../estop.js';
+import type { RuleBook } from '../rule-book.js';
+import type { FileTools } from '../undo/file-tools.js';
+import type { MatchEnv } from '../../policy/arg-conditions.js';
+import type { JournalSafety } from '../journal-safety.js';
+import type { Session, Sessions } from '../sessions.js';
 import { bad, checkArgConditions } from '../validate.js';
 import { heldArguments, requireArgumentsSeen } from './held-arguments.js';
 import { previewCall } from './preview.js';
-import { newTicketId } from './tickets.js';
+import { newTicketId, type Tickets } from './tickets.js';
 
-export function bindTickets(on: Bind, b: BrokerParts): void {
+/**
+ * What of the broker the tickets' methods reach, named here so the room depends on the parts it uses and not on
+ * the facade that holds them all (the Broker is one of these).
+ */
+export interface TicketsApiParts {
+  readonly tickets: Tickets;
+  readonly sessions: Sessions;
+  readonly safety: JournalSafety;
+  readonly estop: Pick<EstopSwitch, 'on'>;
+  readonly ruleBook: Pick<RuleBook, 'insert'>;
+  readonly fileTools: Pick<FileTools, 'get'>;
+  readonly matchEnv: MatchEnv;
+}
+
+export function bindTickets(on: Bind, b: TicketsApiParts): void {
   on(ask, inSession((session, p) => askCall(b, session, p)));
   on(pending, () => b.tickets.pending());
   on(approve, (p) => approveTicket(b, p));
@@ -32,14 +50,14 @@ export function bindTickets(on: Bind, b: BrokerParts): void {
   on(ticketArguments, (p) => heldArguments(b.tickets.require(p.id), p.offset, (sessionId, params) => b.sessions.request(sessionId, BrokerToWrapper.heldArguments, params, 10_000)));
 }
 
-function askCall(b: BrokerParts, session: Session, p: WrapperParamsOf<'call.ask'>): Promise<AskAnswer> {
+function askCall(b: TicketsApiParts, session: Session, p: WrapperParamsOf<'call.ask'>): Promise<AskAnswer> {
   if (b.estop.on) return Promise.resolve({ decision: 'deny', decidedBy: 'estop', ticketId: newTicketId(), reason: 'E-Stop is on' });
   if (b.safety.disk.full) return Promise.resolve({ decision: 'deny', decidedBy: 'error', ticketId: newTicketId(), reason: DISK_FULL_REASON });
   return b.tickets.ask(session, p);
 }
 
 /** Approve a held call; `always` adds an allow rule, scoped to calls whose arguments meet `args` when given. */
-export async function approveTicket(b: BrokerParts, p: CheckedParamsOf<'approve'>): Promise<ResultOf<'approve'>> {
+export async function approveTicket(b: TicketsApiParts, p: CheckedParamsOf<'approve'>): Promise<ResultOf<'approve'>> {
   const { id, remember, args, undoable, argsSeen } = p;
   if (args !== undefined && remember !== 'always') throw bad('argument conditions scope an "always" approval: give remember "always" with them');
   if (undoable && remember !== 'always') throw bad('"only calls Airlock can undo" scopes an "always" approval: give remember "always" with it');
@@ -64,7 +82,7 @@ export async function approveTicket(b: BrokerParts, p: CheckedParamsOf<'approve'
   return { ok: true, ticket, remember };
 }
 
-export function denyTicket(b: BrokerParts, id: string, reason?: string): { ok: true; ticket: Ticket } {
+export function denyTicket(b: TicketsApiParts, id: string, reason?: string): { ok: true; ticket: Ticket } {
   const open = b.tickets.require(id);
   const text = reason ? `denied by you: ${reason}` : 'denied by you';
   b.tickets.end(open, { decision: 'deny', decidedBy: 'user', ticketId: id, reason: text }, 'denied', null);

@@ -9,7 +9,7 @@ import type { EventDetails } from '../../protocol/events.js';
 import { BrokerNote } from '../../protocol/names.js';
 import type { Clock, Timer } from '../../util/clock.js';
 import type { Session } from '../sessions.js';
-import { isDiskError } from '../disk-guard.js';
+import { isDiskError } from '../db/files.js';
 import type { Store } from '../db/store.js';
 import { strings, ticketArguments, toolClass } from '../validate.js';
 
