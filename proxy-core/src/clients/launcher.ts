@@ -5,7 +5,7 @@
  * passes a Launcher in (the CLI's default is cli/launcher.ts). A packaged install can name its own in
  * AIRLOCK_LAUNCHER (a JSON array: command, then args), read here from the env the caller hands over.
  */
-import type { Env } from './types.js';
+import type { Env } from '../ipc/paths.js';
 
 export interface Launcher {
   command: string;
