@@ -36,6 +36,7 @@ import {
 import type { PolicySnapshot } from '../policy/decide.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { HardStop, type UpstreamControl, type UpstreamState } from './estop.js';
+import { InFlight, type Responder } from './in-flight.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
 import { InitCapture } from './restart.js';
 import type { CallStage } from './stages.js';
@@ -70,8 +71,8 @@ export class Relay {
   /** The calls in flight: what an E-Stop or a front end acts on (`inFlight`, `end`). */
   readonly calls: CallPipeline;
   private readonly verdicts: ToolVerdicts;
-  /** Client requests (other than tools/call) sent upstream and not answered yet: id key -> id and method. */
-  private readonly forwarded = new Map<string, { id: JsonRpcId; method: string }>();
+  /** Every request the server was sent and has not answered, by id key: what takes each answer. */
+  private readonly inFlight = new InFlight();
   private initialized = false;
   /** The client's initialize and the server's answer, for a restart after E-Stop. */
   private readonly init = new InitCapture();
@@ -108,9 +109,12 @@ export class Relay {
       initialized: () => this.initialized,
       unavailable: () => this.hard.unavailable(),
       taskCreated: (call, handle) => this.tasks.created(call, handle),
+      inFlight: this.inFlight,
+      serverLetGo: () => this.hard.serverLetGo(),
     });
     this.tasks = new TaskBook({
       clock,
+      inFlight: this.inFlight,
       log: o.log,
       toUpstream: (m) => this.o.toUpstream(frame(m)),
       toClient: (m) => this.o.toClient(frame(m)),
@@ -124,6 +128,7 @@ export class Relay {
       tasks: this.tasks,
       listing: this.verdicts.listing,
       init: this.init,
+      inFlight: this.inFlight,
       upstream: o.upstream,
       restartTimeoutMs: o.restartTimeoutMs ?? RESTART_TIMEOUT_MS,
       log: o.log,
@@ -184,7 +189,7 @@ export class Relay {
   private readonly idCheck: ClientCheckContext = {
     inFlight: (id) => {
       const key = idKey(id);
-      return this.calls.has(key) || this.forwarded.has(key);
+      return this.calls.has(key) || this.inFlight.has(key);
     },
     reserved: (id) => this.verdicts.listing.reserves(id),
   };
@@ -217,7 +222,7 @@ export class Relay {
    */
   private tooDeep(m: Record<string, unknown>): boolean {
     if (!nestedDeeperThan(m, MAX_NESTING)) return false;
-    const listingAnswer = isId(m.id) && !Object.hasOwn(m, 'method') && (this.verdicts.listing.reserves(m.id) || this.forwarded.get(idKey(m.id))?.method === 'tools/list');
+    const listingAnswer = isId(m.id) && !Object.hasOwn(m, 'method') && (this.verdicts.listing.reserves(m.id) || this.inFlight.get(idKey(m.id))?.method === 'tools/list');
     const kept = listingAnswer ? withholdDeepTools(m, MAX_NESTING) : null;
     if (kept) {
       this.o.log(`airlock: the server listed ${kept.withheld.length} tool(s) nested deeper than ${MAX_NESTING} levels (${kept.withheld.map((n) => JSON.stringify(n.slice(0, 80))).join(', ')}); withheld, every call to them asks`);
@@ -241,7 +246,7 @@ export class Relay {
       // calls pipelined behind the client's own listing wait for its answer (it may change a definition)
       if (method === 'tools/list') this.verdicts.listing.clientListingSent(idKey(m.id));
       if (m.method.startsWith('tasks/')) this.tasks.clientAsked(idKey(m.id), m.method, m.params);
-      this.forwarded.set(idKey(m.id), { id: m.id, method: m.method });
+      this.inFlight.expect(idKey(m.id), new ClientRequest(this, m.id, m.method));
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(m);
       this.initialized = true;
@@ -255,7 +260,7 @@ export class Relay {
         if (this.calls.clientCancelled(key)) return;
         // a cancelled request is not answered by the server, so its id is free again
         if (!this.calls.has(key)) {
-          this.forwarded.delete(key);
+          this.inFlight.forget(key);
           this.verdicts.listing.clientListingEnded(key);
           this.tasks.forget(key);
         }
@@ -306,48 +311,17 @@ export class Relay {
   private upstreamMessage(m: Message, raw: Buffer): void {
     if (isResponse(m)) {
       const id = m.id as JsonRpcId | null;
-      const listing = this.verdicts.listing;
-      if (this.hard.takes(id)) return this.hard.takeResponse(m as unknown as JsonRpcResponse);
-      if (this.tasks.takes(id)) return this.tasks.takeResponse(m as unknown as JsonRpcResponse, raw);
-      // an undo's inverse: its call in the pipeline takes the answer (a late one, for a call that ended, is dropped)
-      if (this.inverses.takes(id)) {
-        if (this.calls.serverAnswered(idKey(id as JsonRpcId), m, raw)) this.hard.serverLetGo();
-        return;
-      }
-      if (listing.reserves(id)) return listing.takeResponse(m as unknown as JsonRpcResponse);
-      if (id !== null && id !== undefined) {
-        const key = idKey(id);
-        if (this.calls.serverAnswered(key, m, raw)) return this.hard.serverLetGo();
-        const method = this.forwarded.get(key)?.method;
-        if (method === undefined) {
-          // A server must not answer what it was never asked: above all a call still waiting for approval,
-          // which it could otherwise "complete" with a made-up result.
-          this.o.log(`airlock: the server answered request ${JSON.stringify(id)}, which it was never sent; dropped`);
-          return;
-        }
-        this.forwarded.delete(key);
-        this.tasks.serverAnswered(key, m, raw);
-        if (method === 'tools/list') {
-          const result = m.result;
-          // the page is evidence first (a declaration that differs makes our listing stale), then the calls
-          // that waited behind it are decided
-          if (isObject(result)) listing.observe(result.tools);
-          listing.clientListingEnded(key);
-          if (!isObject(result)) return this.forwardClient(raw);
-          const send = () => this.o.toClient(frame({ ...m, result: this.verdicts.annotate(result) }));
-          // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
-          // rather than tell the client "asks" for everything and take it back with list_changed.
-          if (this.o.link.state === 'connecting') return void this.o.link.ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);
-          return send();
-        }
-        if (method === 'initialize') {
-          this.init.serverAnswered(key, m);
-          const caps = isObject(m.result) ? m.result.capabilities : undefined;
-          listing.allowListing();
-          if (!isObject(caps) || caps.tools === undefined) this.o.log('airlock: the server does not declare the tools capability');
-        }
-      }
-      return this.forwardClient(raw);
+      // one table routes every answer to what asked: the client's request, a forwarded call (the client's or
+      // Airlock's own), E-Stop's replayed initialize, a task request of the wrapper's
+      const responder = isId(id) ? this.inFlight.take(idKey(id)) : undefined;
+      if (responder) return responder.answered(m, raw);
+      // the rest of the reserved namespace is the listing's (its own tools/list pages; any other is dropped there)
+      if (this.verdicts.listing.reserves(id)) return this.verdicts.listing.takeResponse(m as unknown as JsonRpcResponse);
+      if (id === null || id === undefined) return this.forwardClient(raw);
+      // A server must not answer what it was never asked: above all a call still waiting for approval, which it
+      // could otherwise "complete" with a made-up result.
+      this.o.log(`airlock: the server answered request ${JSON.stringify(id)}, which it was never sent; dropped`);
+      return;
     }
     const method = m.method;
     if (method === 'notifications/tools/list_changed') {
@@ -383,6 +357,32 @@ export class Relay {
     if (suspects.size > 0) this.verdicts.withdraw(suspects);
   }
 
+  /** The server answered a request of the client's (not a tools/call): relayed, after what it tells us. */
+  clientRequestAnswered(key: string, method: string, m: Message, raw: Buffer): void {
+    const listing = this.verdicts.listing;
+    this.tasks.serverAnswered(key, m, raw);
+    if (method === 'tools/list') {
+      const result = m.result;
+      // the page is evidence first (a declaration that differs makes our listing stale), then the calls
+      // that waited behind it are decided
+      if (isObject(result)) listing.observe(result.tools);
+      listing.clientListingEnded(key);
+      if (!isObject(result)) return this.forwardClient(raw);
+      const send = () => this.o.toClient(frame({ ...m, result: this.verdicts.annotate(result) }));
+      // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
+      // rather than tell the client "asks" for everything and take it back with list_changed.
+      if (this.o.link.state === 'connecting') return void this.o.link.ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);
+      return send();
+    }
+    if (method === 'initialize') {
+      this.init.serverAnswered(key, m);
+      const caps = isObject(m.result) ? m.result.capabilities : undefined;
+      listing.allowListing();
+      if (!isObject(caps) || caps.tools === undefined) this.o.log('airlock: the server does not declare the tools capability');
+    }
+    this.forwardClient(raw);
+  }
+
   // ---- lifecycle ---------------------------------------------------------------------------------------
 
   /** The client went away: pending tickets are withdrawn. */
@@ -414,13 +414,12 @@ export class Relay {
 
   /** The server is going away: each request it was sent and has not answered gets an error now. */
   private abandonRequests(why: string): void {
-    const open = [...this.forwarded.entries()];
-    this.forwarded.clear();
+    const open = this.inFlight.drain((r) => r instanceof ClientRequest);
     for (const [key] of open) {
       this.verdicts.listing.clientListingEnded(key);
       this.tasks.forget(key);
     }
-    for (const [, { id }] of open) this.reply(errorResponse(id, INTERNAL_ERROR, why));
+    for (const [, r] of open) this.reply(errorResponse((r as ClientRequest).id, INTERNAL_ERROR, why));
   }
 
   /** The server is back (or will not be): the lines held meanwhile are taken as if they came now. */
@@ -443,6 +442,19 @@ export class Relay {
   private forwardClient(raw: Buffer): void {
     this.o.toClient(raw.length < 65536 ? Buffer.concat([raw, NL]) : raw);
     if (raw.length >= 65536) this.o.toClient(NL);
+  }
+}
+
+/** A request of the client's the server was sent (any but tools/call): its answer goes back to the client. */
+class ClientRequest implements Responder {
+  constructor(
+    private readonly relay: Relay,
+    readonly id: JsonRpcId,
+    readonly method: string,
+  ) {}
+
+  answered(m: Message, raw: Buffer): void {
+    this.relay.clientRequestAnswered(idKey(this.id), this.method, m, raw);
   }
 }
 
