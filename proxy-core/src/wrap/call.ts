@@ -41,7 +41,7 @@ export interface RunEnd {
   by: 'server' | 'gone' | 'task';
   outcome: Outcome;
   /** Appended to the call's detail. */
-  note?: string;
+  note?: string | undefined;
 }
 
 /**

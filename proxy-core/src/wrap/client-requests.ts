@@ -32,9 +32,8 @@ export class ClientRequest implements Responder {
     readonly method: string,
   ) {}
 
-  answered(m: Message, raw: Buffer): void {
+  answered(m: Message, raw: Buffer, key: string = idKey(this.id)): void {
     const o = this.o;
-    const key = idKey(this.id);
     const listing = o.verdicts().listing;
     o.tasks().serverAnswered(key, m, raw);
     if (this.method === 'tools/list') {

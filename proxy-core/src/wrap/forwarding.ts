@@ -12,13 +12,13 @@ import type { Call } from './call.js';
 import type { CallBudget } from './call-budget.js';
 import { capturedResult } from './capture.js';
 import type { PipelineCore } from './pipeline.js';
-import { type CallStage, composeAfterResult, composeBeforeForward } from './stages.js';
+import { type CallStage, composeAfterResult, composeBeforeForward, type PreForwardResult } from './stages.js';
 import { taskHandle } from './tasks.js';
 
 const STRUCTURED_CHECK_MAX_BYTES = 1024 * 1024;
 
 export class Forwarding {
-  private beforeForward = composeBeforeForward([]);
+  private beforeForward = composeBeforeForward<Call>([]);
   private afterResult = composeAfterResult([]);
 
   constructor(
@@ -28,7 +28,7 @@ export class Forwarding {
 
   /** The hooks, in order (composed again whenever one is added). */
   stagesChanged(stages: readonly CallStage[]): void {
-    this.beforeForward = composeBeforeForward(stages);
+    this.beforeForward = composeBeforeForward<Call>(stages);
     this.afterResult = composeAfterResult(stages);
   }
 
@@ -45,16 +45,22 @@ export class Forwarding {
     call.detail = detail;
     call.decidedAt ??= core.o.clock.now();
     call.to('preparing');
-    this.beforeForward(call, (r) =>
-      core.guarded(call, () => {
-        if (call.state !== 'preparing') return;
-        if (!r.ok) return core.deny(call, r.decidedBy, r.reason);
-        // a hook took its time: what the broker said meanwhile still holds
-        if (r.waited && core.o.link.policy?.estop === true) return core.deny(call, 'estop', 'E-Stop is on: every tool call is refused');
-        this.forward(call);
-      }),
-    );
+    this.beforeForward(call, this.prepared);
   }
+
+  /** The pre-forward hooks are through (one function for every call: no closure each). */
+  private readonly prepared = (call: Call, r: PreForwardResult): void => {
+    const core = this.core;
+    try {
+      if (call.state !== 'preparing') return;
+      if (!r.ok) return core.deny(call, r.decidedBy, r.reason);
+      // a hook took its time: what the broker said meanwhile still holds
+      if (r.waited && core.o.link.policy?.estop === true) return core.deny(call, 'estop', 'E-Stop is on: every tool call is refused');
+      this.forward(call);
+    } catch (err) {
+      core.failed(call, err);
+    }
+  };
 
   /** About to be forwarded: a changing call takes a tripwire place first, or waits for one. */
   private forward(call: Call): void {
@@ -134,7 +140,7 @@ export class Forwarding {
       : call.cancelled
         ? `; cancelled by the client, the server answered anyway (${outcome})`
         : undefined;
-    call.finish({ by: 'server', outcome, ...(note ? { note } : {}) });
+    call.finish({ by: 'server', outcome, note });
     if (outcome === 'ok' && isObject(result) && result.structuredContent !== undefined && raw.length < STRUCTURED_CHECK_MAX_BYTES) {
       if (o.verdicts.listing.outputSchema(call.tool) !== undefined) o.link.structured(call.tool, result.structuredContent);
     }

@@ -11,7 +11,8 @@ import type { Message } from '../jsonrpc/messages.js';
 export interface Responder {
   /** The method asked (a client's tools/list answer is annotated; a nested one is checked as a listing). */
   readonly method: string;
-  answered(m: Message, raw: Buffer): void;
+  /** The answer, with the id key it came under (one responder can serve many requests). */
+  answered(m: Message, raw: Buffer, key: string): void;
 }
 
 export class InFlight {

@@ -85,6 +85,8 @@ export interface PipelineCore {
   deny(call: Call, decidedBy: DecidedBy, reason: string, detail?: string): void;
   /** Run a step; whatever it throws denies the call (never a forward, never a crash). */
   guarded(call: Call, step: () => void): void;
+  /** A step threw: the call is denied (what `guarded` does with an error). */
+  failed(call: Call, err: unknown): void;
   verdictOf(tool: string): Verdict;
   /** The call has its answer: its id is free again. */
   close(call: Call): void;
@@ -104,6 +106,8 @@ export class CallPipeline implements PipelineCore {
   private readonly silenced = new Set<string | number>();
   private readonly desk: TicketDesk;
   private readonly forwarding: Forwarding;
+  /** What takes the server's answer to every forwarded call (found by its id key): one for all of them. */
+  private readonly answers: Responder = { method: 'tools/call', answered: (m, raw, key) => this.serverAnswered(key, m, raw) };
 
   constructor(readonly o: PipelineContext) {
     this.desk = new TicketDesk(this);
@@ -164,7 +168,11 @@ export class CallPipeline implements PipelineCore {
     this.calls.set(key, call);
     // a token the client uses again belongs to its new call (the stopped one no longer exists for the client)
     if (progressToken !== undefined && this.silenced.size > 0) this.silenced.delete(progressToken);
-    this.guarded(call, () => decideCall(this, call));
+    try {
+      decideCall(this, call);
+    } catch (err) {
+      this.failed(call, err);
+    }
   }
 
   /**
@@ -189,14 +197,14 @@ export class CallPipeline implements PipelineCore {
   }
 
   sent(call: Call): void {
-    const responder: Responder = { method: 'tools/call', answered: (m, raw) => this.serverAnswered(call, m, raw) };
-    this.o.inFlight.expect(call.key, responder);
+    this.o.inFlight.expect(call.key, this.answers);
   }
 
   /** The server answered a forwarded call (routed here through the in-flight table). */
-  private serverAnswered(call: Call, m: Message, raw: Buffer): void {
-    if (this.calls.get(call.key) !== call || call.state !== 'forwarded') return;
-    this.calls.delete(call.key);
+  private serverAnswered(key: string, m: Message, raw: Buffer): void {
+    const call = this.calls.get(key);
+    if (!call || call.state !== 'forwarded') return;
+    this.calls.delete(key);
     if (call.progressToken !== undefined && this.silenced.size > 0) this.silenced.delete(call.progressToken);
     this.forwarding.serverAnswered(call, m, raw);
     this.o.serverLetGo?.();
@@ -343,9 +351,13 @@ export class CallPipeline implements PipelineCore {
     try {
       step();
     } catch (err) {
-      this.o.log(`airlock: internal error in call ${call.callId} ("${call.tool}"): ${(err as Error).message}`);
-      this.deny(call, 'error', `internal error: ${(err as Error).message}`);
+      this.failed(call, err);
     }
+  }
+
+  failed(call: Call, err: unknown): void {
+    this.o.log(`airlock: internal error in call ${call.callId} ("${call.tool}"): ${(err as Error).message}`);
+    this.deny(call, 'error', `internal error: ${(err as Error).message}`);
   }
 
   /** The verdict for a call being ended: whatever goes wrong here must not keep the client from its answer. */

@@ -279,8 +279,9 @@ export class Relay {
       const id = m.id as JsonRpcId | null;
       // one table routes every answer to what asked: the client's request, a forwarded call (the client's or
       // Airlock's own), E-Stop's replayed initialize, a task request of the wrapper's
-      const responder = isId(id) ? this.inFlight.take(idKey(id)) : undefined;
-      if (responder) return responder.answered(m, raw);
+      const key = isId(id) ? idKey(id) : undefined;
+      const responder = key !== undefined ? this.inFlight.take(key) : undefined;
+      if (responder) return responder.answered(m, raw, key!);
       // the rest of the reserved namespace is the listing's (its own tools/list pages; any other is dropped there)
       if (this.verdicts.listing.reserves(id)) return this.verdicts.listing.takeResponse(m as unknown as JsonRpcResponse);
       if (id === null || id === undefined) return this.forwardClient(raw);

@@ -39,47 +39,51 @@ export interface CallStage {
 
 export type PreForwardResult = { ok: true; waited: boolean } | { ok: false; decidedBy: DecidedBy; reason: string };
 
+const PASSED: PreForwardResult = Object.freeze({ ok: true, waited: false });
+const PASSED_AFTER_WAIT: PreForwardResult = Object.freeze({ ok: true, waited: true });
+
 /**
  * The pre-forward hooks as one function, composed as Hono's `compose` does: `dispatch(i)` runs hook i and goes
- * on to i + 1 once it returned (at once when it returned synchronously, so no hook that waits costs no tick).
- * Errors are handled in one place: a throw, a rejection or a veto settles the call as refused. `settle` is
- * called once with the result, unless the call left `preparing` meanwhile (then nothing more runs).
+ * on to i + 1 once it returned (at once when it returned synchronously, so a call no hook waits on is forwarded
+ * in the tick it was allowed, and costs no closure). Errors are handled in one place: a throw, a rejection or a
+ * veto settles the call as refused. `settle` is called once with the result, unless the call left `preparing`
+ * meanwhile (then nothing more runs).
  */
-export function composeBeforeForward(stages: readonly CallStage[]): (call: CallView, settle: (r: PreForwardResult) => void) => void {
+export function composeBeforeForward<C extends CallView>(stages: readonly CallStage[]): (call: C, settle: (call: C, r: PreForwardResult) => void) => void {
   const hooks = stages.filter((s) => s.beforeForward !== undefined);
-  return (call, settle) => {
-    const dispatch = (i: number, waited: boolean): void => {
-      for (; i < hooks.length; i++) {
-        if (call.state !== 'preparing') return;
-        const stage = hooks[i]!;
-        let out: ReturnType<NonNullable<CallStage['beforeForward']>>;
-        try {
-          out = stage.beforeForward!(call);
-        } catch (err) {
-          return settle(failed(stage, err));
-        }
-        if (isPromise(out)) {
-          const next = i + 1;
-          out.then(
-            (value) => {
-              if (call.state !== 'preparing') return;
-              const veto = vetoOf(stage, value);
-              if (veto) settle(veto);
-              else dispatch(next, true);
-            },
-            (err: unknown) => {
-              if (call.state === 'preparing') settle(failed(stage, err));
-            },
-          );
-          return;
-        }
-        const veto = vetoOf(stage, out);
-        if (veto) return settle(veto);
+  const dispatch = (call: C, settle: (call: C, r: PreForwardResult) => void, from: number, waited: boolean): void => {
+    for (let i = from; i < hooks.length; i++) {
+      if (call.state !== 'preparing') return;
+      const stage = hooks[i]!;
+      let out: ReturnType<NonNullable<CallStage['beforeForward']>>;
+      try {
+        out = stage.beforeForward!(call);
+      } catch (err) {
+        return settle(call, failed(stage, err));
       }
-      if (call.state === 'preparing') settle({ ok: true, waited });
-    };
-    dispatch(0, false);
+      if (isPromise(out)) {
+        const next = i + 1;
+        out.then(
+          (value) => {
+            if (call.state !== 'preparing') return;
+            const veto = vetoOf(stage, value);
+            if (veto) settle(call, veto);
+            else dispatch(call, settle, next, true);
+          },
+          (err: unknown) => {
+            if (call.state === 'preparing') settle(call, failed(stage, err));
+          },
+        );
+        return;
+      }
+      if (out !== undefined) {
+        const veto = vetoOf(stage, out);
+        if (veto) return settle(call, veto);
+      }
+    }
+    if (call.state === 'preparing') settle(call, waited ? PASSED_AFTER_WAIT : PASSED);
   };
+  return (call, settle) => dispatch(call, settle, 0, false);
 }
 
 /**
