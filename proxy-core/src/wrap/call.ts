@@ -174,6 +174,7 @@ export class Call implements CallView {
    * early answer or a cancellation is not a decision on the call).
    */
   end(decision: 'deny', by: DecidedBy, detail: string, outcome: Outcome, decided = true): void {
+    if (!UNSENT.has(this.current)) throw new Error(`call ${this.callId} cannot end unsent: it is ${this.current}`);
     this.decision = decision;
     this.decidedBy = by;
     this.detail = detail;
