@@ -241,8 +241,6 @@ export class Call implements CallView {
       arguments: shown.text,
       argsTruncated: shown.truncated,
       argsBytes: shown.bytes,
-      // the hash is what a held ticket matches on; a call that never asked is not hashed just for the journal
-      ...(this.sha !== undefined ? { argsSha256: this.sha } : {}),
       class: this.verdict?.class ?? 'unclassifiable',
       // a call of Airlock's own says first what it is and who asked for it
       reasons: this.internal ? [this.internal.note, ...(this.verdict?.reasons ?? [])] : (this.verdict?.reasons ?? []),
@@ -252,6 +250,8 @@ export class Call implements CallView {
       outcome: this.outcome,
       startedAt: this.startedAt,
     };
+    // the hash is what a held ticket matches on; a call that never asked is not hashed just for the journal
+    if (this.sha !== undefined) record.argsSha256 = this.sha;
     if (this.ticketId !== undefined) record.ticketId = this.ticketId;
     if (this.result) {
       record.result = this.result.text;

@@ -5,10 +5,10 @@
  * UI code (the SDK comes in only for a remote upstream, in its own module).
  */
 import type { Readable, Writable } from 'node:stream';
-import { setFlagsFromString } from 'node:v8';
 import { dataDir } from '../ipc/paths.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { BrokerLink } from './broker-link.js';
+import { keepYoungGenerationSmall } from './memory.js';
 import { heldArgumentsPage } from './held-arguments.js';
 import type { UpstreamControl } from './estop.js';
 import { Relay } from './relay.js';
@@ -42,6 +42,7 @@ export interface WrapOptions {
  * can be relayed.
  */
 export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
+  // (the wrap command does this first of all; a wrapper started otherwise, a test's, does it here)
   keepYoungGenerationSmall();
   const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
   const session = { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag, ...(o.undo?.length ? { undo: o.undo } : {}) };
@@ -173,22 +174,6 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onClientGone);
 
   return exited;
-}
-
-/**
- * V8 grows its young generation (up to 2 × 16 MB) once the bytes that lived through scavenges add up to its size,
- * which under a steady stream of calls they always do: the calls in flight and the journal entries waiting for
- * the broker's acknowledgement survive a scavenge or two. That is tens of megabytes of RSS bought for a little
- * less GC work, in a process that holds well under a megabyte per moment. The wrapper keeps it at its first
- * size: more, smaller scavenges, each as cheap as the live set is small. (The growth factor is read at each
- * growth, so setting it now takes effect; the heap's limits themselves cannot be changed after start.)
- */
-function keepYoungGenerationSmall(): void {
-  try {
-    setFlagsFromString('--semi-space-growth-factor=1');
-  } catch {
-    // a runtime without the flag only keeps its default
-  }
 }
 
 /**

@@ -59,7 +59,7 @@ function tooDeep(m: Record<string, unknown>, o: ServerLinesContext): boolean {
 
 /** Every way JSON can spell the key "id" (its letters' \\u escapes have no hex letters, so case cannot vary). */
 const ID_KEY_SPELLINGS = ['"id"', '"\\u0069d"', '"i\\u0064"', '"\\u0069\\u0064"'].map((k) => Buffer.from(k));
-const PLAIN_ID = ID_KEY_SPELLINGS[0]!;
+const PLAIN_ID_ONLY = [ID_KEY_SPELLINGS[0]!];
 /** What every escaped spelling contains: a line without it can spell "id" only plainly. */
 const ESCAPED_ZERO = Buffer.from('\\u00');
 
@@ -67,7 +67,7 @@ const ESCAPED_ZERO = Buffer.from('\\u00');
 function hasOneIdKey(line: Buffer): boolean {
   let seen = 0;
   // the common line has no \u00 escape at all: one scan for it, and one for the plain spelling
-  const spellings = line.indexOf(ESCAPED_ZERO) === -1 ? [PLAIN_ID] : ID_KEY_SPELLINGS;
+  const spellings = line.indexOf(ESCAPED_ZERO) === -1 ? PLAIN_ID_ONLY : ID_KEY_SPELLINGS;
   for (const key of spellings) {
     for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + 1)) if (++seen > 1) return false;
   }

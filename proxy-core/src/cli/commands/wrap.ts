@@ -4,6 +4,7 @@
  */
 import { isAbsolute } from 'node:path';
 import { parseWrapArgv, WrapArgvError, type WrapArgv } from '../../clients/wrapped.js';
+import { keepYoungGenerationSmall } from '../../wrap/memory.js';
 import { type EarlyEvents, spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
 import { declarationProblems, type InverseDecl, parseUndoSpec, UndoSpecError } from '../../policy/undo-spec.js';
 import { CliError, UsageError } from '../errors.js';
@@ -20,6 +21,8 @@ function oneLine(err: unknown): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
+  // before the relay's modules load: their loading would grow the young generation first (wrap/memory.ts)
+  keepYoungGenerationSmall();
   try {
     return await wrap(argv.slice(1));
   } catch (err) {
