@@ -4,7 +4,6 @@
  */
 import { isAbsolute } from 'node:path';
 import { parseWrapArgv, WrapArgvError, type WrapArgv } from '../../clients/wrapped.js';
-import { keepYoungGenerationSmall } from '../../wrap/memory.js';
 import { type EarlyEvents, spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
 import { declarationProblems, type InverseDecl, parseUndoSpec, UndoSpecError } from '../../policy/undo-spec.js';
 import { CliError, UsageError } from '../errors.js';
@@ -21,8 +20,6 @@ function oneLine(err: unknown): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  // before the relay's modules load: their loading would grow the young generation first (wrap/memory.ts)
-  keepYoungGenerationSmall();
   try {
     return await wrap(argv.slice(1));
   } catch (err) {
@@ -70,6 +67,8 @@ async function wrap(rest: string[]): Promise<number> {
   const onClose = (code: number | null, signal: NodeJS.Signals | null) => (early.close = { code, signal });
   child.on('error', onError);
   child.on('close', onClose);
+  // once the server is on its way, before the relay's modules load (wrap/memory.ts)
+  (await import('../../wrap/memory.js')).keepYoungGenerationSmall();
   const { runWrapper } = await import('../../wrap/run-wrapper.js');
   child.off('error', onError);
   child.off('close', onClose);
