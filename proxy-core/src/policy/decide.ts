@@ -69,7 +69,7 @@ export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv
     if (ruleMatches(r, subject, env) && (!rule || STRICTNESS[r.action] > STRICTNESS[rule.action])) rule = r;
   }
   if (rule?.action === 'deny') {
-    return { action: 'deny', decidedBy: 'rule', ruleId: rule.id, reason: `denied by rule ${rule.id} (${describeRule(rule)})` };
+    return { action: 'deny', decidedBy: 'rule', ruleId: rule.id, reason: ruleReason(rule) };
   }
   // a changed definition (a rug pull) asks whatever would let the tool run: a rule, a session approval, trust
   if (definitionChanged(call.tool, call.definition, policy)) {
@@ -80,10 +80,10 @@ export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv
     };
   }
   if (rule?.action === 'ask') {
-    return { action: 'ask', decidedBy: 'rule', ruleId: rule.id, reason: `rule ${rule.id} asks (${describeRule(rule)})` };
+    return { action: 'ask', decidedBy: 'rule', ruleId: rule.id, reason: ruleReason(rule) };
   }
   if (rule?.action === 'allow') {
-    return { action: 'allow', decidedBy: 'rule', ruleId: rule.id, reason: `allowed by rule ${rule.id} (${describeRule(rule)})` };
+    return { action: 'allow', decidedBy: 'rule', ruleId: rule.id, reason: ruleReason(rule) };
   }
   if (policy.sessionAllows.includes(call.tool)) {
     return { action: 'allow', decidedBy: 'session', reason: 'approved for this session' };
@@ -92,6 +92,18 @@ export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv
     return { action: 'allow', decidedBy: 'class', reason: 'read-only, and you trust this server\'s read-only hints' };
   }
   return { action: 'ask', decidedBy: 'class', reason: `${call.toolClass}: needs your approval` };
+}
+
+/** What a matching rule says of a call, once per rule object (a policy push brings new ones): not per call. */
+const RULE_REASONS = new WeakMap<Rule, string>();
+function ruleReason(rule: Rule): string {
+  let reason = RULE_REASONS.get(rule);
+  if (reason === undefined) {
+    const words = describeRule(rule);
+    reason = rule.action === 'deny' ? `denied by rule ${rule.id} (${words})` : rule.action === 'ask' ? `rule ${rule.id} asks (${words})` : `allowed by rule ${rule.id} (${words})`;
+    RULE_REASONS.set(rule, reason);
+  }
+  return reason;
 }
 
 /**

@@ -19,6 +19,7 @@ import { type PolicySnapshot, readPins } from '../policy/decide.js';
 import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
 import { readFileTools } from './undo-stage.js';
 import { JournalQueue, maxHeld } from './journal-queue.js';
+import { JournalSender } from './journal-sender.js';
 import type { BudgetGrant } from './call-budget.js';
 
 type SessionOpened = WrapperResultOf<'session.open'>;
@@ -46,13 +47,8 @@ export interface BrokerLinkLike extends EventEmitter {
   close(): void;
 }
 
-const MAX_BATCH = 1000;
-/** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
-const JOURNAL_DELAY_MS = 10;
 /** Past this many unacknowledged entries in memory (broker gone for long), refused calls' are counted, not kept. */
 const MAX_HELD = maxHeld(process.env.AIRLOCK_JOURNAL_MEMORY_ENTRIES);
-/** How soon a journal batch the broker refused (its disk full, say) is offered again. */
-const JOURNAL_RETRY_MS = 1000;
 /** How often the broker is pinged, and how long an unanswered ping may stay so before the link is down. */
 const HEARTBEAT_MS = 400;
 const HEARTBEAT_DEAD_MS = 1000;
@@ -74,9 +70,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   private closed = false;
   /** Journal entries until the broker acknowledges them: in memory, and on disk while it cannot take them. */
   private readonly queue: JournalQueue;
-  private sending = false;
-  private flushScheduled = false;
-  private retryJournal: NodeJS.Timeout | null = null;
+  private readonly sender: JournalSender;
   private lastCatalog: { verdicts: unknown[]; problems: string[] } | null = null;
   private unsentObservations: ObservedContradiction[] = [];
   private heartbeat: NodeJS.Timeout | null = null;
@@ -96,6 +90,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   ) {
     super();
     this.queue = new JournalQueue(dir, MAX_HELD, log);
+    this.sender = new JournalSender(this.queue, () => (this.state === 'up' ? this.channel : null));
   }
 
   start(): void {
@@ -146,7 +141,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
           return false;
         }
         this.channel = channel;
-        this.queue.sessionId = typeof opened.sessionId === 'string' ? opened.sessionId : undefined;
+        this.queue.connected(typeof opened.sessionId === 'string' ? opened.sessionId : undefined);
         this.applyPolicy(opened.policy);
         this.applyTicketTimeout(opened.ticketTimeoutSeconds);
         this.startHeartbeat(channel);
@@ -279,7 +274,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.queue.add(entry);
     // while the broker is away, executed calls' records reach the disk in batches (one fsync each)
     if (this.state !== 'up') this.queue.spillSoon();
-    this.scheduleFlush();
+    this.sender.scheduleFlush();
   }
 
   catalog(verdicts: unknown[], problems: string[]): void {
@@ -309,7 +304,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     if (!this.channel) return;
     if (this.lastCatalog) this.sendCatalog(this.channel);
     this.sendObservations();
-    this.scheduleFlush();
+    this.sender.scheduleFlush();
   }
 
   private sendCatalog(channel: Channel): void {
@@ -326,68 +321,11 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     });
   }
 
-  /**
-   * Journal entries leave in batches, off the call's path: a short delay lets the decision and the outcome
-   * of a quick call merge into one entry, and many calls share one message and one broker transaction.
-   */
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    const timer = setTimeout(() => {
-      this.flushScheduled = false;
-      void this.sendJournal();
-    }, this.queue.size >= MAX_BATCH ? 0 : JOURNAL_DELAY_MS);
-    timer.unref();
-  }
-
-  /**
-   * Spilled files first (each removed once all of it is acknowledged), then what memory holds; what was lost
-   * rides along with the first batch. The broker merges copies of an entry forward, so a file replayed twice
-   * (acknowledged, then the broker died before we removed it) changes nothing.
-   */
-  private async sendJournal(): Promise<void> {
-    if (this.sending || !this.channel || this.state !== 'up') return;
-    if (this.queue.size === 0 && this.queue.spillFiles === 0 && !this.queue.hasLost) return;
-    this.sending = true;
-    const channel = this.channel;
-    let lost = this.queue.takeLost();
-    const send = async (entries: unknown[]) => {
-      await channel.request(WrapperMethod.journal, { entries, ...(lost ? { lost } : {}) }, 10_000);
-      lost = null;
-    };
-    try {
-      for (const file of this.queue.replayFiles()) {
-        const entries = this.queue.readFile(file);
-        for (let i = 0; i < entries.length && this.channel === channel; i += MAX_BATCH) await send(entries.slice(i, i + MAX_BATCH));
-        if (this.channel !== channel) return;
-        this.queue.fileDone(file);
-      }
-      while ((this.queue.size > 0 || lost) && this.channel === channel) {
-        const batch = this.queue.batch(MAX_BATCH);
-        await send(batch.map((b) => b.entry));
-        this.queue.acked(batch);
-      }
-    } catch {
-      // kept (in memory, and on disk for executed calls); offered again soon, and after the next connect
-      this.queue.spillSoon(0);
-      this.scheduleJournalRetry();
-    } finally {
-      if (lost) this.queue.returnLost(lost);
-      this.sending = false;
-    }
-  }
-
-  private scheduleJournalRetry(): void {
-    if (this.retryJournal || this.closed) return;
-    this.retryJournal = setTimeout(() => void ((this.retryJournal = null), this.sendJournal()), JOURNAL_RETRY_MS);
-    this.retryJournal.unref();
-  }
-
   /** Send what is held and wait for the acks, at most `timeoutMs`. */
   async flush(timeoutMs: number): Promise<void> {
     const until = Date.now() + timeoutMs;
     while ((this.queue.size > 0 || this.queue.spillFiles > 0) && Date.now() < until && this.state !== 'down') {
-      if (this.state === 'up') void this.sendJournal();
+      if (this.state === 'up') void this.sender.send();
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -398,7 +336,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.closed = true;
     this.stopHeartbeat();
     if (this.retryTimer) clearTimeout(this.retryTimer);
-    if (this.retryJournal) clearTimeout(this.retryJournal);
+    this.sender.close();
     // what the broker has not acknowledged stays on disk, for it to pick up once this process is gone
     const lost = this.queue.leave();
     if (lost.executed > 0 || lost.notRun > 0) this.log(`airlock: ${lost.executed} journal entries of calls that ran and ${lost.notRun} of refused calls could not be kept`);

@@ -12,6 +12,7 @@ import type { JsonRpcId, Message } from '../jsonrpc/messages.js';
 import type { DecidedBy } from '../policy/decide.js';
 import type { CallRecord, Outcome } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
+import { type Clock, monotonic, systemClock } from '../util/clock.js';
 import { type Shown, shownArguments } from './capture.js';
 import type { InternalSink } from './internal-call.js';
 
@@ -27,6 +28,32 @@ const NEXT: Record<CallState, readonly CallState[]> = {
   preparing: ['forwarded', 'done'],
   forwarded: ['done'],
   done: [],
+};
+
+/** The states in which a call has not been sent to the server yet. */
+export const UNSENT: ReadonlySet<CallState> = new Set(['deciding', 'asking', 'preparing']);
+
+/**
+ * How a forwarded call's run ended: the server answered, the server went away before answering, or the task
+ * the server made of it ended (tasks.ts).
+ */
+export interface RunEnd {
+  by: 'server' | 'gone' | 'task';
+  outcome: Outcome;
+  /** Appended to the call's detail. */
+  note?: string | undefined;
+}
+
+/**
+ * When an outcome a call already has stands against the one its run ended with. What the server did is the
+ * outcome (a result that arrived is ok or a tool error, whatever E-Stop or the client did meanwhile), except:
+ * an error answer to a call ended or cancelled while running leaves it so; a server gone before answering
+ * leaves a call already answered to its client as it was; a task's end fills in only what is still pending.
+ */
+const KEEPS: Record<RunEnd['by'], (call: Call, outcome: Outcome) => boolean> = {
+  server: (call, outcome) => outcome === 'rpc-error' && (call.answered || call.cancelled),
+  gone: (call) => call.answered,
+  task: (call) => call.outcome !== 'pending',
 };
 
 /** What hooks and front ends may read of a call (the pipeline alone changes it). */
@@ -58,6 +85,8 @@ export interface CallInit {
   startedMono: number;
   /** A call of Airlock's own (an undo's inverse): its answer goes here, not to the client. */
   internal?: InternalSink;
+  /** What its times are read from (the system's unless a test says otherwise). */
+  clock?: Clock;
 }
 
 export class Call implements CallView {
@@ -73,6 +102,7 @@ export class Call implements CallView {
   readonly startedAt: number;
   readonly startedMono: number;
   readonly internal: InternalSink | undefined;
+  private readonly clock: Clock;
 
   private current: CallState = 'deciding';
   verdict: Verdict | undefined;
@@ -111,6 +141,7 @@ export class Call implements CallView {
     this.startedAt = init.startedAt;
     this.startedMono = init.startedMono;
     this.internal = init.internal;
+    this.clock = init.clock ?? systemClock;
   }
 
   get state(): CallState {
@@ -135,6 +166,46 @@ export class Call implements CallView {
 
   private endReason(): Error {
     return new Error(this.detail || 'the call ended before it was sent to the server');
+  }
+
+  /**
+   * End a call that was not sent: denied (by policy, a person, E-Stop, an error), answered early while it
+   * waited, or cancelled by its client. `decided` stamps the decision's time when none was (a denial is one; an
+   * early answer or a cancellation is not a decision on the call).
+   */
+  end(decision: 'deny', by: DecidedBy, detail: string, outcome: Outcome, decided = true): void {
+    if (!UNSENT.has(this.current)) throw new Error(`call ${this.callId} cannot end unsent: it is ${this.current}`);
+    this.decision = decision;
+    this.decidedBy = by;
+    this.detail = detail;
+    this.outcome = outcome;
+    if (decided) this.decidedAt ??= this.clock.now();
+    this.markFinished(this.clock.now(), monotonic(this.clock));
+    this.to('done');
+  }
+
+  /** A forwarded call's run ended (see RunEnd and KEEPS): its outcome, its end time, done. */
+  finish(result: RunEnd): void {
+    this.markFinished(this.clock.now(), monotonic(this.clock));
+    if (result.note) this.detail += result.note;
+    if (!KEEPS[result.by](this, result.outcome)) this.outcome = result.outcome;
+    if (this.current !== 'done') this.to('done');
+  }
+
+  /**
+   * End a forwarded call for its client while the server still runs it (E-Stop, a front end): the client is
+   * answered now, the call stays forwarded until the server lets go of it (its answer is journaled, not relayed).
+   */
+  endWhileRunning(by: DecidedBy, reason: string): void {
+    this.answered = true;
+    this.outcome = 'cancelled';
+    this.detail += `; ended while running (${by}: ${reason})`;
+  }
+
+  /** Sent to the server now (allowed, every hook and check passed). */
+  forward(): void {
+    this.to('forwarded');
+    this.markForwarded(this.clock.now(), monotonic(this.clock));
   }
 
   markForwarded(at: number, mono: number): void {
@@ -170,8 +241,6 @@ export class Call implements CallView {
       arguments: shown.text,
       argsTruncated: shown.truncated,
       argsBytes: shown.bytes,
-      // the hash is what a held ticket matches on; a call that never asked is not hashed just for the journal
-      ...(this.sha !== undefined ? { argsSha256: this.sha } : {}),
       class: this.verdict?.class ?? 'unclassifiable',
       // a call of Airlock's own says first what it is and who asked for it
       reasons: this.internal ? [this.internal.note, ...(this.verdict?.reasons ?? [])] : (this.verdict?.reasons ?? []),
@@ -181,6 +250,8 @@ export class Call implements CallView {
       outcome: this.outcome,
       startedAt: this.startedAt,
     };
+    // the hash is what a held ticket matches on; a call that never asked is not hashed just for the journal
+    if (this.sha !== undefined) record.argsSha256 = this.sha;
     if (this.ticketId !== undefined) record.ticketId = this.ticketId;
     if (this.result) {
       record.result = this.result.text;

@@ -15,26 +15,21 @@
  * like the lines sent during a restart) and goes on to the server that is left: the same one once it let go of
  * every stopped call, else the one started after the termination.
  *
+ * The server's own life (terminating, restarting, the replay) is server-lifecycle.ts: E-Stop decides when.
+ *
  *   up ─(grace over, a stopped call unanswered)▶ stopping ─(process gone)▶ down ─(release)▶ restarting ─▶ up
  *                                                                                                     └▶ gone
  */
-import type { JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { PolicySnapshot } from '../policy/decide.js';
 import { type Clock, monotonic, type Timer } from '../util/clock.js';
+import type { InFlight } from './in-flight.js';
 import type { CallPipeline, Denial } from './pipeline.js';
 import type { InitCapture } from './restart.js';
+import { ServerLifecycle, type UpstreamControl, type UpstreamState } from './server-lifecycle.js';
 import type { TaskBook } from './tasks.js';
-import { RESERVED_ID_PREFIX, type ToolListing } from './tool-listing.js';
+import type { ToolListing } from './tool-listing.js';
 
-export type UpstreamState = 'up' | 'stopping' | 'down' | 'restarting' | 'gone';
-
-/** What E-Stop needs of the process behind the wrapper (given by run-wrapper.ts; absent in some tests). */
-export interface UpstreamControl {
-  /** Terminate the server's process tree now; its end is reported through `Relay.upstreamEnded`. */
-  terminate(): void;
-  /** Start the same server again (its messages then arrive as before); why not, when it cannot be. */
-  respawn(): Promise<string | null>;
-}
+export type { UpstreamControl, UpstreamState } from './server-lifecycle.js';
 
 export interface HardStopContext {
   server: string;
@@ -44,6 +39,7 @@ export interface HardStopContext {
   tasks: Pick<TaskBook, 'stopAll' | 'running' | 'upstreamExited'>;
   listing: ToolListing;
   init: InitCapture;
+  inFlight: InFlight;
   upstream: UpstreamControl | undefined;
   /** How long the restarted server may take to answer the replayed initialize. */
   restartTimeoutMs: number;
@@ -66,23 +62,26 @@ const ESTOP_ON: Denial = { decidedBy: 'estop', reason: 'E-Stop is on: every tool
 const RESTARTING: Denial = { decidedBy: 'error', reason: 'the MCP server is being restarted after E-Stop; try again in a moment' };
 
 export class HardStop {
-  private current: UpstreamState = 'up';
+  private readonly server: ServerLifecycle;
   private estop = false;
   private graceMs = DEFAULT_GRACE_SECONDS * 1000;
   private graceTimer: Timer | undefined;
   /** Calls E-Stop ended while the server ran them: call id -> when the server's grace for it is over. */
   private readonly stopped = new Map<string, number>();
-  private goneWhy = '';
-  private readonly replayPrefix = `${RESERVED_ID_PREFIX}restart:`;
-  private replays = 0;
-  private replay: { id: string; done(answer: JsonRpcResponse | null): void } | undefined;
   /** Released while the server still ran a stopped call within its grace: the client's lines wait. */
   private releasing = false;
 
-  constructor(private readonly o: HardStopContext) {}
+  constructor(private readonly o: HardStopContext) {
+    this.server = new ServerLifecycle({ ...o, estopOn: () => this.estop });
+  }
 
+  /** Where the server stands (server-lifecycle.ts). */
   get state(): UpstreamState {
-    return this.current;
+    return this.server.state;
+  }
+
+  private get current(): UpstreamState {
+    return this.server.state;
   }
 
   /** A policy push: E-Stop stops what runs; a release restarts a server E-Stop terminated. */
@@ -91,7 +90,7 @@ export class HardStop {
     if (!policy) return;
     this.estop = policy.estop;
     if (!policy.estop) {
-      if (this.current === 'down') void this.restart();
+      if (this.current === 'down') void this.server.restart();
       else if (this.current === 'up' && !this.releasing && this.stillStopped()) {
         this.releasing = true;
         this.o.log('airlock: E-Stop released while the server still runs a call it stopped: new calls wait until it lets go, or is terminated and restarted');
@@ -136,24 +135,15 @@ export class HardStop {
     // (a line past what is held while releasing: it is not sent to a server that may be terminated under it)
     if (this.current === 'up' && this.releasing) return RESTARTING;
     if (this.current === 'up') return undefined;
-    if (this.current === 'gone') return { decidedBy: 'error', reason: this.goneText() };
+    if (this.current === 'gone') return { decidedBy: 'error', reason: this.server.goneText() };
     return this.estop ? ESTOP_ON : RESTARTING;
   }
 
   /** The error a client request other than tools/call gets while the server is not up. */
   refusal(): string {
-    if (this.current === 'gone') return this.goneText();
+    if (this.current === 'gone') return this.server.goneText();
     if (this.estop) return `the MCP server "${this.o.server}" was stopped by Airlock's E-Stop; it is started again when E-Stop is released`;
     return `the MCP server "${this.o.server}" is being restarted after E-Stop; try again in a moment`;
-  }
-
-  /** Is this the id of the replayed initialize (its answer is the wrapper's, never the client's)? */
-  takes(id: unknown): boolean {
-    return typeof id === 'string' && id.startsWith(this.replayPrefix);
-  }
-
-  takeResponse(m: JsonRpcResponse): void {
-    if (this.replay && m.id === this.replay.id) this.replay.done(m);
   }
 
   /**
@@ -161,20 +151,7 @@ export class HardStop {
    * up for the restart; false when it ended by itself, and the wrapper ends with it.
    */
   upstreamEnded(description: string): boolean {
-    switch (this.current) {
-      case 'up':
-        return false;
-      case 'stopping':
-        this.current = 'down';
-        this.o.log(`airlock: the MCP server "${this.o.server}" ${description} (E-Stop); it is started again when E-Stop is released`);
-        if (!this.estop) void this.restart();
-        return true;
-      case 'restarting':
-        this.fail(`it ${description} while it was being restarted`, false);
-        return true;
-      default:
-        return true;
-    }
+    return this.server.upstreamEnded(description);
   }
 
   // ---- the steps ---------------------------------------------------------------------------------------
@@ -219,90 +196,15 @@ export class HardStop {
 
   private terminate(why: string): void {
     if (this.current !== 'up') return;
-    const control = this.o.upstream;
-    if (!control) {
+    if (!this.server.controllable) {
       this.o.log(`airlock: E-Stop: ${why}, but this server cannot be terminated from here`);
       this.stopped.clear();
       if (this.releasing) this.endRelease();
       return;
     }
-    this.current = 'stopping';
     // (a release that waited now waits for the restart: the state says so)
     this.releasing = false;
     this.stopped.clear();
-    this.o.log(`airlock: E-Stop: terminating the MCP server "${this.o.server}" and every process it started: ${why}`);
-    // from now on nothing the old process says is relayed; whatever waits on it is answered now
-    this.o.listing.abandon();
-    this.o.listing.markStale();
-    this.o.calls.upstreamExited("was stopped by Airlock's E-Stop");
-    this.o.tasks.upstreamExited("was stopped by Airlock's E-Stop");
-    this.o.abandonRequests(`the MCP server "${this.o.server}" was stopped by Airlock's E-Stop before answering`);
-    control.terminate();
-  }
-
-  /** Start the server again and replay the client's session; on any doubt, give up and say so. */
-  private async restart(): Promise<void> {
-    if (this.current !== 'down') return;
-    this.current = 'restarting';
-    const control = this.o.upstream;
-    const unsafe = this.o.init.unsafe() ?? (control ? null : 'this wrapper cannot start it');
-    if (unsafe !== null || !control) return this.fail(unsafe ?? 'this wrapper cannot start it', false);
-    this.o.log(`airlock: E-Stop released: starting the MCP server "${this.o.server}" again`);
-    let why: string | null;
-    try {
-      why = await control.respawn();
-    } catch (err) {
-      why = `it could not be started again: ${(err as Error).message}`;
-    }
-    if (this.current !== 'restarting') return;
-    if (why !== null) return this.fail(why, false);
-    const answer = await this.handshake();
-    if (this.current !== 'restarting') return;
-    const mismatch = answer ? this.o.init.mismatch(answer) : `it did not answer initialize within ${this.o.restartTimeoutMs / 1000} s`;
-    if (mismatch !== null) return this.fail(mismatch, true);
-    if (this.o.initialized()) this.o.toUpstream({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    this.current = 'up';
-    // the tools are listed afresh before the next call is decided (a listing the old process left unanswered is
-    // dropped first, so the new one is not kept waiting behind it)
-    this.o.listing.abandon();
-    this.o.listing.allowListing();
-    this.o.listing.markStale();
-    this.o.log(`airlock: the MCP server "${this.o.server}" was restarted after E-Stop; the client's session goes on`);
-    this.o.resumed();
-  }
-
-  /** Send the client's initialize to the new process; its answer, or null when none came in time. */
-  private handshake(): Promise<JsonRpcResponse | null> {
-    const id = `${this.replayPrefix}${++this.replays}`;
-    return new Promise((resolve) => {
-      const timer = this.o.clock.setTimeout(() => done(null), this.o.restartTimeoutMs);
-      const done = (answer: JsonRpcResponse | null) => {
-        if (this.replay?.id !== id) return;
-        this.replay = undefined;
-        this.o.clock.clearTimeout(timer);
-        resolve(answer);
-      };
-      this.replay = { id, done };
-      this.o.toUpstream(this.o.init.replay(id));
-    });
-  }
-
-  /** The server cannot be given back to the client: refuse from now on, and tell the client why, once. */
-  private fail(why: string, stopNew: boolean): void {
-    this.current = 'gone';
-    this.goneWhy = why;
-    this.replay?.done(null);
-    const text = this.goneText();
-    this.o.log(`airlock: ${text}`);
-    this.o.toClient({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'error', logger: 'airlock/estop', data: text } });
-    if (stopNew) this.o.upstream?.terminate();
-    this.o.resumed();
-  }
-
-  private goneText(): string {
-    return (
-      `the MCP server "${this.o.server}" was stopped by Airlock's E-Stop and could not be restarted (${this.goneWhy}); ` +
-      'restart it from your MCP client (reconnect the server, or restart the client)'
-    );
+    this.server.terminate(why);
   }
 }

@@ -37,6 +37,16 @@ export function maxHeld(text: string | undefined): number {
   return text !== undefined && Number.isInteger(n) && n >= 100 && n <= 1_000_000 ? n : 50_000;
 }
 
+/** Outcomes after which a call's entry may still change (a cancelled call's server may answer after all). */
+const OPEN_OUTCOMES: ReadonlySet<string> = new Set(['pending', 'cancelled']);
+
+/** An entry as the next batch carries it: `wire` is what goes to the broker. */
+export interface Batched {
+  entry: CallRecord;
+  rev: number;
+  wire: unknown;
+}
+
 /** A call whose record says it was sent to its server. */
 export const executed = (e: CallRecord): boolean => e.forwardedAt !== undefined;
 
@@ -50,6 +60,13 @@ export class JournalQueue {
   private spillTimer: NodeJS.Timeout | null = null;
   /** The broker's id for this wrapper's session, written with spilled entries (for a broker that picks them up). */
   sessionId: string | undefined;
+  /**
+   * Calls of which the broker acknowledged a copy while more may come: it has their arguments (what was called
+   * is always the first copy's), so later copies go without them and a call's arguments travel once. Pruned
+   * when a final copy is acknowledged; forgotten on every new connection (the broker there is not taken to
+   * have them). The spill always keeps whole entries.
+   */
+  private known = new Set<string>();
 
   constructor(
     dataDir: string,
@@ -63,6 +80,12 @@ export class JournalQueue {
     return this.held.size;
   }
 
+  /** A new connection to the broker (its session id): no copy is taken as known there yet. */
+  connected(sessionId: string | undefined): void {
+    this.sessionId = sessionId;
+    if (this.known.size > 0) this.known = new Set();
+  }
+
   /** Spill files waiting to be replayed. */
   get spillFiles(): number {
     return this.spill.pending;
@@ -74,10 +97,12 @@ export class JournalQueue {
   }
 
   /** The oldest `max` entries, as they stand (pass them back to `acked` once the broker has them). */
-  batch(max: number): { entry: CallRecord; rev: number }[] {
-    const out: { entry: CallRecord; rev: number }[] = [];
+  batch(max: number): Batched[] {
+    const out: Batched[] = [];
+    const known = this.known;
     for (const h of this.held.values()) {
-      out.push({ entry: h.entry, rev: h.rev });
+      const entry = h.entry;
+      out.push({ entry, rev: h.rev, wire: known.size > 0 && known.has(entry.id) ? withoutArguments(entry) : entry });
       if (out.length >= max) break;
     }
     return out;
@@ -85,9 +110,13 @@ export class JournalQueue {
 
   acked(batch: readonly { entry: CallRecord; rev: number }[]): void {
     for (const b of batch) {
-      const now = this.held.get(b.entry.id);
-      if (now && now.rev === b.rev) this.held.delete(b.entry.id);
+      const id = b.entry.id;
+      const now = this.held.get(id);
+      if (now && now.rev === b.rev) this.held.delete(id);
+      if (OPEN_OUTCOMES.has(b.entry.outcome)) this.known.add(id);
+      else if (this.known.size > 0) this.known.delete(id);
     }
+    if (this.known.size === 0 && this.held.size === 0) this.known = new Set();
     // A Map whose table V8 has moved to the old generation (it lived through two scavenges, say while the
     // wrapper was idle) gets every later table there too, and each table it leaves behind still points at
     // the entries it held: from then on every journal entry outlives the young generation, which V8 grows
@@ -195,4 +224,10 @@ export class JournalQueue {
     // only executed calls are held: one already on disk leaves memory (the replay sends it); none is dropped
     if (safe !== undefined) this.held.delete(safe);
   }
+}
+
+/** A later copy of an entry, without the arguments the broker already has (it keeps the first copy's). */
+function withoutArguments(entry: CallRecord): Omit<CallRecord, 'arguments'> {
+  const { arguments: _, ...rest } = entry;
+  return rest;
 }

@@ -8,17 +8,7 @@ import { CONTROL_CHARACTERS } from '../classify/classify.js';
  * pipeline's (`pipeline.ts`), one `Call` record per call; the relay hands it checked calls, the server's
  * answers to them, and the client's cancellations.
  */
-import { withholdDeepTools } from './deep-tools.js';
-import {
-  checkClientMessage,
-  type ClientCheckContext,
-  invalidRequestReply,
-  MAX_NESTING,
-  mayNestDeeper,
-  nestedDeeperThan,
-  parseErrorReply,
-  parseLine,
-} from '../jsonrpc/inbound.js';
+import { checkClientMessage, type ClientCheckContext, invalidRequestReply, parseErrorReply, parseLine } from '../jsonrpc/inbound.js';
 import {
   errorResponse,
   frame,
@@ -36,8 +26,11 @@ import {
 import type { PolicySnapshot } from '../policy/decide.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { HardStop, type UpstreamControl, type UpstreamState } from './estop.js';
+import { type ClientAnswerContext, ClientRequest } from './client-requests.js';
+import { InFlight } from './in-flight.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
 import { InitCapture } from './restart.js';
+import { preview, readServerLine, type ServerLinesContext } from './server-lines.js';
 import type { CallStage } from './stages.js';
 import { TaskBook } from './tasks.js';
 import { InverseCaller } from './undo-caller.js';
@@ -57,7 +50,6 @@ export interface RelayOptions extends VerdictsContext, Partial<PipelineTimings> 
 const UPSTREAM_HEARD: ReadonlySet<UpstreamState> = new Set(['up', 'restarting']);
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
 const NL = Buffer.from('\n');
-const LIST_WAIT_FOR_BROKER_MS = 1000;
 /** Many clients give up on a request after 60 s (the MCP SDK's default): a held call is answered before. */
 const HOLD_ANSWER_MS = 50_000;
 const HELD_KEEP_MS = 120_000;
@@ -70,8 +62,8 @@ export class Relay {
   /** The calls in flight: what an E-Stop or a front end acts on (`inFlight`, `end`). */
   readonly calls: CallPipeline;
   private readonly verdicts: ToolVerdicts;
-  /** Client requests (other than tools/call) sent upstream and not answered yet: id key -> id and method. */
-  private readonly forwarded = new Map<string, { id: JsonRpcId; method: string }>();
+  /** Every request the server was sent and has not answered, by id key: what takes each answer. */
+  private readonly inFlight = new InFlight();
   private initialized = false;
   /** The client's initialize and the server's answer, for a restart after E-Stop. */
   private readonly init = new InitCapture();
@@ -108,9 +100,12 @@ export class Relay {
       initialized: () => this.initialized,
       unavailable: () => this.hard.unavailable(),
       taskCreated: (call, handle) => this.tasks.created(call, handle),
+      inFlight: this.inFlight,
+      serverLetGo: () => this.hard.serverLetGo(),
     });
     this.tasks = new TaskBook({
       clock,
+      inFlight: this.inFlight,
       log: o.log,
       toUpstream: (m) => this.o.toUpstream(frame(m)),
       toClient: (m) => this.o.toClient(frame(m)),
@@ -124,6 +119,7 @@ export class Relay {
       tasks: this.tasks,
       listing: this.verdicts.listing,
       init: this.init,
+      inFlight: this.inFlight,
       upstream: o.upstream,
       restartTimeoutMs: o.restartTimeoutMs ?? RESTART_TIMEOUT_MS,
       log: o.log,
@@ -181,56 +177,31 @@ export class Relay {
     }
   }
 
+  /** What the answer to a request of the client's needs of the relay (client-requests.ts). */
+  private readonly answers: ClientAnswerContext = {
+    verdicts: () => this.verdicts,
+    tasks: () => this.tasks,
+    init: this.init,
+    link: () => this.o.link,
+    log: (msg) => this.o.log(msg),
+    toClient: (data) => this.o.toClient(data),
+    relayToClient: (raw) => this.forwardClient(raw),
+  };
+
+  /** How a line from the server is read (server-lines.ts): what it needs of the relay. */
+  private readonly serverLines: ServerLinesContext = {
+    log: (msg) => this.o.log(msg),
+    message: (m, raw) => this.upstreamMessage(m, raw),
+    listingAnswer: (id) => this.verdicts.listing.reserves(id) || this.inFlight.get(idKey(id))?.method === 'tools/list',
+  };
+
   private readonly idCheck: ClientCheckContext = {
     inFlight: (id) => {
       const key = idKey(id);
-      return this.calls.has(key) || this.forwarded.has(key);
+      return this.calls.has(key) || this.inFlight.has(key);
     },
     reserved: (id) => this.verdicts.listing.reserves(id),
   };
-
-  /** One line from the server: relayed as its bytes, unless it is ours, a listing to annotate, or a call's end. */
-  private dispatchUpstream(line: Buffer): void {
-    const parsed = parseLine(line);
-    if (Array.isArray(parsed)) {
-      for (const m of parsed) if (isObject(m) && !(mayNestDeeper(line.length) && this.tooDeep(m))) this.upstreamMessage(m, Buffer.from(JSON.stringify(m)));
-      return;
-    }
-    if (!isObject(parsed)) {
-      const what = parsed === undefined ? 'a line that is not JSON' : 'JSON that is not a message';
-      this.o.log(`airlock: the server wrote ${what}; dropped (${preview(line)})`);
-      return;
-    }
-    if (mayNestDeeper(line.length) && this.tooDeep(parsed)) return;
-    // The client gets the server's own bytes (re-serialising a 10 MB result would cost more than the relay
-    // itself), unless they could read differently to a client whose parser keeps the first of two "id" keys:
-    // then what the wrapper matched (a held call cannot be "answered" that way) is what the client gets.
-    if (!hasOneIdKey(line)) return this.upstreamMessage(parsed, Buffer.from(JSON.stringify(parsed)));
-    // a leading BOM is accepted on the way in, never passed on to the client
-    this.upstreamMessage(parsed, line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line);
-  }
-
-  /**
-   * A server message nested past MAX_NESTING is not relayed (re-serialising it, journaling it or hashing it would
-   * overflow the stack): an answer becomes an error answer to the same request, anything else is dropped. True
-   * when the message was handled so.
-   */
-  private tooDeep(m: Record<string, unknown>): boolean {
-    if (!nestedDeeperThan(m, MAX_NESTING)) return false;
-    const listingAnswer = isId(m.id) && !Object.hasOwn(m, 'method') && (this.verdicts.listing.reserves(m.id) || this.forwarded.get(idKey(m.id))?.method === 'tools/list');
-    const kept = listingAnswer ? withholdDeepTools(m, MAX_NESTING) : null;
-    if (kept) {
-      this.o.log(`airlock: the server listed ${kept.withheld.length} tool(s) nested deeper than ${MAX_NESTING} levels (${kept.withheld.map((n) => JSON.stringify(n.slice(0, 80))).join(', ')}); withheld, every call to them asks`);
-      this.upstreamMessage(kept.message, Buffer.from(JSON.stringify(kept.message)));
-      return true;
-    }
-    this.o.log(`airlock: the server wrote a message nested deeper than ${MAX_NESTING} levels; refused`);
-    if (!Object.hasOwn(m, 'method') && isId(m.id)) {
-      const answer: Message = { ...errorResponse(m.id, INTERNAL_ERROR, `Airlock refused the server's answer: it is nested deeper than ${MAX_NESTING} levels`) };
-      this.upstreamMessage(answer, Buffer.from(JSON.stringify(answer)));
-    }
-    return true;
-  }
 
   private clientMessage(m: Message): void {
     const method = m.method;
@@ -241,7 +212,7 @@ export class Relay {
       // calls pipelined behind the client's own listing wait for its answer (it may change a definition)
       if (method === 'tools/list') this.verdicts.listing.clientListingSent(idKey(m.id));
       if (m.method.startsWith('tasks/')) this.tasks.clientAsked(idKey(m.id), m.method, m.params);
-      this.forwarded.set(idKey(m.id), { id: m.id, method: m.method });
+      this.inFlight.expect(idKey(m.id), new ClientRequest(this.answers, m.id, m.method));
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(m);
       this.initialized = true;
@@ -255,7 +226,7 @@ export class Relay {
         if (this.calls.clientCancelled(key)) return;
         // a cancelled request is not answered by the server, so its id is free again
         if (!this.calls.has(key)) {
-          this.forwarded.delete(key);
+          this.inFlight.forget(key);
           this.verdicts.listing.clientListingEnded(key);
           this.tasks.forget(key);
         }
@@ -300,54 +271,24 @@ export class Relay {
   fromUpstream(line: Buffer): void {
     // a process E-Stop is terminating (or has) says nothing more to the client
     if (!UPSTREAM_HEARD.has(this.hard.state)) return;
-    this.dispatchUpstream(line);
+    readServerLine(line, this.serverLines);
   }
 
   private upstreamMessage(m: Message, raw: Buffer): void {
     if (isResponse(m)) {
       const id = m.id as JsonRpcId | null;
-      const listing = this.verdicts.listing;
-      if (this.hard.takes(id)) return this.hard.takeResponse(m as unknown as JsonRpcResponse);
-      if (this.tasks.takes(id)) return this.tasks.takeResponse(m as unknown as JsonRpcResponse, raw);
-      // an undo's inverse: its call in the pipeline takes the answer (a late one, for a call that ended, is dropped)
-      if (this.inverses.takes(id)) {
-        if (this.calls.serverAnswered(idKey(id as JsonRpcId), m, raw)) this.hard.serverLetGo();
-        return;
-      }
-      if (listing.reserves(id)) return listing.takeResponse(m as unknown as JsonRpcResponse);
-      if (id !== null && id !== undefined) {
-        const key = idKey(id);
-        if (this.calls.serverAnswered(key, m, raw)) return this.hard.serverLetGo();
-        const method = this.forwarded.get(key)?.method;
-        if (method === undefined) {
-          // A server must not answer what it was never asked: above all a call still waiting for approval,
-          // which it could otherwise "complete" with a made-up result.
-          this.o.log(`airlock: the server answered request ${JSON.stringify(id)}, which it was never sent; dropped`);
-          return;
-        }
-        this.forwarded.delete(key);
-        this.tasks.serverAnswered(key, m, raw);
-        if (method === 'tools/list') {
-          const result = m.result;
-          // the page is evidence first (a declaration that differs makes our listing stale), then the calls
-          // that waited behind it are decided
-          if (isObject(result)) listing.observe(result.tools);
-          listing.clientListingEnded(key);
-          if (!isObject(result)) return this.forwardClient(raw);
-          const send = () => this.o.toClient(frame({ ...m, result: this.verdicts.annotate(result) }));
-          // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
-          // rather than tell the client "asks" for everything and take it back with list_changed.
-          if (this.o.link.state === 'connecting') return void this.o.link.ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);
-          return send();
-        }
-        if (method === 'initialize') {
-          this.init.serverAnswered(key, m);
-          const caps = isObject(m.result) ? m.result.capabilities : undefined;
-          listing.allowListing();
-          if (!isObject(caps) || caps.tools === undefined) this.o.log('airlock: the server does not declare the tools capability');
-        }
-      }
-      return this.forwardClient(raw);
+      // one table routes every answer to what asked: the client's request, a forwarded call (the client's or
+      // Airlock's own), E-Stop's replayed initialize, a task request of the wrapper's
+      const key = isId(id) ? idKey(id) : undefined;
+      const responder = key !== undefined ? this.inFlight.take(key) : undefined;
+      if (responder) return responder.answered(m, raw, key!);
+      // the rest of the reserved namespace is the listing's (its own tools/list pages; any other is dropped there)
+      if (this.verdicts.listing.reserves(id)) return this.verdicts.listing.takeResponse(m as unknown as JsonRpcResponse);
+      if (id === null || id === undefined) return this.forwardClient(raw);
+      // A server must not answer what it was never asked: above all a call still waiting for approval, which it
+      // could otherwise "complete" with a made-up result.
+      this.o.log(`airlock: the server answered request ${JSON.stringify(id)}, which it was never sent; dropped`);
+      return;
     }
     const method = m.method;
     if (method === 'notifications/tools/list_changed') {
@@ -414,13 +355,12 @@ export class Relay {
 
   /** The server is going away: each request it was sent and has not answered gets an error now. */
   private abandonRequests(why: string): void {
-    const open = [...this.forwarded.entries()];
-    this.forwarded.clear();
+    const open = this.inFlight.drain((r) => r instanceof ClientRequest);
     for (const [key] of open) {
       this.verdicts.listing.clientListingEnded(key);
       this.tasks.forget(key);
     }
-    for (const [, { id }] of open) this.reply(errorResponse(id, INTERNAL_ERROR, why));
+    for (const [, r] of open) this.reply(errorResponse((r as ClientRequest).id, INTERNAL_ERROR, why));
   }
 
   /** The server is back (or will not be): the lines held meanwhile are taken as if they came now. */
@@ -441,24 +381,8 @@ export class Relay {
   }
 
   private forwardClient(raw: Buffer): void {
-    this.o.toClient(raw.length < 65536 ? Buffer.concat([raw, NL]) : raw);
-    if (raw.length >= 65536) this.o.toClient(NL);
+    // (the writer joins what one tick writes into one Buffer: no copy of the message here)
+    this.o.toClient(raw);
+    this.o.toClient(NL);
   }
-}
-
-/** Every way JSON can spell the key "id" (its letters' \\u escapes have no hex letters, so case cannot vary). */
-const ID_KEY_SPELLINGS = ['"id"', '"\\u0069d"', '"i\\u0064"', '"\\u0069\\u0064"'].map((k) => Buffer.from(k));
-
-/** At most one spelling of "id" anywhere in the line (a cheap scan; a false "no" only costs a re-serialisation). */
-function hasOneIdKey(line: Buffer): boolean {
-  let seen = 0;
-  for (const key of ID_KEY_SPELLINGS) {
-    for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + 1)) if (++seen > 1) return false;
-  }
-  return true;
-}
-
-function preview(line: Buffer): string {
-  const text = line.subarray(0, 120).toString('utf8').replace(/[\x00-\x1f\x7f]/g, '?');
-  return line.length > 120 ? `${text}… ${line.length} bytes` : text;
 }

@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { dataDir } from '../ipc/paths.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { BrokerLink } from './broker-link.js';
+import { keepYoungGenerationSmall } from './memory.js';
 import { heldArgumentsPage } from './held-arguments.js';
 import type { UpstreamControl } from './estop.js';
 import { Relay } from './relay.js';
@@ -20,6 +21,8 @@ import { snapshotStage } from './undo-stage.js';
  * parsed anyway; past it, a peer would only be filling our memory.
  */
 const MAX_MESSAGE_BYTES = 256 * 2 ** 20;
+/** Up to this much written in one tick is joined into one Buffer before it is written. */
+const JOIN_MAX_BYTES = 64 * 1024;
 
 export interface WrapOptions {
   server: string;
@@ -39,6 +42,8 @@ export interface WrapOptions {
  * can be relayed.
  */
 export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
+  // (the wrap command does this first of all; a wrapper started otherwise, a test's, does it here)
+  keepYoungGenerationSmall();
   const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
   const session = { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag, ...(o.undo?.length ? { undo: o.undo } : {}) };
   const link = new BrokerLink(o.home ?? dataDir(), session, log);
@@ -59,14 +64,19 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   let clientGone = false;
   const writeClient = writerWithBackpressure(process.stdout, () => upstream.output);
   const toClient = (data: Buffer | string) => {
-    if (!clientGone) writeClient(data);
+    if (!clientGone) writeClient.write(data);
   };
   let writeUpstream = writerWithBackpressure(first.input, () => process.stdin);
   const toUpstream = (data: Buffer | string) => {
-    if (!upstreamEnded && upstream.input.writable) writeUpstream(data);
+    if (!upstreamEnded && upstream.input.writable) writeUpstream.write(data);
+  };
+  /** What this tick wrote to the server goes before its input is ended. */
+  const stopUpstream = (how: 'stop' | 'terminate') => {
+    if (upstream.input.writable) writeUpstream.flush();
+    return how === 'terminate' && upstream.terminate ? upstream.terminate() : upstream.stop();
   };
   const control: UpstreamControl = {
-    terminate: () => void (upstream.terminate ? upstream.terminate() : upstream.stop()),
+    terminate: () => void stopUpstream('terminate'),
     respawn: async () => {
       if (!upstream.respawn) return 'it is a remote server (--url), which Airlock does not start';
       // a wrapper on its way out starts nothing: a server it started now would outlive it (its own process group)
@@ -111,9 +121,10 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   const finish = async (exitCode: number) => {
     if (finishing) return;
     finishing = true;
-    await upstream.stop();
+    await stopUpstream('stop');
     await link.flush(1000);
     link.close();
+    writeClient.flush();
     if (process.stdout.writableNeedDrain) await new Promise((r) => process.stdout.once('drain', r));
     exit(exitCode);
   };
@@ -154,7 +165,7 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
     relay.clientClosed();
     // a server E-Stop stopped is not running: nothing will end by itself, so the wrapper ends here
     if (upstreamEnded) void finish(0);
-    else void upstream.stop();
+    else void stopUpstream('stop');
   };
   process.stdin.on('data', (chunk: Buffer) => fromClient.push(chunk));
   process.stdin.on('end', onClientGone);
@@ -168,23 +179,32 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
 /**
  * A writer that pauses `source` while `target` is full, so a slow reader cannot make us buffer without end. A
  * target that closes while full (a server E-Stop terminated) lets the source go on.
+ *
+ * Everything written in one tick leaves in one write, at the end of the tick (never later): a client that
+ * pipelines calls, or a server that answers several at once, costs one system call per chunk read rather than
+ * one per message, and one Buffer rather than a list for the stream to gather.
  */
-function writerWithBackpressure(target: Writable, source: () => Readable): (data: Buffer | string) => void {
+function writerWithBackpressure(target: Writable, source: () => Readable): { write(data: Buffer | string): void; flush(): void } {
   let blocked = false;
-  let corked = false;
-  // Everything written in one tick leaves in one write: a client that pipelines calls, or a server that
-  // answers several at once, costs one system call per chunk read rather than one per message.
-  const uncork = () => {
-    corked = false;
+  let pending: (Buffer | string)[] = [];
+  // one chunk as it is; small ones joined (a copy of a few kilobytes is cheaper than a gathered write); a big
+  // message (a 10 MB result) is never copied: the stream gathers it with the rest in one write
+  const write = (chunks: (Buffer | string)[]): boolean => {
+    if (chunks.length === 1) return target.write(chunks[0]!);
+    let bytes = 0;
+    for (const c of chunks) bytes += c.length;
+    if (bytes <= JOIN_MAX_BYTES) return target.write(Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));
+    target.cork();
+    let ok = true;
+    for (const c of chunks) ok = target.write(c);
     target.uncork();
+    return ok;
   };
-  return (data) => {
-    if (!corked) {
-      corked = true;
-      target.cork();
-      process.nextTick(uncork);
-    }
-    if (target.write(data) || blocked) return;
+  const flush = () => {
+    const chunks = pending;
+    pending = [];
+    if (chunks.length === 0) return;
+    if (write(chunks) || blocked) return;
     blocked = true;
     const paused = source();
     paused.pause();
@@ -196,5 +216,13 @@ function writerWithBackpressure(target: Writable, source: () => Readable): (data
     };
     target.once('drain', release);
     target.once('close', release);
+  };
+  return {
+    write(data) {
+      if (pending.length === 0) process.nextTick(flush);
+      pending.push(data);
+    },
+    /** Write what this tick holds now (before the target is ended). */
+    flush,
   };
 }

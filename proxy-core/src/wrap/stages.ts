@@ -39,69 +39,90 @@ export interface CallStage {
 
 export type PreForwardResult = { ok: true; waited: boolean } | { ok: false; decidedBy: DecidedBy; reason: string };
 
-/**
- * Run the pre-forward hooks in order and call `settle` once with the result, in the same tick when every hook
- * returned synchronously. Stops (without settling) as soon as the call is no longer `preparing`.
- */
-export function runBeforeForward(stages: readonly CallStage[], call: CallView, settle: (r: PreForwardResult) => void, from = 0, waited = false): void {
-  for (let i = from; i < stages.length; i++) {
-    if (call.state !== 'preparing') return;
-    const stage = stages[i]!;
-    if (!stage.beforeForward) continue;
-    let out: ReturnType<NonNullable<CallStage['beforeForward']>>;
-    try {
-      out = stage.beforeForward(call);
-    } catch (err) {
-      return settle(failed(stage, err));
-    }
-    if (isPromise(out)) {
-      out.then(
-        (value) => {
-          if (call.state !== 'preparing') return;
-          const veto = vetoOf(stage, value);
-          if (veto) settle(veto);
-          else runBeforeForward(stages, call, settle, i + 1, true);
-        },
-        (err: unknown) => {
-          if (call.state === 'preparing') settle(failed(stage, err));
-        },
-      );
-      return;
-    }
-    const veto = vetoOf(stage, out);
-    if (veto) return settle(veto);
-  }
-  if (call.state === 'preparing') settle({ ok: true, waited });
-}
+const PASSED: PreForwardResult = Object.freeze({ ok: true, waited: false });
+const PASSED_AFTER_WAIT: PreForwardResult = Object.freeze({ ok: true, waited: true });
 
-/** Run the post-result hooks in order; `done` gets what failed (empty when nothing did), synchronously when it can. */
-export function runAfterResult(stages: readonly CallStage[], call: CallView, response: ResponseView, done: (problems: string[]) => void): void {
-  const problems: string[] = [];
-  const step = (from: number): void => {
-    for (let i = from; i < stages.length; i++) {
-      const stage = stages[i]!;
-      if (!stage.afterResult) continue;
-      let out: void | Promise<void>;
+/**
+ * The pre-forward hooks as one function, composed as Hono's `compose` does: `dispatch(i)` runs hook i and goes
+ * on to i + 1 once it returned (at once when it returned synchronously, so a call no hook waits on is forwarded
+ * in the tick it was allowed, and costs no closure). Errors are handled in one place: a throw, a rejection or a
+ * veto settles the call as refused. `settle` is called once with the result, unless the call left `preparing`
+ * meanwhile (then nothing more runs).
+ */
+export function composeBeforeForward<C extends CallView>(stages: readonly CallStage[]): (call: C, settle: (call: C, r: PreForwardResult) => void) => void {
+  const hooks = stages.filter((s) => s.beforeForward !== undefined);
+  const dispatch = (call: C, settle: (call: C, r: PreForwardResult) => void, from: number, waited: boolean): void => {
+    for (let i = from; i < hooks.length; i++) {
+      if (call.state !== 'preparing') return;
+      const stage = hooks[i]!;
+      let out: ReturnType<NonNullable<CallStage['beforeForward']>>;
       try {
-        out = stage.afterResult(call, response);
+        out = stage.beforeForward!(call);
       } catch (err) {
-        problems.push(`the ${stage.name} stage failed after the result: ${messageOf(err)}`);
-        continue;
+        return settle(call, failed(stage, err));
       }
       if (isPromise(out)) {
+        const next = i + 1;
         out.then(
-          () => step(i + 1),
+          (value) => {
+            if (call.state !== 'preparing') return;
+            const veto = vetoOf(stage, value);
+            if (veto) settle(call, veto);
+            else dispatch(call, settle, next, true);
+          },
           (err: unknown) => {
-            problems.push(`the ${stage.name} stage failed after the result: ${messageOf(err)}`);
-            step(i + 1);
+            if (call.state === 'preparing') settle(call, failed(stage, err));
           },
         );
         return;
       }
+      if (out !== undefined) {
+        const veto = vetoOf(stage, out);
+        if (veto) return settle(call, veto);
+      }
     }
-    done(problems);
+    if (call.state === 'preparing') settle(call, waited ? PASSED_AFTER_WAIT : PASSED);
   };
-  step(0);
+  return (call, settle) => dispatch(call, settle, 0, false);
+}
+
+/**
+ * The post-result hooks as one function (composed as above): `done` gets what failed (empty when nothing did),
+ * synchronously when every hook returned so. A failure here cannot take anything back: it is reported, and the
+ * next hook runs.
+ */
+export function composeAfterResult(stages: readonly CallStage[]): ((call: CallView, response: ResponseView, done: (problems: string[]) => void) => void) | undefined {
+  const hooks = stages.filter((s) => s.afterResult !== undefined);
+  if (hooks.length === 0) return undefined;
+  return (call, response, done) => {
+    const problems: string[] = [];
+    const fail = (stage: CallStage, err: unknown) => problems.push(`the ${stage.name} stage failed after the result: ${messageOf(err)}`);
+    const dispatch = (i: number): void => {
+      for (; i < hooks.length; i++) {
+        const stage = hooks[i]!;
+        let out: void | Promise<void>;
+        try {
+          out = stage.afterResult!(call, response);
+        } catch (err) {
+          fail(stage, err);
+          continue;
+        }
+        if (isPromise(out)) {
+          const next = i + 1;
+          out.then(
+            () => dispatch(next),
+            (err: unknown) => {
+              fail(stage, err);
+              dispatch(next);
+            },
+          );
+          return;
+        }
+      }
+      done(problems);
+    };
+    dispatch(0);
+  };
 }
 
 function vetoOf(stage: CallStage, value: unknown): PreForwardResult | null {

@@ -12,16 +12,19 @@
  * tasks/result of the wrapper's own reads the payload the outcome depends on (isError, or an error).
  */
 import { randomBytes } from 'node:crypto';
-import { isObject, type JsonRpcResponse, type Message } from '../jsonrpc/messages.js';
+import { idKey, isObject, type Message } from '../jsonrpc/messages.js';
 import type { Outcome } from '../protocol/api.js';
 import { type Clock, monotonic, type Timer } from '../util/clock.js';
 import type { Call } from './call.js';
 import { capturedResult } from './capture.js';
+import type { InFlight } from './in-flight.js';
 import type { Denial } from './pipeline.js';
 import { RESERVED_ID_PREFIX } from './tool-listing.js';
 
 export interface TaskContext {
   clock: Clock;
+  /** The ids the server owes an answer to: the wrapper's own tasks/* requests are entered here. */
+  inFlight: InFlight;
   log(msg: string): void;
   /** Send the server a message of the wrapper's own. */
   toUpstream(message: unknown): void;
@@ -173,19 +176,15 @@ export class TaskBook {
     if (t) this.status(t, params.status, params.statusMessage);
   }
 
-  /** Is this the id of one of the wrapper's own task requests? */
-  takes(id: unknown): boolean {
-    return typeof id === 'string' && id.startsWith(this.prefix);
-  }
-
-  takeResponse(m: JsonRpcResponse, raw: Buffer): void {
+  /** The server answered one of the wrapper's own task requests (routed here through the in-flight table). */
+  private takeResponse(m: Message, raw: Buffer): void {
     const own = this.own.get(String(m.id));
     if (!own) return;
     this.own.delete(String(m.id));
     const t = own.task;
     if (t.asking?.id === m.id) t.asking = undefined;
     if (this.tasks.get(t.taskId) !== t) return;
-    if (own.method === 'tasks/result') return this.payload(t, m as unknown as Message, raw);
+    if (own.method === 'tasks/result') return this.payload(t, m, raw);
     if (isObject(m.result)) return this.status(t, m.result.status, m.result.statusMessage);
     // a server that cannot say how its task stands: it is still running, as far as anyone knows
     if (own.method === 'tasks/get') t.heardMono = monotonic(this.o.clock) + 4 * t.pollMs;
@@ -217,6 +216,7 @@ export class TaskBook {
       }
     }
     this.tasks.clear();
+    for (const id of this.own.keys()) this.o.inFlight.forget(idKey(id));
     this.own.clear();
     this.asked.clear();
     this.o.clock.clearTimeout(this.timer);
@@ -268,7 +268,7 @@ export class TaskBook {
 
   private finish(t: Tracked, outcome: Outcome): void {
     this.tasks.delete(t.taskId);
-    for (const [id, o] of this.own) if (o.task === t) this.own.delete(id);
+    for (const [id, o] of this.own) if (o.task === t) this.forgetOwn(id);
     for (const c of t.calls) this.finishCall(c, outcome);
     this.o.ended();
   }
@@ -283,8 +283,14 @@ export class TaskBook {
   private ask(t: Tracked, method: 'tasks/get' | 'tasks/result' | 'tasks/cancel'): void {
     const id = `${this.prefix}${++this.counter}`;
     this.own.set(id, { task: t, method });
+    this.o.inFlight.expect(idKey(id), { method, answered: (m, raw) => this.takeResponse(m, raw) });
     if (method !== 'tasks/cancel') t.asking = { id, at: monotonic(this.o.clock) };
     this.o.toUpstream({ jsonrpc: '2.0', id, method, params: { taskId: t.taskId } });
+  }
+
+  private forgetOwn(id: string): void {
+    this.own.delete(id);
+    this.o.inFlight.forget(idKey(id));
   }
 
   /** Poll the tasks nobody has heard of for a while; the timer runs only while a task does. */
@@ -300,7 +306,7 @@ export class TaskBook {
     const now = monotonic(this.o.clock);
     for (const t of this.tasks.values()) {
       if (t.asking && now - t.asking.at > OWN_REQUEST_TIMEOUT_MS) {
-        this.own.delete(t.asking.id);
+        this.forgetOwn(t.asking.id);
         t.asking = undefined;
         // the payload of a terminal task was not given: what its status said is what is known
         if (t.reading) {

@@ -48,11 +48,6 @@ export class InverseCaller {
     this.clock = o.clock ?? systemClock;
   }
 
-  /** Is this the id of one of our calls? */
-  takes(id: unknown): boolean {
-    return typeof id === 'string' && id.startsWith(this.prefix);
-  }
-
   /** The broker asks: run `tool` with `arguments` as the undo `undoId`. Malformed requests are IpcErrors. */
   call(params: unknown): Promise<ToolCallAnswer> {
     if (!isObject(params) || typeof params.tool !== 'string' || params.tool === '' || params.tool.length > 1024 || CONTROL_CHARACTERS.test(params.tool)) {

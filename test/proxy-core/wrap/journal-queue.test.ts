@@ -28,6 +28,38 @@ const record = (id: string, ran: boolean): CallRecord => ({
 });
 
 describe('the journal queue', () => {
+  test("a call's arguments go to the broker once: a copy after an acknowledged one goes without them, the spill keeps them", () => {
+    const q = new JournalQueue(tempDir(), 100, () => {});
+    const pending: CallRecord = { ...record('c1', true), arguments: '{"text":"x"}', outcome: 'pending' };
+    q.add(pending);
+    const first = q.batch(10);
+    expect(first[0]!.wire).toEqual(pending);
+    q.acked(first);
+    const done: CallRecord = { ...pending, outcome: 'ok', finishedAt: 3 };
+    q.add(done);
+    const second = q.batch(10);
+    expect(second[0]!.entry).toEqual(done);
+    expect(second[0]!.wire).not.toHaveProperty('arguments');
+    expect(second[0]!.wire).toMatchObject({ id: 'c1', outcome: 'ok', finishedAt: 3, argsTruncated: false });
+    // the spill on disk is whole, whatever the broker has
+    expect(q.spillHeld(true)).toBe(true);
+    q.acked(second);
+    // a final copy acknowledged: the call is forgotten, and a copy of it again (a replay) would carry everything
+    q.add(done);
+    expect(q.batch(10)[0]!.wire).toEqual(done);
+  });
+
+  test('a new connection takes no copy as known: the next copy carries the arguments again', () => {
+    const q = new JournalQueue(tempDir(), 100, () => {});
+    const pending: CallRecord = { ...record('c2', true), outcome: 'pending' };
+    q.add(pending);
+    q.acked(q.batch(10));
+    q.connected('session-2');
+    const done: CallRecord = { ...pending, outcome: 'ok' };
+    q.add(done);
+    expect(q.batch(10)[0]!.wire).toEqual(done);
+  });
+
   test('past its bound it counts refused calls, never drops executed ones', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     for (let i = 0; i < 10; i++) q.add(record(`ran-${i}`, true));

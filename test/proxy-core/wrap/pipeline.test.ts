@@ -67,6 +67,71 @@ describe('a call has one state at a time, and only the transitions in the table'
   });
 });
 
+describe('a call owns its endings', () => {
+  const call = () =>
+    new Call({ id: 1, key: 'n:1', callId: 'c1', tool: 't', args: {}, message: {}, progressToken: undefined, startedAt: 0, startedMono: 0 });
+  const forwarded = () => {
+    const c = call();
+    c.to('preparing');
+    c.forward();
+    return c;
+  };
+
+  test('end: a call not sent is denied, done, with its times; a denial is a decision, an early answer is not', () => {
+    const denied = call();
+    denied.end('deny', 'rule', 'denied by rule r1', 'not-run');
+    expect(denied).toMatchObject({ state: 'done', decision: 'deny', decidedBy: 'rule', detail: 'denied by rule r1', outcome: 'not-run' });
+    expect(denied.decidedAt).toBeTypeOf('number');
+    expect(denied.finishedAt).toBeTypeOf('number');
+    const early = call();
+    early.to('asking');
+    early.end('deny', 'timeout', 'answered early', 'not-run', false);
+    expect(early.decidedAt).toBeUndefined();
+    expect(early.state).toBe('done');
+    // a call already sent cannot be ended as not sent
+    expect(() => forwarded().end('deny', 'estop', 'x', 'not-run')).toThrow(/cannot end unsent/);
+  });
+
+  test("finish: the server's outcome stands, except an error answer to a call ended or cancelled while running", () => {
+    const ok = forwarded();
+    ok.finish({ by: 'server', outcome: 'tool-error' });
+    expect(ok).toMatchObject({ state: 'done', outcome: 'tool-error' });
+    expect(ok.durationMs).toBeTypeOf('number');
+    const stopped = forwarded();
+    stopped.endWhileRunning('estop', 'stopped by E-Stop');
+    expect(stopped).toMatchObject({ state: 'forwarded', answered: true, outcome: 'cancelled' });
+    stopped.finish({ by: 'server', outcome: 'rpc-error', note: '; the server answered afterwards (rpc-error)' });
+    expect(stopped.outcome).toBe('cancelled');
+    expect(stopped.detail).toBe('; ended while running (estop: stopped by E-Stop); the server answered afterwards (rpc-error)');
+    const ranAnyway = forwarded();
+    ranAnyway.cancelled = true;
+    ranAnyway.outcome = 'cancelled';
+    ranAnyway.finish({ by: 'server', outcome: 'ok' });
+    expect(ranAnyway.outcome).toBe('ok');
+  });
+
+  test('finish: a server gone leaves a call answered to its client as it was; a task fills in only what is pending', () => {
+    const answered = forwarded();
+    answered.endWhileRunning('estop', 'stopped');
+    answered.finish({ by: 'gone', outcome: 'unknown' });
+    expect(answered.outcome).toBe('cancelled');
+    const cancelled = forwarded();
+    cancelled.cancelled = true;
+    cancelled.outcome = 'cancelled';
+    cancelled.finish({ by: 'gone', outcome: 'unknown' });
+    expect(cancelled.outcome).toBe('unknown');
+    const task = forwarded();
+    task.to('done');
+    task.finish({ by: 'task', outcome: 'ok' });
+    expect(task).toMatchObject({ state: 'done', outcome: 'ok' });
+    const stoppedTask = forwarded();
+    stoppedTask.endWhileRunning('estop', 'stopped');
+    stoppedTask.to('done');
+    stoppedTask.finish({ by: 'task', outcome: 'ok' });
+    expect(stoppedTask.outcome).toBe('cancelled');
+  });
+});
+
 describe('races', () => {
   test('E-Stop arrives while a call is being approved: the approval loses', async () => {
     const h = await new Harness().start();

@@ -58,6 +58,25 @@ describe('routing', () => {
     expect(h.forwardedCalls()).toHaveLength(0);
   });
 
+  test('every answer is routed once, by id: a second answer, a reserved id nobody sent, an id of the wrong kind are dropped', async () => {
+    const h = await new Harness({ policy: allowAll }).start();
+    h.call(1, 'echo', { text: 'a' });
+    h.client({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+    h.server({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'one' }] } });
+    h.server({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'again' }] } });
+    h.server({ jsonrpc: '2.0', id: 'p', result: {} });
+    h.server({ jsonrpc: '2.0', id: 'p', result: {} });
+    // the string "1" is not the number 1; a reserved id is the wrapper's own, never the client's
+    h.server({ jsonrpc: '2.0', id: '1', result: {} });
+    h.server({ jsonrpc: '2.0', id: 'airlock-internal:nobody', result: {} });
+    expect(h.answers(1)).toHaveLength(1);
+    expect(h.answers(1)[0]).toMatchObject({ result: { content: [{ text: 'one' }] } });
+    expect(h.answers('p')).toHaveLength(1);
+    expect(h.answers('1')).toHaveLength(0);
+    expect(h.toClient.filter((m) => m.id === 'airlock-internal:nobody')).toHaveLength(0);
+    expect(h.logs.filter((l) => /which it was never sent/.test(l))).toHaveLength(3);
+  });
+
   test('a duplicate id while the first call waits is refused with id null', async () => {
     const h = await new Harness().start();
     h.call(1, 'write_note');

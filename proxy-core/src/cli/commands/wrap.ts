@@ -67,6 +67,8 @@ async function wrap(rest: string[]): Promise<number> {
   const onClose = (code: number | null, signal: NodeJS.Signals | null) => (early.close = { code, signal });
   child.on('error', onError);
   child.on('close', onClose);
+  // once the server is on its way, before the relay's modules load (wrap/memory.ts)
+  (await import('../../wrap/memory.js')).keepYoungGenerationSmall();
   const { runWrapper } = await import('../../wrap/run-wrapper.js');
   child.off('error', onError);
   child.off('close', onClose);

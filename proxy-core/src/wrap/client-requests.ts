@@ -1,0 +1,60 @@
+/**
+ * A request of the client's that the server was sent (any but tools/call, which is the pipeline's): its entry in
+ * the in-flight table, and what the wrapper learns from the answer before the client gets it: a tools/list page
+ * is evidence about the tools (and is annotated with what Airlock will do), an initialize says what the server
+ * can do (and is kept for a restart), a tasks/* answer tells how a task stands.
+ */
+import { frame, idKey, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
+import type { BrokerLinkLike } from './broker-link.js';
+import type { Responder } from './in-flight.js';
+import type { InitCapture } from './restart.js';
+import type { TaskBook } from './tasks.js';
+import type { ToolVerdicts } from './verdicts.js';
+
+const LIST_WAIT_FOR_BROKER_MS = 1000;
+
+export interface ClientAnswerContext {
+  verdicts(): ToolVerdicts;
+  tasks(): TaskBook;
+  init: InitCapture;
+  link(): BrokerLinkLike;
+  log(msg: string): void;
+  /** A message of the wrapper's own (framed). */
+  toClient(data: string): void;
+  /** The server's own bytes. */
+  relayToClient(raw: Buffer): void;
+}
+
+export class ClientRequest implements Responder {
+  constructor(
+    private readonly o: ClientAnswerContext,
+    readonly id: JsonRpcId,
+    readonly method: string,
+  ) {}
+
+  answered(m: Message, raw: Buffer, key: string = idKey(this.id)): void {
+    const o = this.o;
+    const listing = o.verdicts().listing;
+    o.tasks().serverAnswered(key, m, raw);
+    if (this.method === 'tools/list') {
+      const result = m.result;
+      // the page is evidence first (a declaration that differs makes our listing stale), then the calls
+      // that waited behind it are decided
+      if (isObject(result)) listing.observe(result.tools);
+      listing.clientListingEnded(key);
+      if (!isObject(result)) return o.relayToClient(raw);
+      const send = () => o.toClient(frame({ ...m, result: o.verdicts().annotate(result) }));
+      // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
+      // rather than tell the client "asks" for everything and take it back with list_changed.
+      if (o.link().state === 'connecting') return void o.link().ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);
+      return send();
+    }
+    if (this.method === 'initialize') {
+      o.init.serverAnswered(key, m);
+      const caps = isObject(m.result) ? m.result.capabilities : undefined;
+      listing.allowListing();
+      if (!isObject(caps) || caps.tools === undefined) o.log('airlock: the server does not declare the tools capability');
+    }
+    o.relayToClient(raw);
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The deciding step of a tools/call: classify ▸ policy, synchronously when everything is at hand (the policy
+ * the broker pushed, the tool list), waiting only for what is missing: the tool list (bounded by the catalog
+ * wait) or the broker (once; a second time it is down). Whatever fails here is a denial (pipeline.ts).
+ */
+import { decide } from '../policy/decide.js';
+import type { Call } from './call.js';
+import type { PipelineCore } from './pipeline.js';
+
+/** Decide `call` (in `deciding`): allow, deny or ask; a continuation first checks the call is still deciding. */
+export function decideCall(core: PipelineCore, call: Call): void {
+  if (call.state !== 'deciding') return;
+  const o = core.o;
+  const down = o.unavailable();
+  if (down) return core.deny(call, down.decidedBy, down.reason);
+  const listing = o.verdicts.listing;
+  if (!listing.ready) {
+    if (!listing.canList && !o.initialized()) {
+      return core.deny(call, 'error', 'the server has not been initialized yet, so its tools are unknown');
+    }
+    void listing.whenReady(o.timings.catalogWaitMs).then((ok) =>
+      core.guarded(call, () => {
+        if (ok) decideCall(core, call);
+        else core.deny(call, 'error', "the server's tool list could not be read, so the call cannot be classified");
+      }),
+    );
+    return;
+  }
+  const link = o.link;
+  const policy = link.policy;
+  if (link.state !== 'up' || !policy) {
+    if (call.waitedBroker) return core.deny(call, 'broker-down', 'Airlock is not running');
+    call.waitedBroker = true;
+    void link.ensureUp(o.timings.brokerWaitMs).then(() => core.guarded(call, () => decideCall(core, call)));
+    return;
+  }
+  const verdict = o.verdicts.verdict(call.tool);
+  call.verdict = verdict;
+  const definition = o.verdicts.definition(call.tool);
+  const decision = decide({ server: o.server, client: o.client, tool: call.tool, toolClass: verdict.class, args: call.args, definition }, policy);
+  if (decision.action === 'allow') core.allow(call, decision.decidedBy, decision.reason);
+  else if (decision.action === 'deny') core.deny(call, decision.decidedBy, decision.reason);
+  else core.ask(call, decision.reason);
+}

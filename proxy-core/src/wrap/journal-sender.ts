@@ -1,0 +1,84 @@
+/**
+ * The journal's way to the broker: entries leave in batches, off the call's path. A short delay lets the
+ * decision and the outcome of a quick call merge into one entry, and many calls share one message and one broker
+ * transaction. Spilled files go first (each removed once all of it is acknowledged), then what memory holds; what
+ * was lost rides along with the first batch. The broker merges copies of an entry forward, so a file replayed
+ * twice (acknowledged, then the broker died before we removed it) changes nothing.
+ */
+import type { Channel } from '../ipc/channel.js';
+import { WrapperMethod } from '../protocol/names.js';
+import type { JournalQueue } from './journal-queue.js';
+
+const MAX_BATCH = 1000;
+/** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
+const JOURNAL_DELAY_MS = 10;
+/** How soon a journal batch the broker refused (its disk full, say) is offered again. */
+const JOURNAL_RETRY_MS = 1000;
+
+export class JournalSender {
+  private sending = false;
+  private flushScheduled = false;
+  private retry: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly queue: JournalQueue,
+    /** The connection to send on while the broker is up, else null. */
+    private readonly channel: () => Channel | null,
+  ) {}
+
+  /** Send what is held soon (at once when a whole batch is waiting). */
+  scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    const timer = setTimeout(() => {
+      this.flushScheduled = false;
+      void this.send();
+    }, this.queue.size >= MAX_BATCH ? 0 : JOURNAL_DELAY_MS);
+    timer.unref();
+  }
+
+  /** Send what is held now (unless a send is under way), batch by batch, each acknowledged before the next. */
+  async send(): Promise<void> {
+    const channel = this.channel();
+    if (this.sending || !channel) return;
+    if (this.queue.size === 0 && this.queue.spillFiles === 0 && !this.queue.hasLost) return;
+    this.sending = true;
+    let lost = this.queue.takeLost();
+    const send = async (entries: unknown[]) => {
+      await channel.request(WrapperMethod.journal, { entries, ...(lost ? { lost } : {}) }, 10_000);
+      lost = null;
+    };
+    try {
+      for (const file of this.queue.replayFiles()) {
+        const entries = this.queue.readFile(file);
+        for (let i = 0; i < entries.length && this.channel() === channel; i += MAX_BATCH) await send(entries.slice(i, i + MAX_BATCH));
+        if (this.channel() !== channel) return;
+        this.queue.fileDone(file);
+      }
+      while ((this.queue.size > 0 || lost) && this.channel() === channel) {
+        const batch = this.queue.batch(MAX_BATCH);
+        await send(batch.map((b) => b.wire));
+        this.queue.acked(batch);
+      }
+    } catch {
+      // kept (in memory, and on disk for executed calls); offered again soon, and after the next connect
+      this.queue.spillSoon(0);
+      this.scheduleRetry();
+    } finally {
+      if (lost) this.queue.returnLost(lost);
+      this.sending = false;
+    }
+  }
+
+  private scheduleRetry(): void {
+    if (this.retry || this.closed) return;
+    this.retry = setTimeout(() => void ((this.retry = null), this.send()), JOURNAL_RETRY_MS);
+    this.retry.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * A line from the server, read once: parsed, checked for nesting past what the wrapper can safely walk, and
+ * handed on with the bytes the client is to get. Those are the server's own bytes (re-serialising a 10 MB result
+ * would cost more than the relay itself), unless they could read differently to a client whose parser keeps the
+ * first of two "id" keys: then what the wrapper matched (a held call cannot be "answered" that way) is what the
+ * client gets. A batch is split, each message re-serialised.
+ */
+import { withholdDeepTools } from './deep-tools.js';
+import { MAX_NESTING, mayNestDeeper, nestedDeeperThan, parseLine } from '../jsonrpc/inbound.js';
+import { errorResponse, INTERNAL_ERROR, isId, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
+
+export interface ServerLinesContext {
+  log(msg: string): void;
+  /** A message to route, with the bytes the client gets if it is relayed. */
+  message(m: Message, raw: Buffer): void;
+  /** Is this the id of a listing (the wrapper's own, or the client's tools/list)? */
+  listingAnswer(id: JsonRpcId): boolean;
+}
+
+/** One line from the server. */
+export function readServerLine(line: Buffer, o: ServerLinesContext): void {
+  const parsed = parseLine(line);
+  if (Array.isArray(parsed)) {
+    for (const m of parsed) if (isObject(m) && !(mayNestDeeper(line.length) && tooDeep(m, o))) o.message(m, Buffer.from(JSON.stringify(m)));
+    return;
+  }
+  if (!isObject(parsed)) {
+    const what = parsed === undefined ? 'a line that is not JSON' : 'JSON that is not a message';
+    o.log(`airlock: the server wrote ${what}; dropped (${preview(line)})`);
+    return;
+  }
+  if (mayNestDeeper(line.length) && tooDeep(parsed, o)) return;
+  if (!hasOneIdKey(line)) return o.message(parsed, Buffer.from(JSON.stringify(parsed)));
+  // a leading BOM is accepted on the way in, never passed on to the client
+  o.message(parsed, line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line);
+}
+
+/**
+ * A server message nested past MAX_NESTING is not relayed (re-serialising it, journaling it or hashing it would
+ * overflow the stack): an answer becomes an error answer to the same request, anything else is dropped. True
+ * when the message was handled so.
+ */
+function tooDeep(m: Record<string, unknown>, o: ServerLinesContext): boolean {
+  if (!nestedDeeperThan(m, MAX_NESTING)) return false;
+  const listingAnswer = isId(m.id) && !Object.hasOwn(m, 'method') && o.listingAnswer(m.id);
+  const kept = listingAnswer ? withholdDeepTools(m, MAX_NESTING) : null;
+  if (kept) {
+    o.log(`airlock: the server listed ${kept.withheld.length} tool(s) nested deeper than ${MAX_NESTING} levels (${kept.withheld.map((n) => JSON.stringify(n.slice(0, 80))).join(', ')}); withheld, every call to them asks`);
+    o.message(kept.message, Buffer.from(JSON.stringify(kept.message)));
+    return true;
+  }
+  o.log(`airlock: the server wrote a message nested deeper than ${MAX_NESTING} levels; refused`);
+  if (!Object.hasOwn(m, 'method') && isId(m.id)) {
+    const answer: Message = { ...errorResponse(m.id, INTERNAL_ERROR, `Airlock refused the server's answer: it is nested deeper than ${MAX_NESTING} levels`) };
+    o.message(answer, Buffer.from(JSON.stringify(answer)));
+  }
+  return true;
+}
+
+/** Every way JSON can spell the key "id" (its letters' \\u escapes have no hex letters, so case cannot vary). */
+const ID_KEY_SPELLINGS = ['"id"', '"\\u0069d"', '"i\\u0064"', '"\\u0069\\u0064"'].map((k) => Buffer.from(k));
+const PLAIN_ID_ONLY = [ID_KEY_SPELLINGS[0]!];
+/** What every escaped spelling contains: a line without it can spell "id" only plainly. */
+const ESCAPED_ZERO = Buffer.from('\\u00');
+
+/** At most one spelling of "id" anywhere in the line (a cheap scan; a false "no" only costs a re-serialisation). */
+function hasOneIdKey(line: Buffer): boolean {
+  let seen = 0;
+  // the common line has no \u00 escape at all: one scan for it, and one for the plain spelling
+  const spellings = line.indexOf(ESCAPED_ZERO) === -1 ? PLAIN_ID_ONLY : ID_KEY_SPELLINGS;
+  for (const key of spellings) {
+    for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + 1)) if (++seen > 1) return false;
+  }
+  return true;
+}
+
+/** The start of a line, printable, for a log. */
+export function preview(line: Buffer): string {
+  const text = line.subarray(0, 120).toString('utf8').replace(/[\x00-\x1f\x7f]/g, '?');
+  return line.length > 120 ? `${text}… ${line.length} bytes` : text;
+}
