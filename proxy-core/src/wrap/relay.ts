@@ -334,7 +334,7 @@ export class Relay {
           if (isObject(result)) listing.observe(result.tools);
           listing.clientListingEnded(key);
           if (!isObject(result)) return this.forwardClient(raw);
-          const send = () => this.o.toClient(frame({ ...m, result: this.verdicts.annotate(result) }));
+          const send = () => this.o.toClient(this.verdicts.answer(m, result));
           // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
           // rather than tell the client "asks" for everything and take it back with list_changed.
           if (this.o.link.state === 'connecting') return void this.o.link.ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);
