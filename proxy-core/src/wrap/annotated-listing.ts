@@ -13,6 +13,7 @@
 import { isObject } from '../jsonrpc/messages.js';
 import { annotateToolsResult } from './annotate.js';
 import type { Verdict } from '../classify/classify.js';
+import type { PageBytes } from './page-bytes.js';
 
 /** What one entry was annotated as. */
 interface Written {
@@ -40,19 +41,33 @@ export interface AnnotateInputs {
   log(msg: string): void;
 }
 
+/** The last page answered, by its bytes: the same bytes with the same inputs get the same answer. */
+interface LastPage {
+  body: Buffer;
+  inputs: readonly unknown[];
+  /** The answer line after the prefix (the id goes in front). */
+  rest: string;
+  advertised: Map<string, boolean>;
+}
+
 export class AnnotatedListing {
   private inputs: readonly unknown[] = [];
   private written = new Map<string, Written>();
+  private last: LastPage | null = null;
 
   /**
-   * Annotate `message`, a tools/list answer whose result is `result` and whose entries' JSON texts are `texts`,
-   * and write it out as a line.
+   * Annotate `message`, a tools/list answer whose result is `result` and whose entries' JSON texts are `textsOf()`,
+   * and write it out as a line. `page`: the answer's bytes, when the server wrote it the usual way.
    */
-  answer(message: Record<string, unknown>, result: Record<string, unknown>, tools: unknown[], texts: readonly string[], a: AnnotateInputs): PageAnnotation {
+  answer(message: Record<string, unknown>, result: Record<string, unknown>, tools: unknown[], textsOf: () => readonly string[], a: AnnotateInputs, page?: PageBytes): PageAnnotation {
+    const last = this.last;
+    if (page && last && sameInputs(last.inputs, a.inputs) && page.same(last.body)) return { line: `${page.prefix}${last.rest}`, advertised: last.advertised };
+    this.last = null;
     if (!sameInputs(this.inputs, a.inputs)) {
       this.inputs = a.inputs;
       this.written = new Map();
     }
+    const texts = textsOf();
     const counts = new Map<string, number>();
     for (const t of tools) if (isObject(t) && typeof t.name === 'string') counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
     const kept = new Map<string, Written>();
@@ -82,7 +97,9 @@ export class AnnotatedListing {
     }
     // only what the last page listed is kept (a tool gone from it is not held in memory)
     this.written = kept;
-    return { line: `${withTools(message, result, `[${out.join(',')}]`)}\n`, advertised };
+    const line = `${withTools(message, result, `[${out.join(',')}]`)}\n`;
+    if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: line.slice(page.prefix.length), advertised };
+    return { line, advertised };
   }
 }
 

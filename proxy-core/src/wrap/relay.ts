@@ -42,6 +42,7 @@ import type { CallStage } from './stages.js';
 import { TaskBook } from './tasks.js';
 import { InverseCaller } from './undo-caller.js';
 import { ToolVerdicts, type VerdictsContext } from './verdicts.js';
+import { PageBytes } from './page-bytes.js';
 
 /** Who this wrapper is and where its bytes go (shared with the verdicts), plus the pipeline's timings. */
 export interface RelayOptions extends VerdictsContext, Partial<PipelineTimings> {
@@ -331,10 +332,11 @@ export class Relay {
           const result = m.result;
           // the page is evidence first (a declaration that differs makes our listing stale), then the calls
           // that waited behind it are decided
-          if (isObject(result)) listing.observe(result.tools);
+          const page = PageBytes.of(m.id, raw);
+          if (isObject(result)) listing.observe(result.tools, page);
           listing.clientListingEnded(key);
           if (!isObject(result)) return this.forwardClient(raw);
-          const send = () => this.o.toClient(this.verdicts.answer(m, result));
+          const send = () => this.o.toClient(this.verdicts.answer(m, result, page));
           // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
           // rather than tell the client "asks" for everything and take it back with list_changed.
           if (this.o.link.state === 'connecting') return void this.o.link.ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);

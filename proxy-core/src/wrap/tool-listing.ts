@@ -33,6 +33,7 @@ import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
 import { ListedDefinitions } from './listed-definitions.js';
+import type { PageBytes } from './page-bytes.js';
 
 const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;
@@ -80,6 +81,8 @@ export class ToolListing {
   readonly entryFlags = new EntryFlags();
   /** The last page observed and the JSON text of each of its entries (the page annotated next). */
   private observed: { tools: unknown[]; texts: string[] } | null = null;
+  /** The bytes of the last page observed that differed in nothing, and the `changes` count it was compared at. */
+  private agreed: { body: Buffer; changes: number } | null = null;
   /** The client's own tools/list requests the server has not answered yet: request key -> when it was sent. */
   private readonly clientListings = new Map<string, number>();
   /** What waits for no client listing to be out (whenClientListingsEnd). */
@@ -307,10 +310,13 @@ export class ToolListing {
   /**
    * A page of tools the client fetched (its own tools/list, answered by the server). Its declarations are
    * remembered, and if any differs from the wrapper's listing, that listing is stale: the next decision waits
-   * for a fresh one. True when something differed.
+   * for a fresh one. True when something differed. A page whose bytes (`page`) are those of the last one that
+   * differed in nothing, with nothing changed here since, is that same page again: nothing to compare.
    */
-  observe(tools: unknown): boolean {
+  observe(tools: unknown, page?: PageBytes): boolean {
     if (!Array.isArray(tools)) return false;
+    if (page && this.agreed?.changes === this.changes && page.same(this.agreed.body)) return false;
+    this.agreed = null;
     let differs = false;
     const texts = this.textsOf(tools);
     for (let i = 0; i < tools.length; i++) {
@@ -324,6 +330,7 @@ export class ToolListing {
     }
     this.observed = { tools, texts };
     if (differs) this.markStale();
+    else if (page && this.raw !== null) this.agreed = { body: page.keep(), changes: this.changes };
     return differs;
   }
 

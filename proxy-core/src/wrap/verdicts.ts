@@ -15,6 +15,7 @@ import { frame, isObject } from '../jsonrpc/messages.js';
 import { decide, type DefinitionState } from '../policy/decide.js';
 import { annotateToolsResult } from './annotate.js';
 import { AnnotatedListing } from './annotated-listing.js';
+import type { PageBytes } from './page-bytes.js';
 import type { BrokerLinkLike } from './broker-link.js';
 import type { Clock } from '../util/clock.js';
 import { ToolListing, withdrawnKey } from './tool-listing.js';
@@ -94,27 +95,28 @@ export class ToolVerdicts {
    * The client's tools/list answer `message` (its result `result`), annotated, as the line to send; what the
    * client was told is remembered. Each entry is shown the stricter of the page's own verdict and the wrapper's.
    */
-  answer(message: Record<string, unknown>, result: Record<string, unknown>): string {
+  answer(message: Record<string, unknown>, result: Record<string, unknown>, page?: PageBytes): string {
     const tools = result.tools;
     if (!Array.isArray(tools)) return frame({ ...message, result: this.annotate(result) });
-    const texts = this.listing.textsOf(tools);
-    this.listing.forgetObserved();
+    let texts: string[] = [];
+    const textsOf = (): string[] => (texts = this.listing.textsOf(tools));
     const full = this.listing.listed ? this.current() : null;
     const { trust, withdrawn } = this.trustInputs();
     const opts = { trustReadOnlyHints: trust, withdrawn };
-    let page: Catalog | undefined;
-    const annotated = this.pages.answer(message, result, tools, texts, {
+    let pageVerdicts: Catalog | undefined;
+    const annotated = this.pages.answer(message, result, tools, textsOf, {
       // what a verdict or readOnlyHint reads besides the entry (the catalog object changes with the listing)
       inputs: [this.o.link.policy, full, this.listing.version, trust, withdrawnKey(withdrawn)],
       verdictOf: (name, entry, index, count) => {
         // a name listed once is judged on its own entry; twice, as the whole page judges it (unclassifiable)
-        const own = count === 1 ? this.listing.entryFlags.classify(entry, texts[index]!, opts) : verdictFor((page ??= this.classifyPage(tools, texts, opts)), name);
+        const own = count === 1 ? this.listing.entryFlags.classify(entry, texts[index]!, opts) : verdictFor((pageVerdicts ??= this.classifyPage(tools, texts, opts)), name);
         const listed = full?.verdicts.get(name);
         return listed && stricter(listed.class, own.class) === listed.class ? listed : own;
       },
       runsWithoutAsking: (v) => this.runsWithoutAsking(v),
       log: this.o.log,
-    });
+    }, page);
+    this.listing.forgetObserved();
     for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
     return annotated.line;
   }
