@@ -315,7 +315,7 @@ export class Relay {
         if (this.calls.serverAnswered(idKey(id as JsonRpcId), m, raw)) this.hard.serverLetGo();
         return;
       }
-      if (listing.reserves(id)) return listing.takeResponse(m as unknown as JsonRpcResponse);
+      if (listing.reserves(id)) return listing.takeResponse(m as unknown as JsonRpcResponse, raw);
       if (id !== null && id !== undefined) {
         const key = idKey(id);
         if (this.calls.serverAnswered(key, m, raw)) return this.hard.serverLetGo();

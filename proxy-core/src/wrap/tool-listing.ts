@@ -33,7 +33,7 @@ import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
 import { ListedDefinitions } from './listed-definitions.js';
-import type { PageBytes } from './page-bytes.js';
+import { PageBytes } from './page-bytes.js';
 
 const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;
@@ -72,7 +72,7 @@ export class ToolListing {
   /** The JSON text of each entry in `raw` by name, to tell whether a listing the client fetched differs. */
   private rawText = new Map<string, string>();
   private nextId = 1;
-  private readonly pendingRequests = new Map<string, (msg: JsonRpcResponse) => void>();
+  private readonly pendingRequests = new Map<string, (msg: JsonRpcResponse, raw?: Buffer) => void>();
   private readonly waiters = new Set<Waiter>();
   private cache: { key: string; catalog: Catalog } | null = null;
   /** Each tool's definition in the last complete listing, and the first one seen. */
@@ -82,7 +82,7 @@ export class ToolListing {
   /** The last page observed and the JSON text of each of its entries (the page annotated next). */
   private observed: { tools: unknown[]; texts: string[] } | null = null;
   /** The bytes of the last page observed that differed in nothing, and the `changes` count it was compared at. */
-  private agreed: { body: Buffer; changes: number } | null = null;
+  private agreed: { body: Buffer; changes: number; texts: string[] | null } | null = null;
   /** The client's own tools/list requests the server has not answered yet: request key -> when it was sent. */
   private readonly clientListings = new Map<string, number>();
   /** What waits for no client listing to be out (whenClientListingsEnd). */
@@ -100,12 +100,12 @@ export class ToolListing {
   }
 
   /** Take the response to one of our own requests (never forwarded to the client). */
-  takeResponse(msg: JsonRpcResponse): void {
+  takeResponse(msg: JsonRpcResponse, raw?: Buffer): void {
     const id = msg.id as string;
     const done = this.pendingRequests.get(id);
     if (done) {
       this.pendingRequests.delete(id);
-      done(msg);
+      done(msg, raw);
     }
   }
 
@@ -184,7 +184,7 @@ export class ToolListing {
     if (this.listing) return this.listing;
     const generation = this.generation;
     this.listing = this.listAll()
-      .then((tools) => this.take(tools))
+      .then(({ tools, page }) => this.take(tools, page))
       .catch((err: unknown) => {
         // Fail closed: an empty catalog makes every call unclassifiable, which asks.
         this.raw = [];
@@ -207,7 +207,7 @@ export class ToolListing {
   }
 
   /** A complete listing: index it, remember its declarations, fingerprint its definitions. */
-  private take(tools: unknown[]): void {
+  private take(tools: unknown[], page: PageBytes | undefined): void {
     this.raw = tools;
     this.rawTexts = [];
     this.listProblems = [];
@@ -236,6 +236,8 @@ export class ToolListing {
       } else byName.set(t.name, { entries: [t], texts: [text] });
     }
     this.definitions.take(byName);
+    // a client's page with these very bytes is this listing: nothing in it to compare, its texts are these
+    this.agreed = page ? { body: page.keep(), changes: this.changes, texts: this.rawTexts } : null;
   }
 
   /** A tool's definition in the last listing and the first one seen (what the policy compares with its pin). */
@@ -274,32 +276,38 @@ export class ToolListing {
     this.waiters.clear();
   }
 
-  private request(method: string, params: unknown): Promise<unknown> {
+  private request(method: string, params: unknown): Promise<{ result: unknown; page: PageBytes | undefined }> {
     const id = `${this.prefix}${this.nextId++}`;
     return new Promise((resolve, reject) => {
       const timer = this.clock.setTimeout(() => {
         this.pendingRequests.delete(id);
         reject(new Error(`no answer to ${method} within ${PAGE_TIMEOUT_MS} ms`));
       }, PAGE_TIMEOUT_MS);
-      this.pendingRequests.set(id, (msg) => {
+      this.pendingRequests.set(id, (msg, raw) => {
         this.clock.clearTimeout(timer);
         if (msg.error) reject(new Error(`${msg.error.code}: ${String(msg.error.message)}`));
-        else resolve(msg.result);
+        else resolve({ result: msg.result, page: raw ? PageBytes.of(id, raw) : undefined });
       });
       this.sendUpstream({ jsonrpc: '2.0', id, method, params });
     });
   }
 
-  private async listAll(): Promise<unknown[]> {
+  /** Every page; `page`: the bytes of the answer when the listing came in one page (none: several). */
+  private async listAll(): Promise<{ tools: unknown[]; page: PageBytes | undefined }> {
     const tools: unknown[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await this.request('tools/list', cursor === undefined ? {} : { cursor });
+      const answer = await this.request('tools/list', cursor === undefined ? {} : { cursor });
+      const result = answer.result;
       if (!isObject(result) || !Array.isArray(result.tools)) throw new Error('tools/list result has no tools array');
+      if (page === 0) {
+        const next = result.nextCursor;
+        if (typeof next !== 'string' || next === '') return { tools: result.tools, page: answer.page };
+      }
       tools.push(...result.tools);
       const next = result.nextCursor;
-      if (typeof next !== 'string' || next === '') return tools;
+      if (typeof next !== 'string' || next === '') return { tools, page: undefined };
       if (seen.has(next)) throw new Error('tools/list pagination loops (a cursor came back twice)');
       seen.add(next);
       cursor = next;
@@ -330,13 +338,14 @@ export class ToolListing {
     }
     this.observed = { tools, texts };
     if (differs) this.markStale();
-    else if (page && this.raw !== null) this.agreed = { body: page.keep(), changes: this.changes };
+    else if (page && this.raw !== null) this.agreed = { body: page.keep(), changes: this.changes, texts: null };
     return differs;
   }
 
   /** The JSON text of each entry of a page (those of the page just observed are not written again). */
-  textsOf(tools: unknown[]): string[] {
+  textsOf(tools: unknown[], page?: PageBytes): string[] {
     if (this.observed?.tools === tools) return this.observed.texts;
+    if (page && this.agreed?.texts && this.agreed.changes === this.changes && page.same(this.agreed.body)) return this.agreed.texts;
     return tools.map((t) => {
       const text = jsonText(t);
       // one string per distinct text: the one already held, when the entry is the listing's

@@ -99,7 +99,7 @@ export class ToolVerdicts {
     const tools = result.tools;
     if (!Array.isArray(tools)) return frame({ ...message, result: this.annotate(result) });
     let texts: string[] = [];
-    const textsOf = (): string[] => (texts = this.listing.textsOf(tools));
+    const textsOf = (): string[] => (texts = this.listing.textsOf(tools, page));
     const full = this.listing.listed ? this.current() : null;
     const { trust, withdrawn } = this.trustInputs();
     const opts = { trustReadOnlyHints: trust, withdrawn };
