@@ -73,13 +73,18 @@ export class ToolVerdicts {
     return this.listing.classify(trust, withdrawn);
   }
 
-  /** The verdict for a call (a tool the listing never showed is unclassifiable). */
+  /**
+   * The verdict for a call (a tool the listing never showed is unclassifiable). A report still due goes to the
+   * broker first: a ticket the call may ask for shows the definition this listing has, not an older one.
+   */
   verdict(tool: string): Verdict {
+    this.flushReport();
     return verdictFor(this.current(), tool);
   }
 
-  /** The tool's definition in the current listing, for the policy to compare with its pin (no hashing here). */
+  /** The tool's definition in the current listing, for the policy to compare with its pin (the report due goes first). */
   definition(tool: string): DefinitionState | undefined {
+    this.flushReport();
     return this.listing.definition(tool);
   }
 
@@ -87,7 +92,7 @@ export class ToolVerdicts {
   runsWithoutAsking(v: Verdict): boolean {
     const policy = this.o.link.policy;
     if (!policy || v.class !== 'read-only-trusted') return false;
-    const call = { server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class, definition: this.definition(v.name) };
+    const call = { server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class, definition: this.listing.definition(v.name) };
     return decide(call, policy).action === 'allow';
   }
 
@@ -175,19 +180,21 @@ export class ToolVerdicts {
   }
 
   /**
-   * Report once the client's listings in flight are answered, after the work at hand: the broker journals and
-   * pins what it is told, but no decision waits for it (a call is held on the wrapper's own comparison with the
-   * pins it has), and the client's answer need not wait for a catalog's worth of fingerprints.
+   * Report once the client's listings in flight are answered, after the work at hand: the client's answer need
+   * not wait for a catalog's worth of fingerprints. No decision waits for the report either (a call is held on
+   * the wrapper's own comparison with the pins it has), but a call's decision sends it first (`verdict`), so
+   * that the broker has it before any ticket the call asks for.
    */
   private reportSoon(): void {
     if (this.reportDue) return;
     this.reportDue = true;
-    this.listing.whenClientListingsEnd(() =>
-      setImmediate(() => {
-        this.reportDue = false;
-        if (this.listing.listed) this.report(this.current());
-      }),
-    );
+    this.listing.whenClientListingsEnd(() => setImmediate(() => this.flushReport()));
+  }
+
+  private flushReport(): void {
+    if (!this.reportDue) return;
+    this.reportDue = false;
+    if (this.listing.listed) this.report(this.current());
   }
 
   /** Tell the broker the catalog, when what it would be told changed (the catalog, or the pins it holds). */
