@@ -5,8 +5,8 @@
  * decision waits for a fresh listing.
  *
  * A server may describe a tool one way to the wrapper and another way to the client, or change it without
- * saying so. Every distinct declaration seen in this wrapper's life is kept, and a tool is judged by the
- * strictest of them: a change can tighten a verdict at once, and never loosens it.
+ * saying so. Every distinct declaration seen in this wrapper's life is kept (declarations.ts), and a tool is
+ * judged by the strictest of them: a change can tighten a verdict at once, and never loosens it.
  *
  * Each listing also keeps every tool's definition (listed-definitions.ts, fingerprinted when first needed and
  * only for entries not seen before): the broker pins them, and a call to a tool whose definition differs from
@@ -15,7 +15,8 @@
  *
  * Everything worked out of an entry is keyed by its exact JSON text (hidden-text findings: classify/entry-flags.ts),
  * so a listing repeated unchanged costs its serialisation and lookups, and any change, however deep in a schema,
- * is read afresh on the listing that shows it.
+ * is read afresh on the listing that shows it. A page with the very bytes of one already compared (page-bytes.ts),
+ * with nothing changed here since, is not even serialised.
  *
  * A listing the client asked for is evidence in flight: until its answer has been compared (or it failed, or
  * waited past a page's timeout), the catalog is not ready, so a call pipelined right behind it is decided on
@@ -26,12 +27,13 @@
  * `classify`, `outputSchema`, `definition`).
  */
 import { randomBytes } from 'node:crypto';
-import { type Catalog, classifyTools, stricter } from '../classify/classify.js';
+import { type Catalog, classifyTools } from '../classify/classify.js';
 import { jsonText } from '../classify/definition.js';
 import { EntryFlags } from '../classify/entry-flags.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
+import { Declarations } from './declarations.js';
 import { ListedDefinitions } from './listed-definitions.js';
 import { PageBytes } from './page-bytes.js';
 
@@ -39,10 +41,6 @@ const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;
 /** Ids of the wrapper's own requests start with this; a client request with such an id is refused. */
 export const RESERVED_ID_PREFIX = 'airlock-internal:';
-/** Past this many distinct declarations of one tool, it is unclassifiable: a server that churns is not believed. */
-const MAX_DECLARATIONS_PER_TOOL = 8;
-/** Names remembered across listings (bounds memory against a server that invents names on every listing). */
-const MAX_NAMES_SEEN = 50_000;
 /** Client listings tracked at once (a client that pipelines more is not waited on for the rest). */
 const MAX_CLIENT_LISTINGS = 64;
 
@@ -65,8 +63,8 @@ export class ToolListing {
   private stale = true;
   private generation = 0;
   private readonly prefix = `${RESERVED_ID_PREFIX}${randomBytes(8).toString('hex')}:`;
-  /** Every distinct declaration per tool name (JSON text -> entry), from every listing that passed by. */
-  private readonly seen = new Map<string, Map<string, unknown>>();
+  /** Every distinct declaration per tool name, from every listing that passed by. */
+  private readonly declarations = new Declarations();
   /** Counts every change to what `classify` and `definition` read (a listing taken, a declaration remembered). */
   private changes = 0;
   /** The JSON text of each entry in `raw` by name, to tell whether a listing the client fetched differs. */
@@ -355,15 +353,7 @@ export class ToolListing {
   }
 
   private remember(name: string, text: string, entry: unknown): void {
-    let forName = this.seen.get(name);
-    if (!forName) {
-      if (this.seen.size >= MAX_NAMES_SEEN) return;
-      forName = new Map();
-      this.seen.set(name, forName);
-    }
-    // one past the limit is kept, so that "too many declarations" can be told from "exactly at the limit"
-    if (forName.has(text) || forName.size > MAX_DECLARATIONS_PER_TOOL) return;
-    forName.set(text, entry);
+    if (!this.declarations.remember(name, text, entry)) return;
     this.changes++;
     this.cache = null;
   }
@@ -375,30 +365,7 @@ export class ToolListing {
     const opts = { trustReadOnlyHints, withdrawn };
     const catalog = classifyTools(this.raw ?? [], opts, (entry, i) => this.entryFlags.classify(entry, this.rawTexts[i]!, opts));
     catalog.problems.push(...this.listProblems);
-    for (const [name, verdict] of catalog.verdicts) {
-      const declarations = this.seen.get(name);
-      if (!declarations || declarations.size < 2) continue;
-      if (declarations.size > MAX_DECLARATIONS_PER_TOOL) {
-        catalog.verdicts.set(name, {
-          ...verdict,
-          class: 'unclassifiable',
-          reasons: [`the server declared "${name}" in more than ${MAX_DECLARATIONS_PER_TOOL} different ways during this session; none is believed`],
-        });
-        continue;
-      }
-      let strictest = verdict;
-      for (const [text, entry] of declarations) {
-        const other = this.entryFlags.classify(entry, text, opts);
-        if (other.class !== strictest.class && stricter(other.class, strictest.class) === other.class) strictest = other;
-      }
-      if (strictest !== verdict) {
-        catalog.verdicts.set(name, {
-          ...verdict,
-          class: strictest.class,
-          reasons: [`the server declared "${name}" differently during this session; the strictest declaration seen applies`, ...strictest.reasons],
-        });
-      }
-    }
+    this.declarations.applyStrictest(catalog, (entry, text) => this.entryFlags.classify(entry, text, opts));
     this.cache = { key, catalog };
     return catalog;
   }
