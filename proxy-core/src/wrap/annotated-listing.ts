@@ -27,7 +27,7 @@ interface Written {
 
 export interface PageAnnotation {
   /** The tools/list answer, framed (one JSON line). */
-  line: string;
+  line: string | Buffer;
   /** What the client was told of each tool: name -> readOnlyHint. */
   advertised: Map<string, boolean>;
 }
@@ -45,8 +45,8 @@ export interface AnnotateInputs {
 interface LastPage {
   body: Buffer;
   inputs: readonly unknown[];
-  /** The answer line after the prefix (the id goes in front). */
-  rest: string;
+  /** The answer line after the prefix (the id goes in front), as the bytes written. */
+  rest: Buffer;
   advertised: Map<string, boolean>;
 }
 
@@ -61,7 +61,9 @@ export class AnnotatedListing {
    */
   answer(message: Record<string, unknown>, result: Record<string, unknown>, tools: unknown[], textsOf: () => readonly string[], a: AnnotateInputs, page?: PageBytes): PageAnnotation {
     const last = this.last;
-    if (page && last && sameInputs(last.inputs, a.inputs) && page.same(last.body)) return { line: `${page.prefix}${last.rest}`, advertised: last.advertised };
+    if (page && last && sameInputs(last.inputs, a.inputs) && page.same(last.body)) {
+      return { line: Buffer.concat([Buffer.from(page.prefix, 'utf8'), last.rest]), advertised: last.advertised };
+    }
     this.last = null;
     if (!sameInputs(this.inputs, a.inputs)) {
       this.inputs = a.inputs;
@@ -98,7 +100,7 @@ export class AnnotatedListing {
     // only what the last page listed is kept (a tool gone from it is not held in memory)
     this.written = kept;
     const line = `${withTools(message, result, `[${out.join(',')}]`)}\n`;
-    if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: line.slice(page.prefix.length), advertised };
+    if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: Buffer.from(line.slice(page.prefix.length), 'utf8'), advertised };
     return { line, advertised };
   }
 }

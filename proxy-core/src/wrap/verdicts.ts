@@ -100,7 +100,7 @@ export class ToolVerdicts {
    * The client's tools/list answer `message` (its result `result`), annotated, as the line to send; what the
    * client was told is remembered. Each entry is shown the stricter of the page's own verdict and the wrapper's.
    */
-  answer(message: Record<string, unknown>, result: Record<string, unknown>, page?: PageBytes): string {
+  answer(message: Record<string, unknown>, result: Record<string, unknown>, page?: PageBytes): string | Buffer {
     const tools = result.tools;
     if (!Array.isArray(tools)) return frame({ ...message, result: this.annotate(result) });
     let texts: string[] = [];
