@@ -182,4 +182,19 @@ describe('the wrapper between listings', () => {
     // the same bytes as before, but the wrapper's listing is empty now: the page differs from it, and it lists again
     expect(listings()).toBe(before + 1);
   });
+
+  test('a definition pinned as it is goes by hash; once the pins change (a broker that lost them) its texts go at once', async () => {
+    const { h } = await started([entry('look')]);
+    await settle();
+    type Reported = { definition: { fingerprint: string; parts: { description: { text: string; cut?: true } } } };
+    const last = () => (h.link.catalogs.at(-1)!.verdicts as Reported[])[0]!.definition;
+    const pinned = last();
+    expect(pinned.parts.description.text).toBe('looks up look');
+    h.link.push({ pins: { look: pinned.fingerprint } });
+    expect(last().parts.description).toEqual({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), text: '', cut: true });
+    expect(last().fingerprint).toBe(pinned.fingerprint);
+    // no settling: the link resends its copy as soon as it is up again
+    h.link.push({ pins: {} });
+    expect(last().parts.description.text).toBe('looks up look');
+  });
 });

@@ -186,6 +186,13 @@ export class ToolVerdicts {
    * that the broker has it before any ticket the call asks for.
    */
   private reportSoon(): void {
+    if (this.reportInputs.length > 0 && this.reportInputs[2] !== this.o.link.policy?.pins) {
+      // other pins (a push, or a connection to a broker that may have lost them): built against them now, since
+      // the link resends its copy as soon as it is up, and a broker without a pin must get the texts to pin
+      this.reportDue = true;
+      this.flushReport();
+      return;
+    }
     if (this.reportDue) return;
     this.reportDue = true;
     this.listing.whenClientListingsEnd(() => setImmediate(() => this.flushReport()));
