@@ -27,7 +27,7 @@ interface Written {
 
 export interface PageAnnotation {
   /** The tools/list answer, framed (one JSON line). */
-  line: string | Buffer;
+  line: Buffer;
   /** What the client was told of each tool: name -> readOnlyHint. */
   advertised: Map<string, boolean>;
 }
@@ -100,8 +100,10 @@ export class AnnotatedListing {
     // only what the last page listed is kept (a tool gone from it is not held in memory)
     this.written = kept;
     const line = `${withTools(message, result, `[${out.join(',')}]`)}\n`;
-    if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: Buffer.from(line.slice(page.prefix.length), 'utf8'), advertised };
-    return { line, advertised };
+    // encoded once: the bytes written are the ones kept (nothing writes into a buffer once it is sent)
+    const bytes = Buffer.from(line, 'utf8');
+    if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: bytes.subarray(Buffer.byteLength(page.prefix, 'utf8')), advertised };
+    return { line: bytes, advertised };
   }
 }
 
