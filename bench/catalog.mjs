@@ -1,7 +1,9 @@
 // Big catalogs: a server listing N tools (bench/catalog-server.mjs; N = 10, 1,000, 10,000), through the plain
 // byte relay and through `airlock wrap`, in the same run, modes alternating. Measured: start-up (spawn to the
 // first tools/list answered, after initialize), a repeat tools/list of the unchanged catalog (wall time, and the
-// proxy process's own CPU time, which the others' load does not inflate), and the proxy's RSS once it has listed.
+// proxy process's own CPU time, which the others' load does not inflate as much), and the proxy's RSS once it
+// has listed. Start-up is measured against pins the broker already holds (the first wrapper, which pins every
+// tool, is a warm-up), and the proxy's CPU up to its first answer is given beside it (Node's own start included).
 // Then one tool's nested schema description is changed, unannounced, among the N: the client's next listing must
 // show it to the broker as a changed definition (a pin that differs), on that very listing.
 // Imported by a runner that owns the broker (catalogRows({ home, env })), or run on its own

@@ -9,6 +9,7 @@ import { canonicalText, definitionHashes, jsonText, toolDefinition } from '../..
 import { EntryFlags } from '../../proxy-core/src/classify/entry-flags.js';
 import { scanJson } from '../../proxy-core/src/classify/hidden-text.js';
 import { canonicalJson } from '../../proxy-core/src/jsonrpc/canonical.js';
+import { ListedDefinitions } from '../../proxy-core/src/wrap/listed-definitions.js';
 import { PageBytes } from '../../proxy-core/src/wrap/page-bytes.js';
 import { Harness, settle } from '../helpers/relay-harness.js';
 
@@ -73,6 +74,29 @@ describe('definitions', () => {
     for (const [part, p] of Object.entries(hashes.parts)) {
       expect(p).toEqual({ sha256: full.parts[part as keyof typeof full.parts]!.sha256, text: '', cut: true });
     }
+  });
+
+  test('by entry text, fingerprinted on demand; the first one seen stays the stand-in pin after a change, a gap or a failed listing', () => {
+    const d = new ListedDefinitions();
+    const one = (e: Msg) => new Map([[e.name as string, { entries: [e], texts: [jsonText(e)] }]]);
+    const a = entry('look');
+    const b = entry('look', 'changed');
+    const fa = toolDefinition('look', [a]).fingerprint;
+    const fb = toolDefinition('look', [b]).fingerprint;
+    d.take(one(a));
+    expect(d.state('look')).toEqual({ fingerprint: fa, firstSeen: fa });
+    d.take(one(JSON.parse(JSON.stringify(a)) as Msg));
+    expect(d.state('look')).toEqual({ fingerprint: fa, firstSeen: fa });
+    d.take(one(b));
+    expect(d.state('look')).toEqual({ fingerprint: fb, firstSeen: fa });
+    expect(d.definition('look', true)!.parts.inputSchema!.text).toContain('changed');
+    d.take(new Map());
+    expect(d.state('look')).toBeUndefined();
+    d.take(one(a));
+    expect(d.state('look')).toEqual({ fingerprint: fa, firstSeen: fa });
+    d.clear();
+    d.take(one(b));
+    expect(d.state('look')).toEqual({ fingerprint: fb, firstSeen: fa });
   });
 
   test('the canonical text is the same written recursively or with its own stack', () => {

@@ -22,10 +22,23 @@ class Listed {
 
   constructor(
     readonly name: string,
-    private readonly entries: readonly Record<string, unknown>[],
+    /** The entries, until only the fingerprint is needed any more (`settle`). */
+    private entries: readonly Record<string, unknown>[],
     /** The JSON text of the entries (one per line). */
-    readonly key: string,
+    public key: string,
   ) {}
+
+  /**
+   * No longer listed, but still the first definition seen of its tool: its fingerprint is all that is asked of
+   * it from now on, so it is worked out and the entries let go (a server that renames or rewords its tools does
+   * not make the wrapper hold every version of them).
+   */
+  settle(): void {
+    this.withHashes();
+    this.full = undefined;
+    this.entries = [];
+    this.key = '';
+  }
 
   get fingerprint(): string {
     return this.withHashes().fingerprint;
@@ -79,10 +92,14 @@ export class ListedDefinitions {
       const first = this.firstSeen.get(name) ?? listed;
       this.current.set(name, before?.listed === listed && before.first === first ? before : { listed, first });
     }
+    for (const [name, before] of previous) {
+      if (this.current.get(name)?.listed !== before.listed && this.firstSeen.get(name) === before.listed) before.listed.settle();
+    }
   }
 
   /** The listing failed: no tool has a definition now (first sights stay). */
   clear(): void {
+    for (const [name, c] of this.current) if (this.firstSeen.get(name) === c.listed) c.listed.settle();
     this.current = new Map();
   }
 
