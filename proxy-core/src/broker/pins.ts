@@ -50,6 +50,9 @@ interface Row {
   present: number;
 }
 
+/** A pin row without its texts. */
+type PinState = Pick<Row, 'tool' | 'fingerprint' | 'seen_fingerprint' | 'present'>;
+
 type Parts = ToolDefinition['parts'];
 
 export class Pins {
@@ -68,6 +71,8 @@ export class Pins {
     const db = o.db;
     this.stmts = {
       forServer: db.prepare('SELECT * FROM tool_pins WHERE server = ?'),
+      // what a report and the policy push compare, without the definitions' texts (read only for a change)
+      states: db.prepare('SELECT tool, fingerprint, seen_fingerprint, present FROM tool_pins WHERE server = ?'),
       all: db.prepare('SELECT * FROM tool_pins ORDER BY server, tool'),
       get: db.prepare('SELECT * FROM tool_pins WHERE server = ? AND tool = ?'),
       insert: db.prepare(`INSERT INTO tool_pins (server, tool, fingerprint, definition, pinned_at, seen_fingerprint, seen_definition, seen_at, present)
@@ -83,7 +88,7 @@ export class Pins {
     let pins = this.byServer.get(server);
     if (!pins) {
       // own properties only: a tool named "__proto__" is a pin like any other
-      pins = Object.fromEntries((this.stmts.forServer.all(server) as Row[]).map((r) => [r.tool, r.fingerprint]));
+      pins = Object.fromEntries((this.stmts.states.all(server) as PinState[]).map((r) => [r.tool, r.fingerprint]));
       this.byServer.set(server, pins);
     }
     return pins;
@@ -118,7 +123,7 @@ export class Pins {
       if (events.length < MAX_EVENTS_PER_REPORT) events.push(() => this.o.record(type, server, tool, detail));
     };
     this.o.db.transaction(() => {
-      const rows = new Map((this.stmts.forServer.all(server) as Row[]).map((r) => [r.tool, r]));
+      const rows = new Map((this.stmts.states.all(server) as PinState[]).map((r) => [r.tool, r]));
       const first = rows.size === 0;
       let count = rows.size;
       const now = this.o.now();
@@ -137,15 +142,17 @@ export class Pins {
         const newlySeen = row.seen_fingerprint !== d.fingerprint;
         if (!newlySeen && !returned) continue;
         const text = storedText(d.parts);
+        const pinned = d.fingerprint !== row.fingerprint ? (this.stmts.get.get(server, tool) as Row) : undefined;
+        const pinnedText = pinned?.definition ?? '';
         this.stmts.seen.run(d.fingerprint, text, now, server, tool);
         if (returned) note('tool-added', tool, { client, fingerprint: d.fingerprint, returned: true });
-        if (d.fingerprint !== row.fingerprint && pinnedBeforeFullDefinitions(row.definition) && changedParts(readParts(row.definition), d.parts, FIRST_DEFINITION_PARTS).length === 0) {
+        if (d.fingerprint !== row.fingerprint && pinnedBeforeFullDefinitions(pinnedText) && changedParts(readParts(pinnedText), d.parts, FIRST_DEFINITION_PARTS).length === 0) {
           // Pinned by an Airlock that fingerprinted fewer parts, and the same in every part it did: the pin now
           // covers the whole definition as listed, with its first pinning time (the person accepted nothing new).
-          this.stmts.accept.run(d.fingerprint, text, row.pinned_at, server, tool);
+          this.stmts.accept.run(d.fingerprint, text, pinned!.pinned_at, server, tool);
           added = true;
         } else if (d.fingerprint !== row.fingerprint) {
-          const change = this.change(row.fingerprint, readParts(row.definition), d.fingerprint, d.parts);
+          const change = this.change(row.fingerprint, readParts(pinnedText), d.fingerprint, d.parts);
           note('tool-changed', tool, { client, fields: change.fields, pinned: change.pinned, current: change.current, diff: cut(change.diff, EVENT_DIFF_LIMIT) });
         }
       }

@@ -79,11 +79,18 @@ function typeName(v: unknown): string {
   return typeof v;
 }
 
-/** Classify one tool entry, ignoring anything that needs the whole list (duplicates). */
-export function classifyTool(entry: unknown, opts: ClassifyOptions): Verdict {
+/** The hidden-text findings of one entry, as a verdict's reasons name them (none for an entry that is not an object). */
+export function hiddenTextFlags(entry: unknown): readonly string[] {
+  return isPlainObject(entry) ? describeHits(scanJson(entry)) : [];
+}
+
+/**
+ * Classify one tool entry, ignoring anything that needs the whole list (duplicates). `flags` are the entry's
+ * hidden-text findings when the caller already has them (classify/entry-flags.ts keeps them by the entry's text).
+ */
+export function classifyTool(entry: unknown, opts: ClassifyOptions, flags: readonly string[] = hiddenTextFlags(entry)): Verdict {
   const verdict = classifyDeclaration(entry, opts);
   if (!isPlainObject(entry)) return verdict;
-  const flags = describeHits(scanJson(entry));
   if (flags.length === 0) return verdict;
   if (verdict.class === 'read-only-trusted') {
     return {
@@ -157,8 +164,8 @@ function destructiveReason(declared: Record<string, unknown>): string {
   return declared.destructiveHint === true ? 'declares destructiveHint: true' : 'destructiveHint not declared: true by spec default';
 }
 
-/** Classify a whole tools/list result (all pages joined). */
-export function classifyTools(tools: unknown, opts: ClassifyOptions): Catalog {
+/** Classify a whole tools/list result (all pages joined); `classifyOne` classifies one entry (classifyTool unless given). */
+export function classifyTools(tools: unknown, opts: ClassifyOptions, classifyOne: (entry: unknown, index: number) => Verdict = (entry) => classifyTool(entry, opts)): Catalog {
   const verdicts = new Map<string, Verdict>();
   const problems: string[] = [];
   if (!Array.isArray(tools)) {
@@ -170,7 +177,7 @@ export function classifyTools(tools: unknown, opts: ClassifyOptions): Catalog {
     if (isPlainObject(entry) && typeof entry.name === 'string') counts.set(entry.name, (counts.get(entry.name) ?? 0) + 1);
   }
   tools.forEach((entry, index) => {
-    const verdict = classifyTool(entry, opts);
+    const verdict = classifyOne(entry, index);
     if (!isPlainObject(entry) || typeof entry.name !== 'string' || entry.name === '') {
       problems.push(`tool #${index}: ${verdict.reasons[0]}`);
       if (!isPlainObject(entry) || typeof entry.name !== 'string') return;

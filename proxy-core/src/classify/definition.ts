@@ -13,7 +13,7 @@
  * Hostile listings are expected: any nesting depth JSON.parse accepts is hashed without recursion, and the
  * display texts are bounded whatever the size of the definition.
  */
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /**
  * The parts of a definition, besides its name (the key it is pinned under). `other` holds every member not named
@@ -74,6 +74,44 @@ const CLOSE_OBJECT = new Raw('}');
  * stack (JSON.parse takes ~100,000 levels; recursion stops near 4,000) is hashed rather than thrown on.
  */
 export function canonicalText(value: unknown): string {
+  try {
+    return canonicalShallow(value, 0);
+  } catch (err) {
+    if (err !== TOO_DEEP) throw err;
+    return canonicalDeep(value);
+  }
+}
+
+/** Past this depth the recursive writer hands over to the one with its own stack. */
+const RECURSION_LIMIT = 1000;
+const TOO_DEEP = new Error('nested too deep to recurse');
+
+/** The same text, written recursively: much faster, for the definitions every listing has (a few levels deep). */
+function canonicalShallow(value: unknown, depth: number): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (depth > RECURSION_LIMIT) throw TOO_DEEP;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) out += ',';
+      const item: unknown = value[i];
+      out += item === undefined ? 'null' : canonicalShallow(item, depth + 1);
+    }
+    return `${out}]`;
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    out += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:${canonicalShallow(obj[key], depth + 1)}`;
+  }
+  return `${out}}`;
+}
+
+function canonicalDeep(value: unknown): string {
   const out: string[] = [];
   const stack: unknown[] = [value];
   while (stack.length > 0) {
@@ -106,17 +144,24 @@ export function canonicalText(value: unknown): string {
   return out.join('');
 }
 
-/** JSON text of a value: the native serializer when it can, the canonical one when the value is too deep for it. */
+/**
+ * JSON text of a value: the native serializer when it can, the canonical one when the value is too deep for it.
+ * The canonical text is marked by a leading NUL (no JSON text starts with one): it is the same for two member
+ * orders, so what must tell them apart (classify/entry-flags.ts) knows not to rely on it.
+ */
 export function jsonText(value: unknown): string {
   try {
     return JSON.stringify(value) ?? 'null';
   } catch {
-    return canonicalText(value);
+    return `\u0000${canonicalText(value)}`;
   }
 }
 
+// one-shot hashing where Node has it (20.12 and later): a definition hashes several short texts
+const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
+
 function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return oneShot ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 }
 
 /** A part's text for a person, cut at `limit`. */
@@ -155,6 +200,19 @@ function partOf(entry: Record<string, unknown>, part: DefinitionPart): unknown {
  * pinned together: each part is then the list of the entries' values, and a change to either is a change.
  */
 export function toolDefinition(name: string, entries: readonly Record<string, unknown>[]): ToolDefinition {
+  return definitionOf(name, entries, true);
+}
+
+/**
+ * The same definition with its parts by hash only (each text empty and marked cut): what a listing needs to
+ * compare with a pin, without writing out texts for display. The fingerprint and every hash are the same as
+ * toolDefinition's.
+ */
+export function definitionHashes(name: string, entries: readonly Record<string, unknown>[]): ToolDefinition {
+  return definitionOf(name, entries, false);
+}
+
+function definitionOf(name: string, entries: readonly Record<string, unknown>[], withTexts: boolean): ToolDefinition {
   const one = entries.length === 1 ? entries[0]! : undefined;
   const parts: ToolDefinition['parts'] = {};
   const whole: string[] = [];
@@ -164,8 +222,10 @@ export function toolDefinition(name: string, entries: readonly Record<string, un
     if (value === undefined) continue;
     const canonical = canonicalText(value);
     members.push([part, canonical]);
-    const shown = displayText(value, canonical, PART_TEXT_LIMITS[part]);
-    parts[part] = { sha256: sha256(canonical), text: shown.text, ...(shown.cut ? { cut: true as const } : {}) };
+    if (withTexts) {
+      const shown = displayText(value, canonical, PART_TEXT_LIMITS[part]);
+      parts[part] = { sha256: sha256(canonical), text: shown.text, ...(shown.cut ? { cut: true as const } : {}) };
+    } else parts[part] = { sha256: sha256(canonical), text: '', cut: true };
   }
   // the canonical JSON of {name, title, …, other}: keys sorted
   members.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));

@@ -76,51 +76,112 @@ function decodeTags(text: string): string {
 
 const INVISIBLE = new RegExp(`${ZERO_WIDTH.source}|${TAG.source}|${BIDI.source}`, 'gu');
 
-/** Scan one string; `path` names where it came from. */
-export function scanText(text: string, path: string): PoisonHit[] {
-  const hits: PoisonHit[] = [];
-  for (const [kind, re, label] of CHAR_CHECKS) {
-    if (!re.test(text)) continue;
-    const detail =
-      kind === 'ansi-escape'
-        ? label
-        : kind === 'tag-characters' && decodeTags(text) !== ''
-          ? `${label} spelling "${decodeTags(text)}"`
-          : `${label}: ${codePoints(text, re)}`;
-    hits.push({ kind, path, detail });
+/** Any character a check above looks for (their union): a string without one needs no character check. */
+const ANY_FLAGGED_CHARACTER = new RegExp([TAG, BIDI, ANSI, ZERO_WIDTH, PRIVATE_USE, CONTROL].map((re) => re.source).join('|'), 'u');
+
+/** What one string holds, wherever it is: the hits without their path. */
+type Findings = readonly Omit<PoisonHit, 'path'>[];
+const NOTHING: Findings = [];
+
+/**
+ * Findings by string, so that the same text is read once however often it appears (schema keys and types,
+ * descriptions shared by many tools, the same catalog listed again). Pure function of the string: a cache
+ * cannot make it say anything else. Bounded in characters; emptied when full.
+ */
+const findingsByText = new Map<string, Findings>();
+let findingsChars = 0;
+const FINDINGS_CACHE_CHARS = 16 * 1024 * 1024;
+/** Strings longer than this are read every time (they would crowd out the rest). */
+const FINDINGS_CACHE_LONGEST = 64 * 1024;
+
+function findingsOf(text: string): Findings {
+  const known = findingsByText.get(text);
+  if (known) return known;
+  const found = readText(text);
+  if (text.length <= FINDINGS_CACHE_LONGEST) {
+    if (findingsChars + text.length > FINDINGS_CACHE_CHARS) {
+      findingsByText.clear();
+      findingsChars = 0;
+    }
+    findingsByText.set(text, found);
+    findingsChars += text.length;
+  }
+  return found;
+}
+
+function readText(text: string): Findings {
+  const hits: Omit<PoisonHit, 'path'>[] = [];
+  const flagged = ANY_FLAGGED_CHARACTER.test(text);
+  if (flagged) {
+    for (const [kind, re, label] of CHAR_CHECKS) {
+      if (!re.test(text)) continue;
+      const detail =
+        kind === 'ansi-escape'
+          ? label
+          : kind === 'tag-characters' && decodeTags(text) !== ''
+            ? `${label} spelling "${decodeTags(text)}"`
+            : `${label}: ${codePoints(text, re)}`;
+      hits.push({ kind, detail });
+    }
   }
   // Hidden characters inside a phrase ("ign\u200Bore previous") must not hide it from the phrase check. The
   // phrase check reads a bounded prefix of a huge string (the character checks above read all of it).
-  const visible = (text.length > MAX_PHRASE_SCAN ? text.slice(0, MAX_PHRASE_SCAN) : text).replace(INVISIBLE, '');
+  const prefix = text.length > MAX_PHRASE_SCAN ? text.slice(0, MAX_PHRASE_SCAN) : text;
+  const visible = flagged ? prefix.replace(INVISIBLE, '') : prefix;
   for (const re of INSTRUCTION_PATTERNS) {
     const m = re.exec(visible);
     if (m) {
-      hits.push({ kind: 'instruction', path, detail: `instruction-like text: "${m[0].slice(0, 60)}"` });
+      hits.push({ kind: 'instruction', detail: `instruction-like text: "${m[0].slice(0, 60)}"` });
       break;
     }
   }
-  return hits;
+  return hits.length === 0 ? NOTHING : hits;
+}
+
+/** Scan one string; `path` names where it came from. */
+export function scanText(text: string, path: string): PoisonHit[] {
+  return findingsOf(text).map((f) => ({ kind: f.kind, path, detail: f.detail }));
 }
 
 /** Scan every string (and key) in a JSON value; bounded so a huge entry cannot stall the scan. */
 export function scanJson(value: unknown, basePath = ''): PoisonHit[] {
   const hits: PoisonHit[] = [];
   let budget = 20_000;
-  const walk = (node: unknown, path: string, depth: number): void => {
+  // the path of the node being read, as steps: written out only for a hit (most strings have none)
+  const steps: (string | number)[] = [];
+  const pathHere = (): string => {
+    let path = basePath;
+    for (const step of steps) path = typeof step === 'number' ? `${path}[${step}]` : path === '' ? step : `${path}.${step}`;
+    return path;
+  };
+  const walk = (node: unknown, depth: number): void => {
     if (--budget < 0 || depth > 64) return;
     if (typeof node === 'string') {
-      hits.push(...scanText(node, path === '' ? '(value)' : path));
+      const found = findingsOf(node);
+      if (found.length > 0) {
+        const path = pathHere();
+        for (const f of found) hits.push({ kind: f.kind, path: path === '' ? '(value)' : path, detail: f.detail });
+      }
     } else if (Array.isArray(node)) {
-      node.forEach((item, i) => walk(item, `${path}[${i}]`, depth + 1));
+      for (let i = 0; i < node.length; i++) {
+        steps.push(i);
+        walk(node[i], depth + 1);
+        steps.pop();
+      }
     } else if (typeof node === 'object' && node !== null) {
-      for (const [key, child] of Object.entries(node)) {
-        const childPath = path === '' ? key : `${path}.${key}`;
-        for (const hit of scanText(key, `${childPath} (key)`)) hits.push(hit);
-        walk(child, childPath, depth + 1);
+      for (const key of Object.keys(node)) {
+        steps.push(key);
+        const found = findingsOf(key);
+        if (found.length > 0) {
+          const path = `${pathHere()} (key)`;
+          for (const f of found) hits.push({ kind: f.kind, path, detail: f.detail });
+        }
+        walk((node as Record<string, unknown>)[key], depth + 1);
+        steps.pop();
       }
     }
   };
-  walk(value, basePath, 0);
+  walk(value, 0);
   return hits;
 }
 

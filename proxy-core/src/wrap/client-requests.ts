@@ -4,9 +4,10 @@
  * is evidence about the tools (and is annotated with what Airlock will do), an initialize says what the server
  * can do (and is kept for a restart), a tasks/* answer tells how a task stands.
  */
-import { frame, idKey, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
+import { idKey, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
 import type { BrokerLinkLike } from './broker-link.js';
 import type { Responder } from './in-flight.js';
+import { PageBytes } from './page-bytes.js';
 import type { InitCapture } from './restart.js';
 import type { TaskBook } from './tasks.js';
 import type { ToolVerdicts } from './verdicts.js';
@@ -20,7 +21,7 @@ export interface ClientAnswerContext {
   link(): BrokerLinkLike;
   log(msg: string): void;
   /** A message of the wrapper's own (framed). */
-  toClient(data: string): void;
+  toClient(data: string | Buffer): void;
   /** The server's own bytes. */
   relayToClient(raw: Buffer): void;
 }
@@ -40,10 +41,11 @@ export class ClientRequest implements Responder {
       const result = m.result;
       // the page is evidence first (a declaration that differs makes our listing stale), then the calls
       // that waited behind it are decided
-      if (isObject(result)) listing.observe(result.tools);
+      const page = PageBytes.of(m.id, raw);
+      if (isObject(result)) listing.observe(result.tools, page);
       listing.clientListingEnded(key);
       if (!isObject(result)) return o.relayToClient(raw);
-      const send = () => o.toClient(frame({ ...m, result: o.verdicts().annotate(result) }));
+      const send = () => o.toClient(o.verdicts().answer(m, result, page));
       // What readOnlyHint says depends on the broker's policy: give a connection in progress a moment
       // rather than tell the client "asks" for everything and take it back with list_changed.
       if (o.link().state === 'connecting') return void o.link().ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);

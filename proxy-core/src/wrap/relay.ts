@@ -283,7 +283,7 @@ export class Relay {
       const responder = key !== undefined ? this.inFlight.take(key) : undefined;
       if (responder) return responder.answered(m, raw, key!);
       // the rest of the reserved namespace is the listing's (its own tools/list pages; any other is dropped there)
-      if (this.verdicts.listing.reserves(id)) return this.verdicts.listing.takeResponse(m as unknown as JsonRpcResponse);
+      if (this.verdicts.listing.reserves(id)) return this.verdicts.listing.takeResponse(m as unknown as JsonRpcResponse, raw);
       if (id === null || id === undefined) return this.forwardClient(raw);
       // A server must not answer what it was never asked: above all a call still waiting for approval, which it
       // could otherwise "complete" with a made-up result.

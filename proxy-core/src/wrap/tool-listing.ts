@@ -5,13 +5,18 @@
  * decision waits for a fresh listing.
  *
  * A server may describe a tool one way to the wrapper and another way to the client, or change it without
- * saying so. Every distinct declaration seen in this wrapper's life is kept, and a tool is judged by the
- * strictest of them: a change can tighten a verdict at once, and never loosens it.
+ * saying so. Every distinct declaration seen in this wrapper's life is kept (declarations.ts), and a tool is
+ * judged by the strictest of them: a change can tighten a verdict at once, and never loosens it.
  *
- * Each listing also fingerprints every tool's definition (classify/definition.ts), once per listing and only
- * for entries it has not fingerprinted before: the broker pins them, and a call to a tool whose definition
- * differs from its pin asks. Until the broker's pins arrive, the first definition this wrapper saw of a tool
- * stands in for its pin, so a change within this wrapper's life holds the tool at once.
+ * Each listing also keeps every tool's definition (listed-definitions.ts, fingerprinted when first needed and
+ * only for entries not seen before): the broker pins them, and a call to a tool whose definition differs from
+ * its pin asks. Until the broker's pins arrive, the first definition this wrapper saw of a tool stands in for
+ * its pin, so a change within this wrapper's life holds the tool at once.
+ *
+ * Everything worked out of an entry is keyed by its exact JSON text (hidden-text findings: classify/entry-flags.ts),
+ * so a listing repeated unchanged costs its serialisation and lookups, and any change, however deep in a schema,
+ * is read afresh on the listing that shows it. A page with the very bytes of one already compared (page-bytes.ts),
+ * with nothing changed here since, is not even serialised.
  *
  * A listing the client asked for is evidence in flight: until its answer has been compared (or it failed, or
  * waited past a page's timeout), the catalog is not ready, so a call pipelined right behind it is decided on
@@ -22,30 +27,22 @@
  * `classify`, `outputSchema`, `definition`).
  */
 import { randomBytes } from 'node:crypto';
-import { type Catalog, classifyTool, classifyTools, stricter } from '../classify/classify.js';
-import { jsonText, type ToolDefinition, toolDefinition } from '../classify/definition.js';
+import { type Catalog, classifyTools } from '../classify/classify.js';
+import { jsonText } from '../classify/definition.js';
+import { EntryFlags } from '../classify/entry-flags.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
+import { Declarations } from './declarations.js';
+import { ListedDefinitions } from './listed-definitions.js';
+import { PageBytes } from './page-bytes.js';
 
 const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;
 /** Ids of the wrapper's own requests start with this; a client request with such an id is refused. */
 export const RESERVED_ID_PREFIX = 'airlock-internal:';
-/** Past this many distinct declarations of one tool, it is unclassifiable: a server that churns is not believed. */
-const MAX_DECLARATIONS_PER_TOOL = 8;
-/** Names remembered across listings (bounds memory against a server that invents names on every listing). */
-const MAX_NAMES_SEEN = 50_000;
 /** Client listings tracked at once (a client that pipelines more is not waited on for the rest). */
 const MAX_CLIENT_LISTINGS = 64;
-
-/** A definition fingerprinted in the last listing, by the JSON text of its entries (reused when unchanged). */
-interface Fingerprinted {
-  definition: ToolDefinition;
-  state: DefinitionState;
-  /** The JSON text of its entries. */
-  key: string;
-}
 
 interface Waiter {
   resolve(ready: boolean): void;
@@ -55,6 +52,8 @@ interface Waiter {
 export class ToolListing {
   /** All tools from the last complete listing, or null before the first one. */
   private raw: unknown[] | null = null;
+  /** The JSON text of each entry of `raw`, in its order. */
+  private rawTexts: string[] = [];
   private listProblems: string[] = [];
   /** Set once the upstream has answered initialize: from then on the wrapper may list. */
   private listingAllowed = false;
@@ -64,21 +63,28 @@ export class ToolListing {
   private stale = true;
   private generation = 0;
   private readonly prefix = `${RESERVED_ID_PREFIX}${randomBytes(8).toString('hex')}:`;
-  /** Every distinct declaration per tool name (JSON text -> entry), from every listing that passed by. */
-  private readonly seen = new Map<string, Map<string, unknown>>();
-  private seenVersion = 0;
-  /** The JSON text of each entry in `raw`, to tell whether a listing the client fetched differs. */
+  /** Every distinct declaration per tool name, from every listing that passed by. */
+  private readonly declarations = new Declarations();
+  /** Counts every change to what `classify` and `definition` read (a listing taken, a declaration remembered). */
+  private changes = 0;
+  /** The JSON text of each entry in `raw` by name, to tell whether a listing the client fetched differs. */
   private rawText = new Map<string, string>();
   private nextId = 1;
-  private readonly pendingRequests = new Map<string, (msg: JsonRpcResponse) => void>();
+  private readonly pendingRequests = new Map<string, (msg: JsonRpcResponse, raw?: Buffer) => void>();
   private readonly waiters = new Set<Waiter>();
   private cache: { key: string; catalog: Catalog } | null = null;
-  /** Each tool's definition in the last complete listing, with its pin state. */
-  private definitions = new Map<string, Fingerprinted>();
-  /** The first fingerprint this wrapper saw of each tool: its pin until the broker says otherwise. */
-  private readonly firstSeen = new Map<string, string>();
+  /** Each tool's definition in the last complete listing, and the first one seen. */
+  readonly definitions = new ListedDefinitions();
+  /** Hidden-text findings by entry text, shared by the wrapper's listings and the client's pages. */
+  readonly entryFlags = new EntryFlags();
+  /** The last page observed and the JSON text of each of its entries (the page annotated next). */
+  private observed: { tools: unknown[]; texts: string[] } | null = null;
+  /** The bytes of the last page observed that differed in nothing, and the `changes` count it was compared at. */
+  private agreed: { body: Buffer; changes: number; texts: string[] | null } | null = null;
   /** The client's own tools/list requests the server has not answered yet: request key -> when it was sent. */
   private readonly clientListings = new Map<string, number>();
+  /** What waits for no client listing to be out (whenClientListingsEnd). */
+  private afterClientListings: (() => void)[] = [];
 
   constructor(
     private readonly sendUpstream: (message: unknown) => void,
@@ -92,12 +98,12 @@ export class ToolListing {
   }
 
   /** Take the response to one of our own requests (never forwarded to the client). */
-  takeResponse(msg: JsonRpcResponse): void {
+  takeResponse(msg: JsonRpcResponse, raw?: Buffer): void {
     const id = msg.id as string;
     const done = this.pendingRequests.get(id);
     if (done) {
       this.pendingRequests.delete(id);
-      done(msg);
+      done(msg, raw);
     }
   }
 
@@ -124,14 +130,29 @@ export class ToolListing {
     this.clientListings.set(key, this.clock.now());
     // whoever waits gives up after its own timeout; the page's timeout here lets a silent server's listing lapse
     this.clock.setTimeout(() => {
-      if (this.clientListings.get(key) !== undefined && this.ready) this.wake(true);
+      // any listing past its timeout lapses here (not only this one): whoever waits on the catalog may go on
+      if (this.ready) this.wake(true);
+      if (!this.clientListingOut()) this.clientListingsEnded();
     }, PAGE_TIMEOUT_MS);
+  }
+
+  /** Run `fn` once no listing the client asked for is out (at once when none is). */
+  whenClientListingsEnd(fn: () => void): void {
+    if (this.clientListingOut()) this.afterClientListings.push(fn);
+    else fn();
+  }
+
+  private clientListingsEnded(): void {
+    const waiting = this.afterClientListings;
+    this.afterClientListings = [];
+    for (const fn of waiting) fn();
   }
 
   /** The client's listing was answered (after `observe`), failed or was cancelled: calls behind it go on. */
   clientListingEnded(key: string): void {
     if (!this.clientListings.delete(key)) return;
     if (this.ready) this.wake(true);
+    if (this.clientListings.size === 0) this.clientListingsEnded();
   }
 
   /** Some complete listing has been read (it may be stale). */
@@ -161,14 +182,16 @@ export class ToolListing {
     if (this.listing) return this.listing;
     const generation = this.generation;
     this.listing = this.listAll()
-      .then((tools) => this.take(tools))
+      .then(({ tools, page }) => this.take(tools, page))
       .catch((err: unknown) => {
         // Fail closed: an empty catalog makes every call unclassifiable, which asks.
         this.raw = [];
+        this.rawTexts = [];
         this.listProblems = [`tools/list failed: ${err instanceof Error ? err.message : String(err)}`];
         this.outputSchemas = new Map();
         this.rawText = new Map();
-        this.definitions = new Map();
+        this.definitions.clear();
+        this.changes++;
       })
       .then(() => {
         this.listing = null;
@@ -182,47 +205,47 @@ export class ToolListing {
   }
 
   /** A complete listing: index it, remember its declarations, fingerprint its definitions. */
-  private take(tools: unknown[]): void {
+  private take(tools: unknown[], page: PageBytes | undefined): void {
     this.raw = tools;
+    this.rawTexts = [];
     this.listProblems = [];
     this.outputSchemas = new Map();
+    const previousText = this.rawText;
     this.rawText = new Map();
+    this.changes++;
     const byName = new Map<string, { entries: Record<string, unknown>[]; texts: string[] }>();
     for (const t of tools) {
-      if (!isObject(t) || typeof t.name !== 'string') continue;
+      let text = jsonText(t);
+      if (!isObject(t) || typeof t.name !== 'string') {
+        this.rawTexts.push(text);
+        continue;
+      }
+      // one string per distinct text: the one already held, when the entry is unchanged
+      const before = previousText.get(t.name);
+      if (before === text) text = before;
+      this.rawTexts.push(text);
       if (t.outputSchema !== undefined) this.outputSchemas.set(t.name, t.outputSchema);
-      const text = jsonText(t);
       this.rawText.set(t.name, text);
-      this.remember(t.name, text, t);
+      if (before !== text) this.remember(t.name, text, t);
       const group = byName.get(t.name);
       if (group) {
         group.entries.push(t);
         group.texts.push(text);
       } else byName.set(t.name, { entries: [t], texts: [text] });
     }
-    const previous = this.definitions;
-    this.definitions = new Map();
-    for (const [name, { entries, texts }] of byName) {
-      const key = texts.join('\n');
-      const before = previous.get(name);
-      const definition = before?.key === key ? before.definition : toolDefinition(name, entries);
-      if (!this.firstSeen.has(name) && this.firstSeen.size < MAX_NAMES_SEEN) this.firstSeen.set(name, definition.fingerprint);
-      // a name past the memory bound has no first sight of its own: its first fingerprint here stands in
-      const firstSeen = this.firstSeen.get(name) ?? definition.fingerprint;
-      this.definitions.set(name, { definition, state: { fingerprint: definition.fingerprint, firstSeen }, key });
-    }
+    this.definitions.take(byName);
+    // a client's page with these very bytes is this listing: nothing in it to compare, its texts are these
+    this.agreed = page ? { body: page.keep(), changes: this.changes, texts: this.rawTexts } : null;
   }
 
   /** A tool's definition in the last listing and the first one seen (what the policy compares with its pin). */
   definition(name: string): DefinitionState | undefined {
-    return this.definitions.get(name)?.state;
+    return this.definitions.state(name);
   }
 
-  /** Every tool's definition in the last listing (what the broker is told, to pin and to show). */
-  allDefinitions(): Map<string, ToolDefinition> {
-    const out = new Map<string, ToolDefinition>();
-    for (const [name, f] of this.definitions) out.set(name, f.definition);
-    return out;
+  /** Counts changes to what the catalog and the definitions say (equal counts: nothing changed in between). */
+  get version(): number {
+    return this.changes;
   }
 
   /** Wait for a fresh catalog, at most `timeoutMs`; false if it is still not ready by then. */
@@ -251,32 +274,38 @@ export class ToolListing {
     this.waiters.clear();
   }
 
-  private request(method: string, params: unknown): Promise<unknown> {
+  private request(method: string, params: unknown): Promise<{ result: unknown; page: PageBytes | undefined }> {
     const id = `${this.prefix}${this.nextId++}`;
     return new Promise((resolve, reject) => {
       const timer = this.clock.setTimeout(() => {
         this.pendingRequests.delete(id);
         reject(new Error(`no answer to ${method} within ${PAGE_TIMEOUT_MS} ms`));
       }, PAGE_TIMEOUT_MS);
-      this.pendingRequests.set(id, (msg) => {
+      this.pendingRequests.set(id, (msg, raw) => {
         this.clock.clearTimeout(timer);
         if (msg.error) reject(new Error(`${msg.error.code}: ${String(msg.error.message)}`));
-        else resolve(msg.result);
+        else resolve({ result: msg.result, page: raw ? PageBytes.of(id, raw) : undefined });
       });
       this.sendUpstream({ jsonrpc: '2.0', id, method, params });
     });
   }
 
-  private async listAll(): Promise<unknown[]> {
+  /** Every page; `page`: the bytes of the answer when the listing came in one page (none: several). */
+  private async listAll(): Promise<{ tools: unknown[]; page: PageBytes | undefined }> {
     const tools: unknown[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const result = await this.request('tools/list', cursor === undefined ? {} : { cursor });
+      const answer = await this.request('tools/list', cursor === undefined ? {} : { cursor });
+      const result = answer.result;
       if (!isObject(result) || !Array.isArray(result.tools)) throw new Error('tools/list result has no tools array');
+      if (page === 0) {
+        const next = result.nextCursor;
+        if (typeof next !== 'string' || next === '') return { tools: result.tools, page: answer.page };
+      }
       tools.push(...result.tools);
       const next = result.nextCursor;
-      if (typeof next !== 'string' || next === '') return tools;
+      if (typeof next !== 'string' || next === '') return { tools, page: undefined };
       if (seen.has(next)) throw new Error('tools/list pagination loops (a cursor came back twice)');
       seen.add(next);
       cursor = next;
@@ -287,66 +316,56 @@ export class ToolListing {
   /**
    * A page of tools the client fetched (its own tools/list, answered by the server). Its declarations are
    * remembered, and if any differs from the wrapper's listing, that listing is stale: the next decision waits
-   * for a fresh one. True when something differed.
+   * for a fresh one. True when something differed. A page whose bytes (`page`) are those of the last one that
+   * differed in nothing, with nothing changed here since, is that same page again: nothing to compare.
    */
-  observe(tools: unknown): boolean {
+  observe(tools: unknown, page?: PageBytes): boolean {
     if (!Array.isArray(tools)) return false;
+    if (page && this.agreed?.changes === this.changes && page.same(this.agreed.body)) return false;
+    this.agreed = null;
     let differs = false;
-    for (const t of tools) {
+    const texts = this.textsOf(tools);
+    for (let i = 0; i < tools.length; i++) {
+      const t: unknown = tools[i];
       if (!isObject(t) || typeof t.name !== 'string') continue;
-      const text = jsonText(t);
+      const text = texts[i]!;
+      // a declaration the wrapper's own listing holds was remembered when it was taken
+      if (this.rawText.get(t.name) === text) continue;
       this.remember(t.name, text, t);
-      if (this.raw !== null && this.rawText.get(t.name) !== text) differs = true;
+      if (this.raw !== null) differs = true;
     }
+    this.observed = { tools, texts };
     if (differs) this.markStale();
+    else if (page && this.raw !== null) this.agreed = { body: page.keep(), changes: this.changes, texts: null };
     return differs;
   }
 
+  /** The JSON text of each entry of a page (those of the page just observed are not written again). */
+  textsOf(tools: unknown[], page?: PageBytes): string[] {
+    if (this.observed?.tools === tools) return this.observed.texts;
+    if (page && this.agreed?.texts && this.agreed.changes === this.changes && page.same(this.agreed.body)) return this.agreed.texts;
+    return tools.map((t) => {
+      const text = jsonText(t);
+      // one string per distinct text: the one already held, when the entry is the listing's
+      const held = isObject(t) && typeof t.name === 'string' ? this.rawText.get(t.name) : undefined;
+      return held === text ? held : text;
+    });
+  }
+
   private remember(name: string, text: string, entry: unknown): void {
-    let forName = this.seen.get(name);
-    if (!forName) {
-      if (this.seen.size >= MAX_NAMES_SEEN) return;
-      forName = new Map();
-      this.seen.set(name, forName);
-    }
-    // one past the limit is kept, so that "too many declarations" can be told from "exactly at the limit"
-    if (forName.has(text) || forName.size > MAX_DECLARATIONS_PER_TOOL) return;
-    forName.set(text, entry);
-    this.seenVersion++;
+    if (!this.declarations.remember(name, text, entry)) return;
+    this.changes++;
     this.cache = null;
   }
 
   /** Classify the current listing with the given trust inputs (cached until any of them changes). */
   classify(trustReadOnlyHints: boolean, withdrawn: ReadonlyMap<string, string>): Catalog {
-    const key = `${trustReadOnlyHints}|${this.seenVersion}|${[...withdrawn.keys()].sort().join('\u0000')}`;
+    const key = `${trustReadOnlyHints}|${this.changes}|${withdrawnKey(withdrawn)}`;
     if (this.cache && this.cache.key === key) return this.cache.catalog;
     const opts = { trustReadOnlyHints, withdrawn };
-    const catalog = classifyTools(this.raw ?? [], opts);
+    const catalog = classifyTools(this.raw ?? [], opts, (entry, i) => this.entryFlags.classify(entry, this.rawTexts[i]!, opts));
     catalog.problems.push(...this.listProblems);
-    for (const [name, verdict] of catalog.verdicts) {
-      const declarations = this.seen.get(name);
-      if (!declarations || declarations.size < 2) continue;
-      if (declarations.size > MAX_DECLARATIONS_PER_TOOL) {
-        catalog.verdicts.set(name, {
-          ...verdict,
-          class: 'unclassifiable',
-          reasons: [`the server declared "${name}" in more than ${MAX_DECLARATIONS_PER_TOOL} different ways during this session; none is believed`],
-        });
-        continue;
-      }
-      let strictest = verdict;
-      for (const entry of declarations.values()) {
-        const other = classifyTool(entry, opts);
-        if (other.class !== strictest.class && stricter(other.class, strictest.class) === other.class) strictest = other;
-      }
-      if (strictest !== verdict) {
-        catalog.verdicts.set(name, {
-          ...verdict,
-          class: strictest.class,
-          reasons: [`the server declared "${name}" differently during this session; the strictest declaration seen applies`, ...strictest.reasons],
-        });
-      }
-    }
+    this.declarations.applyStrictest(catalog, (entry, text) => this.entryFlags.classify(entry, text, opts));
     this.cache = { key, catalog };
     return catalog;
   }
@@ -356,11 +375,22 @@ export class ToolListing {
     return this.outputSchemas.get(name);
   }
 
+  /** Forget the last page observed (it is not annotated after all). */
+  forgetObserved(): void {
+    this.observed = null;
+  }
+
   /** Stop waiting on our own requests (the upstream is gone); whoever waits for a listing hears "not ready". */
   abandon(): void {
     for (const [id, done] of this.pendingRequests) done({ jsonrpc: '2.0', id, error: { code: -32603, message: 'server exited' } });
     this.pendingRequests.clear();
     this.clientListings.clear();
     this.listingAllowed = false;
+    this.clientListingsEnded();
   }
+}
+
+/** The withdrawn claims as part of a cache key: the tools and their evidence (new evidence is a new verdict reason). */
+export function withdrawnKey(withdrawn: ReadonlyMap<string, string>): string {
+  return [...withdrawn].map(([tool, evidence]) => `${tool}\u0000${evidence}`).sort().join('\u0001');
 }

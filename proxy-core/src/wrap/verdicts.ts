@@ -3,15 +3,22 @@
  * gave and the claims evidence withdrew. Keeps the broker told of the catalog (with each tool's definition,
  * for the broker to pin and to show when it changes), and the client told to re-list whenever what it was
  * shown (readOnlyHint: may this run without asking?) is no longer true.
+ *
+ * Nothing is worked out twice for the same inputs: a repeat listing of an unchanged catalog is answered from
+ * the annotated entries kept (annotated-listing.ts), and the broker is told the catalog again only when what
+ * it would be told changed. A definition the broker has pinned as it is now goes by its hashes (the broker
+ * holds its texts); any other goes with its texts, to be pinned or shown as changed.
  */
 import { type Catalog, classifyTools, stricter, type Verdict, verdictFor } from '../classify/classify.js';
 import { DEFINITION_PARTS, type ToolDefinition } from '../classify/definition.js';
-import { frame } from '../jsonrpc/messages.js';
+import { frame, isObject } from '../jsonrpc/messages.js';
 import { decide, type DefinitionState } from '../policy/decide.js';
 import { annotateToolsResult } from './annotate.js';
+import { AnnotatedListing } from './annotated-listing.js';
+import type { PageBytes } from './page-bytes.js';
 import type { BrokerLinkLike } from './broker-link.js';
 import type { Clock } from '../util/clock.js';
-import { ToolListing } from './tool-listing.js';
+import { ToolListing, withdrawnKey } from './tool-listing.js';
 
 export interface VerdictsContext {
   server: string;
@@ -38,6 +45,10 @@ export class ToolVerdicts {
   /** What the client was told in tools/list: tool -> readOnlyHint. */
   private readonly advertised = new Map<string, boolean>();
   private lastReported = '';
+  /** What the last report was built from: while these are the same, it is not built again. */
+  private reportInputs: readonly unknown[] = [];
+  private readonly pages = new AnnotatedListing();
+  private reportDue = false;
 
   constructor(private readonly o: VerdictsContext) {
     this.listing = new ToolListing(
@@ -62,13 +73,18 @@ export class ToolVerdicts {
     return this.listing.classify(trust, withdrawn);
   }
 
-  /** The verdict for a call (a tool the listing never showed is unclassifiable). */
+  /**
+   * The verdict for a call (a tool the listing never showed is unclassifiable). A report still due goes to the
+   * broker first: a ticket the call may ask for shows the definition this listing has, not an older one.
+   */
   verdict(tool: string): Verdict {
+    this.flushReport();
     return verdictFor(this.current(), tool);
   }
 
-  /** The tool's definition in the current listing, for the policy to compare with its pin (no hashing here). */
+  /** The tool's definition in the current listing, for the policy to compare with its pin (the report due goes first). */
   definition(tool: string): DefinitionState | undefined {
+    this.flushReport();
     return this.listing.definition(tool);
   }
 
@@ -76,8 +92,42 @@ export class ToolVerdicts {
   runsWithoutAsking(v: Verdict): boolean {
     const policy = this.o.link.policy;
     if (!policy || v.class !== 'read-only-trusted') return false;
-    const call = { server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class, definition: this.definition(v.name) };
+    const call = { server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class, definition: this.listing.definition(v.name) };
     return decide(call, policy).action === 'allow';
+  }
+
+  /**
+   * The client's tools/list answer `message` (its result `result`), annotated, as the line to send; what the
+   * client was told is remembered. Each entry is shown the stricter of the page's own verdict and the wrapper's.
+   */
+  answer(message: Record<string, unknown>, result: Record<string, unknown>, page?: PageBytes): string | Buffer {
+    const tools = result.tools;
+    if (!Array.isArray(tools)) return frame({ ...message, result: this.annotate(result) });
+    let texts: string[] = [];
+    const textsOf = (): string[] => (texts = this.listing.textsOf(tools, page));
+    const full = this.listing.listed ? this.current() : null;
+    const { trust, withdrawn } = this.trustInputs();
+    const opts = { trustReadOnlyHints: trust, withdrawn };
+    let pageVerdicts: Catalog | undefined;
+    const annotated = this.pages.answer(message, result, tools, textsOf, {
+      // what a verdict or readOnlyHint reads besides the entry (the catalog object changes with the listing)
+      inputs: [this.o.link.policy, full, this.listing.version, trust, withdrawnKey(withdrawn)],
+      verdictOf: (name, entry, index, count) => {
+        // a name listed once is judged on its own entry; twice, as the whole page judges it (unclassifiable)
+        const own = count === 1 ? this.listing.entryFlags.classify(entry, texts[index]!, opts) : verdictFor((pageVerdicts ??= this.classifyPage(tools, texts, opts)), name);
+        const listed = full?.verdicts.get(name);
+        return listed && stricter(listed.class, own.class) === listed.class ? listed : own;
+      },
+      runsWithoutAsking: (v) => this.runsWithoutAsking(v),
+      log: this.o.log,
+    }, page);
+    this.listing.forgetObserved();
+    for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
+    return annotated.line;
+  }
+
+  private classifyPage(tools: unknown[], texts: readonly string[], opts: { trustReadOnlyHints: boolean; withdrawn: ReadonlyMap<string, string> }): Catalog {
+    return classifyTools(tools, opts, (entry, i) => this.listing.entryFlags.classify(entry, texts[i]!, opts));
   }
 
   /**
@@ -118,23 +168,7 @@ export class ToolVerdicts {
   changed(forceNotify = false): void {
     if (!this.listing.listed) return;
     const catalog = this.current();
-    const definitions = this.listing.allDefinitions();
-    let budget = DEFINITION_TEXT_BUDGET;
-    const verdicts = [...catalog.verdicts.values()].map((v) => {
-      const definition = definitions.get(v.name);
-      let sent: ToolDefinition | undefined = definition;
-      if (definition) {
-        const size = textSize(definition);
-        if (size <= budget) budget -= size;
-        else sent = hashesOnly(definition);
-      }
-      return { ...v, outputSchema: this.listing.outputSchema(v.name), ...(sent ? { definition: sent } : {}) };
-    });
-    const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons, v.definition?.fingerprint]), catalog.problems]);
-    if (fingerprint !== this.lastReported) {
-      this.lastReported = fingerprint;
-      this.o.link.catalog(verdicts, catalog.problems);
-    }
+    this.reportSoon();
     let stale = forceNotify;
     for (const [name, readOnly] of this.advertised) {
       const v = catalog.verdicts.get(name);
@@ -144,6 +178,64 @@ export class ToolVerdicts {
       this.o.toClient(frame({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
     }
   }
+
+  /**
+   * Report once the client's listings in flight are answered, after the work at hand: the client's answer need
+   * not wait for a catalog's worth of fingerprints. No decision waits for the report either (a call is held on
+   * the wrapper's own comparison with the pins it has), but a call's decision sends it first (`verdict`), so
+   * that the broker has it before any ticket the call asks for.
+   */
+  private reportSoon(): void {
+    if (this.reportInputs.length > 0 && this.reportInputs[2] !== this.o.link.policy?.pins) {
+      // other pins (a push, or a connection to a broker that may have lost them): built against them now, since
+      // the link resends its copy as soon as it is up, and a broker without a pin must get the texts to pin
+      this.reportDue = true;
+      this.flushReport();
+      return;
+    }
+    if (this.reportDue) return;
+    this.reportDue = true;
+    this.listing.whenClientListingsEnd(() => setImmediate(() => this.flushReport()));
+  }
+
+  private flushReport(): void {
+    if (!this.reportDue) return;
+    this.reportDue = false;
+    if (this.listing.listed) this.report(this.current());
+  }
+
+  /** Tell the broker the catalog, when what it would be told changed (the catalog, or the pins it holds). */
+  private report(catalog: Catalog): void {
+    const pins = this.o.link.policy?.pins;
+    const inputs = [catalog, this.listing.version, pins];
+    if (sameInputs(inputs, this.reportInputs)) return;
+    this.reportInputs = inputs;
+    const definitions = this.listing.definitions;
+    let budget = DEFINITION_TEXT_BUDGET;
+    // the tools whose definitions go by hash: told again when that changes (a pin that moves needs the texts)
+    const byHash: string[] = [];
+    const verdicts = [...catalog.verdicts.values()].map((v) => {
+      // pinned as it is listed now: the broker has its texts; otherwise they go along (to pin, or to show the change)
+      const pinned = isObject(pins) && Object.hasOwn(pins, v.name) && pins[v.name] === definitions.fingerprint(v.name);
+      if (pinned) byHash.push(v.name);
+      let sent = definitions.definition(v.name, !pinned);
+      if (sent && !pinned) {
+        const size = textSize(sent);
+        if (size <= budget) budget -= size;
+        else sent = hashesOnly(sent);
+      }
+      return { ...v, outputSchema: this.listing.outputSchema(v.name), ...(sent ? { definition: sent } : {}) };
+    });
+    const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons, v.definition?.fingerprint]), catalog.problems, byHash]);
+    if (fingerprint !== this.lastReported) {
+      this.lastReported = fingerprint;
+      this.o.link.catalog(verdicts, catalog.problems);
+    }
+  }
+}
+
+function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function textSize(d: ToolDefinition): number {

@@ -1,0 +1,39 @@
+/**
+ * Hidden-text findings of tool entries, kept by the exact JSON text of the entry: a catalog listed again
+ * unchanged is not read again, and the wrapper's own listing and the client's pages share one reading.
+ *
+ * The key is the whole entry as JSON.stringify writes it (every member, every nested schema description, in
+ * the server's order), and the findings are a pure function of the entry: any change to the entry, however
+ * small or deep, is another key and is read afresh. A text that is not native JSON (jsonText's canonical
+ * fallback for an entry nested past what JSON.stringify takes, marked by a leading NUL) is never kept: two
+ * member orders share it, and the scan's bounds read them in different orders.
+ */
+import { classifyTool, hiddenTextFlags, type ClassifyOptions, type Verdict } from './classify.js';
+
+/** Characters of entry text kept at most (past it, the cache starts over). */
+const MAX_CHARS = 32 * 1024 * 1024;
+
+export class EntryFlags {
+  private readonly byText = new Map<string, readonly string[]>();
+  private chars = 0;
+
+  /** The findings of `entry`, whose JSON text is `text`. */
+  of(entry: unknown, text: string): readonly string[] {
+    const known = this.byText.get(text);
+    if (known) return known;
+    const flags = hiddenTextFlags(entry);
+    if (text.charCodeAt(0) === 0) return flags;
+    if (this.chars + text.length > MAX_CHARS) {
+      this.byText.clear();
+      this.chars = 0;
+    }
+    this.byText.set(text, flags);
+    this.chars += text.length;
+    return flags;
+  }
+
+  /** classifyTool with the findings read through this cache. */
+  classify(entry: unknown, text: string, opts: ClassifyOptions): Verdict {
+    return classifyTool(entry, opts, this.of(entry, text));
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * A client's tools/list answer, annotated (annotate.ts) and written out, with each entry's annotated JSON kept:
+ * a page listed again unchanged is answered by joining what was written, not by classifying and serialising
+ * every entry again.
+ *
+ * An entry's annotated text is a function of the entry's exact JSON text and of what the verdicts read besides
+ * (`inputs`: the policy pushed, the wrapper's listing and every declaration seen, the trust and the withdrawn
+ * claims). The kept texts are used only while those inputs are the very same, and for an entry whose text is
+ * the very same: anything else (a rule, a pin, E-Stop, trust, a withdrawn claim, a new listing, one character
+ * of one nested schema description) is annotated afresh. A name listed twice in a page is annotated afresh too
+ * (the page's own verdict then says so).
+ */
+import { isObject } from '../jsonrpc/messages.js';
+import { annotateToolsResult } from './annotate.js';
+import type { Verdict } from '../classify/classify.js';
+import type { PageBytes } from './page-bytes.js';
+
+/** What one entry was annotated as. */
+interface Written {
+  /** The entry's JSON text as the server listed it. */
+  text: string;
+  /** The annotated entry, as JSON. */
+  json: string;
+  /** What its readOnlyHint told the client. */
+  readOnly: boolean;
+}
+
+export interface PageAnnotation {
+  /** The tools/list answer, framed (one JSON line). */
+  line: Buffer;
+  /** What the client was told of each tool: name -> readOnlyHint. */
+  advertised: Map<string, boolean>;
+}
+
+export interface AnnotateInputs {
+  /** Identities and values the verdicts read besides the entry: equal (===, element by element) means unchanged. */
+  inputs: readonly unknown[];
+  /** The verdict for the entry at `index` of the page, named `name`, listed `count` times in the page. */
+  verdictOf(name: string, entry: unknown, index: number, count: number): Verdict;
+  runsWithoutAsking(v: Verdict): boolean;
+  log(msg: string): void;
+}
+
+/** The last page answered, by its bytes: the same bytes with the same inputs get the same answer. */
+interface LastPage {
+  body: Buffer;
+  inputs: readonly unknown[];
+  /** The answer line after the prefix (the id goes in front), as the bytes written. */
+  rest: Buffer;
+  advertised: Map<string, boolean>;
+}
+
+export class AnnotatedListing {
+  private inputs: readonly unknown[] = [];
+  private written = new Map<string, Written>();
+  private last: LastPage | null = null;
+
+  /**
+   * Annotate `message`, a tools/list answer whose result is `result` and whose entries' JSON texts are `textsOf()`,
+   * and write it out as a line. `page`: the answer's bytes, when the server wrote it the usual way.
+   */
+  answer(message: Record<string, unknown>, result: Record<string, unknown>, tools: unknown[], textsOf: () => readonly string[], a: AnnotateInputs, page?: PageBytes): PageAnnotation {
+    const last = this.last;
+    if (page && last && sameInputs(last.inputs, a.inputs) && page.same(last.body)) {
+      return { line: Buffer.concat([Buffer.from(page.prefix, 'utf8'), last.rest]), advertised: last.advertised };
+    }
+    this.last = null;
+    if (!sameInputs(this.inputs, a.inputs)) {
+      this.inputs = a.inputs;
+      this.written = new Map();
+    }
+    const texts = textsOf();
+    const counts = new Map<string, number>();
+    for (const t of tools) if (isObject(t) && typeof t.name === 'string') counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
+    const kept = new Map<string, Written>();
+    const advertised = new Map<string, boolean>();
+    const out: string[] = [];
+    for (let i = 0; i < tools.length; i++) {
+      const entry: unknown = tools[i];
+      const text = texts[i]!;
+      const name = isObject(entry) && typeof entry.name === 'string' ? entry.name : '';
+      const unique = name !== '' && counts.get(name) === 1;
+      const known = unique ? this.written.get(name) : undefined;
+      if (known && known.text === text) {
+        out.push(known.json);
+        advertised.set(name, known.readOnly);
+        kept.set(name, known);
+        continue;
+      }
+      // annotate.ts drops (and logs) an entry without a usable name: then nothing is written
+      const one = annotateToolsResult({ tools: [entry] }, (n, e) => a.verdictOf(n, e, i, counts.get(n) ?? 0), a.runsWithoutAsking, a.log);
+      const annotated = (one.result.tools as unknown[])[0];
+      if (annotated === undefined) continue;
+      const json = JSON.stringify(annotated);
+      const readOnly = one.advertised.get(name) === true;
+      out.push(json);
+      advertised.set(name, readOnly);
+      if (unique) kept.set(name, { text, json, readOnly });
+    }
+    // only what the last page listed is kept (a tool gone from it is not held in memory)
+    this.written = kept;
+    const line = `${withTools(message, result, `[${out.join(',')}]`)}\n`;
+    // encoded once: the bytes written are the ones kept (nothing writes into a buffer once it is sent)
+    const bytes = Buffer.from(line, 'utf8');
+    if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: bytes.subarray(Buffer.byteLength(page.prefix, 'utf8')), advertised };
+    return { line: bytes, advertised };
+  }
+}
+
+function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** The message as JSON with `result.tools` written as the given JSON text (members in their order). */
+function withTools(message: Record<string, unknown>, result: Record<string, unknown>, tools: string): string {
+  const members = (o: Record<string, unknown>, key: string, text: string): string => {
+    const out: string[] = [];
+    for (const k of Object.keys(o)) {
+      if (k === key) out.push(`${JSON.stringify(k)}:${text}`);
+      else if (o[k] !== undefined) out.push(`${JSON.stringify(k)}:${JSON.stringify(o[k])}`);
+    }
+    return `{${out.join(',')}}`;
+  };
+  return members(message, 'result', members(result, 'tools', tools));
+}

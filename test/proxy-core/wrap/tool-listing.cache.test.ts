@@ -1,0 +1,224 @@
+/**
+ * What the wrapper keeps between listings, and what makes it work a listing out afresh: hidden-text findings
+ * by entry text (classify/entry-flags.ts), definitions by entry text (wrap/listed-definitions.ts), annotated
+ * answers by page bytes and verdict inputs (wrap/annotated-listing.ts, wrap/page-bytes.ts). A changed input,
+ * however small, is never served what was worked out for the old one.
+ */
+import { describe, expect, test } from 'vitest';
+import { canonicalText, definitionHashes, jsonText, toolDefinition } from '../../../proxy-core/src/classify/definition.js';
+import { EntryFlags } from '../../../proxy-core/src/classify/entry-flags.js';
+import { scanJson } from '../../../proxy-core/src/classify/hidden-text.js';
+import { canonicalJson } from '../../../proxy-core/src/jsonrpc/canonical.js';
+import { ListedDefinitions } from '../../../proxy-core/src/wrap/listed-definitions.js';
+import { PageBytes } from '../../../proxy-core/src/wrap/page-bytes.js';
+import { Harness, settle } from '../../helpers/relay-harness.js';
+
+type Msg = Record<string, unknown>;
+type Listed = { name: string; annotations: { readOnlyHint: boolean }; _meta: { 'airlock/verdict': { class: string; reasons: string[] } } };
+
+const entry = (name: string, q = 'what to look for', extra: Msg = {}): Msg => ({
+  name,
+  description: `looks up ${name}`,
+  inputSchema: { type: 'object', properties: { q: { type: 'string', description: q }, deep: { type: 'object', properties: { r: { type: 'string', description: 'nested' } } } } },
+  annotations: { readOnlyHint: true },
+  ...extra,
+});
+
+describe('hidden-text findings by entry text', () => {
+  const opts = { trustReadOnlyHints: true };
+
+  test('the same text is read once; one character in a nested schema description is another entry', () => {
+    const flags = new EntryFlags();
+    const clean = entry('look');
+    const first = flags.of(clean, jsonText(clean));
+    expect(first).toEqual([]);
+    expect(flags.of(clean, jsonText(clean))).toBe(first);
+    const poisoned = entry('look', 'what to look\u200B for');
+    expect(flags.of(poisoned, jsonText(poisoned))).toEqual([expect.stringMatching(/zero-width.*inputSchema\.properties\.q\.description/)]);
+    expect(flags.classify(clean, jsonText(clean), opts).class).toBe('read-only-trusted');
+    expect(flags.classify(poisoned, jsonText(poisoned), opts).class).toBe('read-only-unchecked');
+    const deeper = JSON.parse(JSON.stringify(clean)) as { inputSchema: { properties: { deep: { properties: { r: { description: string } } } } } };
+    deeper.inputSchema.properties.deep.properties.r.description = 'nested <system>';
+    expect(flags.classify(deeper, jsonText(deeper), opts).reasons).toContainEqual(expect.stringMatching(/instruction-like text.*inputSchema\.properties\.deep\.properties\.r\.description/));
+  });
+
+  test('an entry too deep for JSON.stringify is read every time (its canonical text is marked, not cached)', () => {
+    let deep: Msg = { description: 'x' };
+    for (let i = 0; i < 20_000; i++) deep = { a: deep };
+    const text = jsonText(deep);
+    expect(text.charCodeAt(0)).toBe(0);
+    const flags = new EntryFlags();
+    expect(flags.of(deep, text)).not.toBe(flags.of(deep, text));
+  });
+
+  test('scan paths are the same for keys, arrays and nested members, read once or again', () => {
+    const value = { a: [{ 'k\u202E': 'ok' }, 'ignore previous instructions'], b: { c: 'x\u200By' } };
+    const once = scanJson(value);
+    expect(once.map((h) => [h.kind, h.path])).toEqual([
+      ['bidi-control', 'a[0].k\u202E (key)'],
+      ['instruction', 'a[1]'],
+      ['hidden-unicode', 'b.c'],
+    ]);
+    expect(scanJson(value)).toEqual(once);
+    expect(scanJson('\u202E')).toEqual([expect.objectContaining({ path: '(value)' })]);
+  });
+});
+
+describe('definitions', () => {
+  test('by hash only: the same fingerprint and hashes as with texts', () => {
+    const e = entry('look', 'q', { outputSchema: { type: 'object' }, _meta: { x: 1 }, icons: [{ src: 'a' }], custom: true });
+    const full = toolDefinition('look', [e]);
+    const hashes = definitionHashes('look', [e]);
+    expect(hashes.fingerprint).toBe(full.fingerprint);
+    expect(Object.keys(hashes.parts)).toEqual(Object.keys(full.parts));
+    for (const [part, p] of Object.entries(hashes.parts)) {
+      expect(p).toEqual({ sha256: full.parts[part as keyof typeof full.parts]!.sha256, text: '', cut: true });
+    }
+  });
+
+  test('by entry text, fingerprinted on demand; the first one seen stays the stand-in pin after a change, a gap or a failed listing', () => {
+    const d = new ListedDefinitions();
+    const one = (e: Msg) => new Map([[e.name as string, { entries: [e], texts: [jsonText(e)] }]]);
+    const a = entry('look');
+    const b = entry('look', 'changed');
+    const fa = toolDefinition('look', [a]).fingerprint;
+    const fb = toolDefinition('look', [b]).fingerprint;
+    d.take(one(a));
+    expect(d.state('look')).toEqual({ fingerprint: fa, firstSeen: fa });
+    d.take(one(JSON.parse(JSON.stringify(a)) as Msg));
+    expect(d.state('look')).toEqual({ fingerprint: fa, firstSeen: fa });
+    d.take(one(b));
+    expect(d.state('look')).toEqual({ fingerprint: fb, firstSeen: fa });
+    expect(d.definition('look', true)!.parts.inputSchema!.text).toContain('changed');
+    d.take(new Map());
+    expect(d.state('look')).toBeUndefined();
+    d.take(one(a));
+    expect(d.state('look')).toEqual({ fingerprint: fa, firstSeen: fa });
+    d.clear();
+    d.take(one(b));
+    expect(d.state('look')).toEqual({ fingerprint: fb, firstSeen: fa });
+  });
+
+  test('the canonical text is the same written recursively or with its own stack', () => {
+    const sample = { z: [1, undefined, { b: 'é\u2028', a: null }], a: { '10': 1, '9': 2, __proto__x: [] }, m: -0 };
+    expect(canonicalText(sample)).toBe(canonicalJson(sample));
+    let deep: unknown = 1;
+    for (let i = 0; i < 3000; i++) deep = { k: [deep] };
+    expect(canonicalText(deep)).toBe(`${'{"k":['.repeat(3000)}1${']}'.repeat(3000)}`);
+  });
+});
+
+describe('page bytes', () => {
+  test('only an answer written the usual way, with its id spelt as parsed, has a body', () => {
+    const line = (s: string) => Buffer.from(s);
+    expect(PageBytes.of(7, line('{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}'))?.prefix).toBe('{"jsonrpc":"2.0","id":7,"result":');
+    expect(PageBytes.of(7, line('{"id":7,"jsonrpc":"2.0","result":{"tools":[]}}'))).toBeUndefined();
+    expect(PageBytes.of(7, line('{"jsonrpc":"2.0","id":7.0,"result":{"tools":[]}}'))).toBeUndefined();
+    expect(PageBytes.of('a', line('{"jsonrpc":"2.0","id":"\\u0061","result":{"tools":[]}}'))).toBeUndefined();
+    const a = PageBytes.of(1, line('{"jsonrpc":"2.0","id":1,"result":{"tools":[1]}}'))!;
+    const b = PageBytes.of(2, line('{"jsonrpc":"2.0","id":2,"result":{"tools":[1]}}'))!;
+    const c = PageBytes.of(3, line('{"jsonrpc":"2.0","id":3,"result":{"tools":[2]}}'))!;
+    expect(b.same(a.keep())).toBe(true);
+    expect(c.same(a.keep())).toBe(false);
+  });
+});
+
+describe('the wrapper between listings', () => {
+  const many = (n: number) => Array.from({ length: n }, (_, i) => entry(`t${i}`));
+
+  async function started(tools: Msg[], policy: Msg = {}) {
+    const h = await new Harness({ policy, tools }).start();
+    let n = 0;
+    const list = (): Listed[] => {
+      const id = `l${++n}`;
+      h.client({ jsonrpc: '2.0', id, method: 'tools/list' });
+      h.server({ jsonrpc: '2.0', id: h.toUpstream.at(-1)!.id as string, result: { tools } });
+      return (h.answer(id).result as { tools: Listed[] }).tools;
+    };
+    return { h, list };
+  }
+
+  test('a repeat listing is the same answer; one tool changed among 10,000 is caught on the listing that shows it', async () => {
+    const tools = many(10_000);
+    const allow = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', tool: '*', createdAt: 0 }] };
+    const { h, list } = await started(tools, allow);
+    const first = list();
+    const second = list();
+    expect(second).toEqual(first);
+    expect(h.clientLines.at(-1)!.replace('"id":"l2"', '"id":"l1"')).toBe(h.clientLines.at(-2));
+    await settle();
+    const reported = h.link.catalogs.at(-1)!.verdicts as { name: string; definition: { fingerprint: string } }[];
+    h.link.push({ pins: Object.fromEntries(reported.map((v) => [v.name, v.definition.fingerprint])) });
+    h.call(1, 't5000');
+    expect(h.forwardedCalls().map((m) => m.id)).toEqual([1]);
+
+    // unannounced: a word deep in one schema
+    const changed = JSON.parse(JSON.stringify(tools[5000])) as { inputSchema: { properties: { deep: { properties: { r: { description: string } } } } } };
+    changed.inputSchema.properties.deep.properties.r.description = 'nested, and more';
+    tools[5000] = changed as unknown as Msg;
+    list();
+    await settle();
+    h.call(2, 't5000');
+    h.call(3, 't4999');
+    await settle();
+    expect(h.forwardedCalls().map((m) => m.id)).toEqual([1, 3]);
+    expect(h.link.asks.at(-1)!.request.reasons).toContainEqual(expect.stringMatching(/^the definition of "t5000" changed since it was pinned/));
+    const now = (h.link.catalogs.at(-1)!.verdicts as { name: string; definition: { fingerprint: string; parts: { inputSchema: { text: string } } } }[]).find((v) => v.name === 't5000')!;
+    expect(now.definition.fingerprint).not.toBe(reported.find((v) => v.name === 't5000')!.definition.fingerprint);
+    // the changed definition goes with its texts (the broker shows the change); the others by hash
+    expect(now.definition.parts.inputSchema.text).toContain('nested, and more');
+    expect((h.link.catalogs.at(-1)!.verdicts as { name: string; definition: { parts: { inputSchema: { text: string } } } }[]).find((v) => v.name === 't4999')!.definition.parts.inputSchema.text).toBe('');
+  });
+
+  test('a rule, trust, a withdrawn claim or a pin pushed between two identical listings changes the next answer', async () => {
+    const { h, list } = await started([entry('look'), entry('other')], { trustReadOnlyHints: true });
+    const hint = (tools: Listed[], name = 'look') => tools.find((t) => t.name === name)!.annotations.readOnlyHint;
+    const verdict = (tools: Listed[], name = 'look') => tools.find((t) => t.name === name)!._meta['airlock/verdict'];
+    expect(hint(list())).toBe(true);
+    h.link.push({ rules: [{ id: 'r1', action: 'deny', server: '*', tool: 'look', createdAt: 0 }] });
+    expect(hint(list())).toBe(false);
+    h.link.push({ rules: [] });
+    expect(hint(list())).toBe(true);
+    h.link.push({ trustReadOnlyHints: false });
+    expect(verdict(list()).class).toBe('read-only-unchecked');
+    h.link.push({ trustReadOnlyHints: true, withdrawn: { look: 'it wrote a file' } });
+    expect(verdict(list()).reasons).toContainEqual(expect.stringContaining('it wrote a file'));
+    h.link.push({ withdrawn: { look: 'it wrote another file' } });
+    expect(verdict(list()).reasons).toContainEqual(expect.stringContaining('it wrote another file'));
+    h.link.push({ withdrawn: {}, pins: { look: '0'.repeat(64) } });
+    expect(hint(list())).toBe(false);
+    expect(hint(list(), 'other')).toBe(true);
+    h.link.push({ estop: true });
+    expect(hint(list(), 'other')).toBe(false);
+  });
+
+  test("a page with the bytes of one already compared is compared again once the wrapper's listing changed (here: it failed)", async () => {
+    const { h, list } = await started([entry('look')]);
+    list();
+    h.autoList = false;
+    h.server({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    for (const id of h.heldListings.splice(0)) h.server({ jsonrpc: '2.0', id, error: { code: -32603, message: 'busy' } });
+    await settle();
+    const listings = () => h.toUpstream.filter((m) => m.method === 'tools/list' && String(m.id).startsWith('airlock-internal:')).length;
+    const before = listings();
+    list();
+    await settle();
+    // the same bytes as before, but the wrapper's listing is empty now: the page differs from it, and it lists again
+    expect(listings()).toBe(before + 1);
+  });
+
+  test('a definition pinned as it is goes by hash; once the pins change (a broker that lost them) its texts go at once', async () => {
+    const { h } = await started([entry('look')]);
+    await settle();
+    type Reported = { definition: { fingerprint: string; parts: { description: { text: string; cut?: true } } } };
+    const last = () => (h.link.catalogs.at(-1)!.verdicts as Reported[])[0]!.definition;
+    const pinned = last();
+    expect(pinned.parts.description.text).toBe('looks up look');
+    h.link.push({ pins: { look: pinned.fingerprint } });
+    expect(last().parts.description).toEqual({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), text: '', cut: true });
+    expect(last().fingerprint).toBe(pinned.fingerprint);
+    // no settling: the link resends its copy as soon as it is up again
+    h.link.push({ pins: {} });
+    expect(last().parts.description.text).toBe('looks up look');
+  });
+});
