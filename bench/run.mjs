@@ -24,6 +24,8 @@ import { tripwireRows } from './tripwire.mjs';
 import { pathResolveRows } from './path-resolve.mjs';
 import { journalMillionRows } from './journal-million.mjs';
 import { dispatchRows } from './dispatch.mjs';
+import { catalogRows } from './catalog.mjs';
+import { wrapperMemoryRows } from './wrapper-memory.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -279,6 +281,10 @@ try {
   const trip = await tripwireRows({ home, env, quick: QUICK });
   process.stderr.write('path rules resolved as the kernel does…\n');
   const paths = await pathResolveRows({ quick: QUICK });
+  process.stderr.write('wrapper memory over 60,000 pipelined calls, and throughput…\n');
+  const memory = await wrapperMemoryRows({ home, env, quick: QUICK });
+  process.stderr.write('big catalogs: 10 to 10,000 tools…\n');
+  const catalog = await catalogRows({ home, env, quick: QUICK });
 
   const f = (x, d = 3) => x.toFixed(d);
   const p50 = (m) => quantile(lat.samples[m], 0.5);
@@ -297,6 +303,8 @@ try {
     ...estopTasks,
     ...snapshot,
     ...trip,
+    ...memory,
+    ...catalog,
     ...paths,
     ...tree,
   ];
