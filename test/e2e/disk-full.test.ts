@@ -59,6 +59,16 @@ describe('a full disk under the data dir', () => {
     await waitForSessions(home, 1);
     for (let i = 0; i < 20; i++) expect(textOf(await w.client.callTool({ name: 'echo', arguments: { text: `before-${i}` } }))).toContain(`before-${i}`);
 
+    // the calls before are on disk first: a batch still on its way would meet the full disk and make the very
+    // first call after the fill a refusal
+    await waitFor(() => {
+      const db = new Database(join(home, 'airlock.db'), { readonly: true, fileMustExist: true });
+      try {
+        return (db.prepare("SELECT count(*) AS n FROM journal WHERE tool = 'echo' AND outcome = 'ok'").get() as { n: number }).n >= 20;
+      } finally {
+        db.close();
+      }
+    }, 20_000, 'the calls before the fill to be journaled');
     const filler = fill(home);
     // calls go on until a journal write fails; from then on every call is refused, saying why
     let refusal = '';

@@ -83,6 +83,9 @@ function optionalNumber(e: Record<string, unknown>, key: string, integer: boolea
   return v;
 }
 
+/** What a journal row holds for arguments that came with an earlier copy of its entry the broker did not keep. */
+export const ARGUMENTS_NOT_RECEIVED: string = JSON.stringify('(not received: they came with an earlier copy of this entry, which was not stored)');
+
 /**
  * A journal entry as the broker stores it: who and where come from the session, never from the entry; texts
  * over their limits are cut and marked rather than refused. Throws (bad-request) when it is not a call record.
@@ -95,7 +98,10 @@ export function checkEntry(session: { info: { id: string; client: string; server
   if (!isObject(e)) throw bad('a journal entry must be an object');
   const id = e.id;
   if (typeof id !== 'string' || id.length === 0 || id.length > 128) throw bad('journal entry: id must be a string of 1 to 128 characters');
-  const args = cut(typeof e.arguments === 'string' ? e.arguments : JSON.stringify(e.arguments ?? null), LIMITS.argsShown)!;
+  // A later copy of an entry the broker acknowledged comes without its arguments (the stored row keeps the first
+  // copy's, and an update never touches them). Should that row be missing after all (the first copy was refused,
+  // or the database was swapped), the entry says so rather than store a made-up "null".
+  const args = e.arguments === undefined ? { text: ARGUMENTS_NOT_RECEIVED, truncated: false } : cut(typeof e.arguments === 'string' ? e.arguments : JSON.stringify(e.arguments), LIMITS.argsShown)!;
   if (e.argsTruncated !== undefined && typeof e.argsTruncated !== 'boolean') throw bad(`journal entry ${id}: argsTruncated must be a boolean`);
   const decision = e.decision;
   if (decision !== 'allow' && decision !== 'deny') throw bad(`journal entry ${id}: decision must be allow or deny`);

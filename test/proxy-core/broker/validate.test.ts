@@ -3,7 +3,7 @@
  * (once over-long texts are cut), so the fast path is the schema, not a second opinion.
  */
 import { describe, expect, test } from 'vitest';
-import { checkEntry } from '../../../proxy-core/src/broker/validate.js';
+import { ARGUMENTS_NOT_RECEIVED, checkEntry } from '../../../proxy-core/src/broker/validate.js';
 import { CallRecordSchema } from '../../../proxy-core/src/protocol/api.js';
 
 const session = { info: { id: '6c1f0b1e-0000-4000-8000-000000000000', client: 'cursor', server: 'fs' } };
@@ -70,4 +70,13 @@ describe('checkEntry agrees with CallRecordSchema', () => {
     expect(r.detail.length).toBe(4000);
     expect(CallRecordSchema.safeParse(r).success).toBe(true);
   });
+});
+
+test('a copy without arguments is stored as saying so, never as the text "null"', () => {
+  const { arguments: _, ...later } = base;
+  const r = checkEntry(session, later);
+  expect(r.arguments).toBe(ARGUMENTS_NOT_RECEIVED);
+  expect(JSON.parse(r.arguments)).toMatch(/not received/);
+  // arguments that are there, even a JSON null, are kept as they are
+  expect(checkEntry(session, { ...base, arguments: null }).arguments).toBe('null');
 });
