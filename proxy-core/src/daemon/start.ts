@@ -9,6 +9,7 @@ import { acquireBrokerLock } from '../broker/lock.js';
 import { retentionPolicy, startRetention } from '../broker/db/retention.js';
 import { AlreadyRunning, type Listening, listenBroker, probeBroker } from '../broker/server.js';
 import type { Store } from '../broker/db/store.js';
+import { systemClock } from '../util/clock.js';
 
 export interface StartOptions {
   dir: string;
@@ -63,6 +64,7 @@ export interface RunningBroker {
  */
 export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
   ensurePrivateDir(opts.dir);
+  const clock = systemClock;
   const lock = acquireBrokerLock(opts.dir);
   let store: Store | null = null;
   let listening: Listening;
@@ -72,7 +74,8 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     if ((await probeBroker(opts.dir)) === 'alive') {
       throw new AlreadyRunning(opts.dir, `another Airlock broker is already answering on the socket of the data dir ${opts.dir}`);
     }
-    opened = openBrokerDatabase(opts.dir, opts.database ?? 'check');
+    // one clock for the broker and the times its database stamps itself (events, ends of sessions and tickets)
+    opened = openBrokerDatabase(opts.dir, opts.database ?? 'check', () => clock.now());
     store = opened.store;
     // after the database: a secret is what marks a data dir as used, so it must not exist without one
     const secret = loadOrCreateSecret(opts.dir);
@@ -80,6 +83,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       broker = new Broker({
         store,
         dataDir: opts.dir,
+        clock,
         ...(opts.ticketTimeoutSeconds !== undefined ? { ticketTimeoutSeconds: opts.ticketTimeoutSeconds } : {}),
         env: opts.env ?? process.env,
         ...(opts.launcher ? { launcher: opts.launcher } : {}),

@@ -147,7 +147,7 @@ export interface OpenedDatabase {
  * Open the broker's database in `dir`, refusing (DatabaseRefused) one that has lost its contents. Call with
  * the broker lock held: recovery moves files around.
  */
-export function openBrokerDatabase(dir: string, recovery: DatabaseRecovery = 'check'): OpenedDatabase {
+export function openBrokerDatabase(dir: string, recovery: DatabaseRecovery = 'check', now: () => number = Date.now): OpenedDatabase {
   const path = databasePath(dir);
   const backup = databaseBackupPath(dir);
   const usedBefore = existsSync(secretPath(dir)) || existsSync(backup);
@@ -191,7 +191,7 @@ export function openBrokerDatabase(dir: string, recovery: DatabaseRecovery = 'ch
     copyFileSync(backup, incoming);
     const keptAs = moveAside(path, 'damaged');
     renameSync(incoming, path);
-    return { store: openStore(dir, path), recovered: { action: 'restored', keptAs, backupFrom } };
+    return { store: openStore(dir, path, now), recovered: { action: 'restored', keptAs, backupFrom } };
   }
 
   if (recovery === 'fresh') {
@@ -199,18 +199,18 @@ export function openBrokerDatabase(dir: string, recovery: DatabaseRecovery = 'ch
     // the old backup is the last good copy of the user's rules: the fresh database must not overwrite it
     const previousBackupKeptAs = existsSync(backup) ? asideName(backup, 'before-fresh') : null;
     if (previousBackupKeptAs) renameSync(backup, previousBackupKeptAs);
-    return { store: openStore(dir, path), recovered: { action: 'fresh', keptAs, previousBackupKeptAs } };
+    return { store: openStore(dir, path, now), recovered: { action: 'fresh', keptAs, previousBackupKeptAs } };
   }
 
-  if (found.state === 'ok') return { store: openStore(dir, path) };
-  if (found.state !== 'damaged' && !usedBefore) return { store: openStore(dir, path) }; // first start
+  if (found.state === 'ok') return { store: openStore(dir, path, now) };
+  if (found.state !== 'damaged' && !usedBefore) return { store: openStore(dir, path, now) }; // first start
   throw refuse(dir, path, found, usedBefore);
 }
 
 /** Open the Store; a database that turns out damaged while migrating is refused like any other. */
-function openStore(dir: string, path: string): Store {
+function openStore(dir: string, path: string, now: () => number): Store {
   try {
-    return new Store(path);
+    return new Store(path, { now });
   } catch (err) {
     if (isCorruption(err)) {
       throw refuse(dir, path, { state: 'damaged', detail: (err as Error).message }, true);
