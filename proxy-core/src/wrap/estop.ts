@@ -21,37 +21,18 @@
  *                                                                                                     └▶ gone
  */
 import type { PolicySnapshot } from '../policy/decide.js';
-import { type Clock, monotonic, type Timer } from '../util/clock.js';
-import type { InFlight } from './in-flight.js';
+import { monotonic, type Timer } from '../util/clock.js';
 import type { CallPipeline, Denial } from './pipeline.js';
-import type { InitCapture } from './restart.js';
-import { ServerLifecycle, type UpstreamControl, type UpstreamState } from './server-lifecycle.js';
+import { type LifecycleContext, ServerLifecycle, type UpstreamState } from './server-lifecycle.js';
 import type { TaskBook } from './tasks.js';
-import type { ToolListing } from './tool-listing.js';
 
 export type { UpstreamControl, UpstreamState } from './server-lifecycle.js';
 
-export interface HardStopContext {
-  server: string;
-  clock: Clock;
+/** What E-Stop needs: what the server's lifecycle needs (it hands that on), and the calls and tasks it stops. */
+export interface HardStopContext extends Omit<LifecycleContext, 'calls' | 'tasks' | 'estopOn'> {
   calls: CallPipeline;
   /** The calls that run as tasks. */
   tasks: Pick<TaskBook, 'stopAll' | 'running' | 'upstreamExited'>;
-  listing: ToolListing;
-  init: InitCapture;
-  inFlight: InFlight;
-  upstream: UpstreamControl | undefined;
-  /** How long the restarted server may take to answer the replayed initialize. */
-  restartTimeoutMs: number;
-  log(msg: string): void;
-  toClient(message: unknown): void;
-  toUpstream(message: unknown): void;
-  /** Has the client said `notifications/initialized` (so the restarted server is told it too)? */
-  initialized(): boolean;
-  /** The server is going away: answer the client's requests it was sent and will never answer. */
-  abandonRequests(why: string): void;
-  /** The server takes messages again (or never will): what the client sent meanwhile goes on. */
-  resumed(): void;
 }
 
 const DEFAULT_GRACE_SECONDS = 2;

@@ -6,33 +6,10 @@
  */
 import { describe, expect, test } from 'vitest';
 import type { BrokerEvent, HistoryItem, HistoryQuery } from '@airlock/proxy-core/protocol/api';
-import type { CallSummary } from '@airlock/proxy-core/protocol/events';
 import type { AirlockApi } from '@airlock/proxy-core/protocol/ui-contract';
 import type { UndoInfo } from '@airlock/proxy-core/protocol/undo-api';
 import { ActivityState, PAGE } from '../../../renderer/src/lib/activity.svelte.js';
-
-const summary = (id: string, over: Partial<CallSummary> = {}): CallSummary => ({
-  id,
-  client: 'cursor',
-  server: 'fs',
-  tool: 'write_file',
-  class: 'destructive',
-  decision: 'allow',
-  decidedBy: 'user',
-  outcome: 'ok',
-  startedAt: 1000,
-  ...over,
-});
-const item = (id: string, seq: number, over: Partial<HistoryItem> = {}): HistoryItem => ({
-  ...summary(id),
-  kind: 'call',
-  seq,
-  arguments: '{"path":"/tmp/x"}',
-  argsTruncated: false,
-  reasons: [],
-  detail: '',
-  ...over,
-});
+import { item, summary } from '../../helpers/activity-rows.js';
 const event = (type: string, detail: unknown): BrokerEvent => ({ seq: 1, at: 0, type, server: null, tool: null, detail }) as BrokerEvent;
 const ready: UndoInfo = { available: true, kind: 'snapshot', state: 'ready' };
 const undone: UndoInfo = { available: false, kind: 'snapshot', state: 'undone', undoneBy: 'u1' };

@@ -1,31 +1,7 @@
 /** The Activity page's data: filters as queries, live calls merged into paged history without copies or duplicates. */
 import { describe, expect, test } from 'vitest';
-import type { HistoryItem } from '@airlock/proxy-core/protocol/api';
-import type { CallSummary } from '@airlock/proxy-core/protocol/events';
 import { CallList, emptyFilter, filterQuery, lookupQuery, resultSummary, summaryMatches, UndoStamps } from '../../../renderer/src/lib/activity.js';
-
-const summary = (id: string, over: Partial<CallSummary> = {}): CallSummary => ({
-  id,
-  client: 'cursor',
-  server: 'fs',
-  tool: 'write_file',
-  class: 'destructive',
-  decision: 'allow',
-  decidedBy: 'user',
-  outcome: 'ok',
-  startedAt: 1000,
-  ...over,
-});
-const item = (id: string, seq: number, over: Partial<HistoryItem> = {}): HistoryItem => ({
-  ...summary(id),
-  kind: 'call',
-  seq,
-  arguments: '{"path":"/tmp/x"}',
-  argsTruncated: false,
-  reasons: [],
-  detail: '',
-  ...over,
-});
+import { item, summary } from '../../helpers/activity-rows.js';
 
 describe('filterQuery', () => {
   test('empty fields are left out, text is trimmed, a time range ends at the end of its minute', () => {
