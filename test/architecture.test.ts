@@ -48,6 +48,29 @@ describe('architecture', () => {
     }
   });
 
+  test('three bands whose imports point down: roots (cli, daemon) over processes (broker, wrap, inspect, http) over shared ground', () => {
+    const bands: Record<string, number> = { cli: 2, daemon: 2, broker: 1, wrap: 1, inspect: 1, http: 1, clients: 0, protocol: 0, policy: 0, classify: 0, ipc: 0, jsonrpc: 0, util: 0 };
+    const folders = readdirSync(SRC).filter((name) => statSync(join(SRC, name)).isDirectory());
+    // a new top folder must say which band it is in
+    expect(folders.filter((f) => bands[f] === undefined)).toEqual([]);
+    for (const folder of folders) {
+      for (const f of files(join(SRC, folder))) {
+        for (const spec of imports(f).filter((x) => x.startsWith('.'))) {
+          const target = relative(SRC, resolve(dirname(f), spec)).split(sep)[0]!;
+          if (bands[target] === undefined || target === folder) continue;
+          expect(bands[target]! <= bands[folder]!, `${relative(SRC, f)} (band ${bands[folder]}) imports ${spec} (band ${bands[target]})`).toBe(true);
+        }
+      }
+    }
+  });
+
+  test('no source file of proxy-core is over 400 lines: a room that grows is opened into smaller ones', () => {
+    const long = files(SRC)
+      .map((f) => [relative(SRC, f), readFileSync(f, 'utf8').split('\n').length - 1] as const)
+      .filter(([, n]) => n > 400);
+    expect(long).toEqual([]);
+  });
+
   test('protocol/ is vocabulary: it imports only itself and the classifier', () => {
     for (const f of files(join(SRC, 'protocol'))) {
       for (const spec of imports(f).filter((x) => x.startsWith('.'))) {
