@@ -110,6 +110,11 @@ export class MemoryLink extends EventEmitter implements BrokerLinkLike {
     if (i !== -1) this.asks.splice(i, 1);
   }
 
+  /** Built at once: the test sees every copy as it stood when it was journaled. */
+  journalLater(_id: string, build: () => CallRecord): void {
+    this.journal(build());
+  }
+
   journal(record: CallRecord): void {
     this.sent.push(structuredClone(record));
   }

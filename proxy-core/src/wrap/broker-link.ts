@@ -37,6 +37,11 @@ export interface BrokerLinkLike extends EventEmitter {
   cancel(callId: string): void;
   /** Hold a call's record (its latest state, by id) until the broker acknowledges it; sent in batches. */
   journal(record: CallRecord): void;
+  /**
+   * The same for a call still open, whose record is built only when a batch or the spill takes it (its latest
+   * state then): a quick call's copy at forwarding is replaced by its final one before it is ever built.
+   */
+  journalLater(id: string, build: () => CallRecord): void;
   catalog(verdicts: unknown[], problems: string[]): void;
   observed(contradictions: ObservedContradiction[]): void;
   structured(tool: string, structuredContent: unknown): void;
@@ -272,6 +277,15 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
   journal(entry: CallRecord): void {
     this.queue.add(entry);
+    this.held();
+  }
+
+  journalLater(id: string, build: () => CallRecord): void {
+    this.queue.addLater(id, build);
+    this.held();
+  }
+
+  private held(): void {
     // while the broker is away, executed calls' records reach the disk in batches (one fsync each)
     if (this.state !== 'up') this.queue.spillSoon();
     this.sender.scheduleFlush();

@@ -15,7 +15,10 @@ const SPILL_DELAY_MS = 20;
 const SPILL_RETRY_MS = 1000;
 
 interface Held {
-  entry: CallRecord;
+  /** The record, once built (see `entryOf`). */
+  entry: CallRecord | undefined;
+  /** What builds it, until it is built: the latest state of a call still open. */
+  build: (() => CallRecord) | undefined;
   rev: number;
   /** The revision last written to the spill (0: never). */
   spilled: number;
@@ -92,7 +95,16 @@ export class JournalQueue {
   }
 
   add(entry: CallRecord): void {
-    this.held.set(entry.id, { entry, rev: ++this.revCounter, spilled: 0 });
+    this.held.set(entry.id, { entry, build: undefined, rev: ++this.revCounter, spilled: 0 });
+    if (this.held.size > this.maxHeld) this.evictOne();
+  }
+
+  /**
+   * Hold the entry `build` makes, built only when a batch or the spill takes it (or memory is full): held from
+   * now on exactly as `add` holds it, only its record is made later, at the state its call has then.
+   */
+  addLater(id: string, build: () => CallRecord): void {
+    this.held.set(id, { entry: undefined, build, rev: ++this.revCounter, spilled: 0 });
     if (this.held.size > this.maxHeld) this.evictOne();
   }
 
@@ -101,7 +113,7 @@ export class JournalQueue {
     const out: Batched[] = [];
     const known = this.known;
     for (const h of this.held.values()) {
-      const entry = h.entry;
+      const entry = entryOf(h);
       out.push({ entry, rev: h.rev, wire: known.size > 0 && known.has(entry.id) ? withoutArguments(entry) : entry });
       if (out.length >= max) break;
     }
@@ -130,10 +142,10 @@ export class JournalQueue {
    */
   spillHeld(all = false): boolean {
     const todo: Held[] = [];
-    for (const h of this.held.values()) if (h.spilled !== h.rev && (all || executed(h.entry))) todo.push(h);
+    for (const h of this.held.values()) if (h.spilled !== h.rev && (all || executed(entryOf(h)))) todo.push(h);
     if (todo.length === 0) return true;
     try {
-      this.spill.append(todo.map((h) => (this.sessionId !== undefined ? { ...h.entry, sessionId: this.sessionId } : h.entry)));
+      this.spill.append(todo.map((h) => (this.sessionId !== undefined ? { ...entryOf(h), sessionId: this.sessionId } : entryOf(h))));
     } catch (err) {
       if (!this.spillFailing) this.log(`airlock: could not write the journal spill in the data dir (${(err as Error).message}); ${todo.length} journal entries are held in memory only`);
       this.spillFailing = true;
@@ -203,7 +215,7 @@ export class JournalQueue {
     if (this.held.size > 0 && !this.spillHeld(true)) {
       for (const h of this.held.values()) {
         if (h.spilled === h.rev) continue;
-        if (executed(h.entry)) this.lostNow.executed++;
+        if (executed(entryOf(h))) this.lostNow.executed++;
         else this.lostNow.notRun++;
       }
     }
@@ -214,7 +226,7 @@ export class JournalQueue {
   private evictOne(): void {
     let safe: string | undefined;
     for (const [id, h] of this.held) {
-      if (!executed(h.entry)) {
+      if (!executed(entryOf(h))) {
         this.held.delete(id);
         this.lostNow.notRun++;
         return;
@@ -224,6 +236,15 @@ export class JournalQueue {
     // only executed calls are held: one already on disk leaves memory (the replay sends it); none is dropped
     if (safe !== undefined) this.held.delete(safe);
   }
+}
+
+/** A held entry's record, built now if it was not yet (then its builder, and what it holds, is let go). */
+function entryOf(h: Held): CallRecord {
+  if (h.entry === undefined) {
+    h.entry = h.build!();
+    h.build = undefined;
+  }
+  return h.entry;
 }
 
 /** A later copy of an entry, without the arguments the broker already has (it keeps the first copy's). */

@@ -383,7 +383,12 @@ export class CallPipeline implements PipelineCore {
   }
 
   journal(call: Call): void {
-    this.o.link.journal(call.toRecord(this.o.client, this.o.server));
+    const { client, server, link } = this.o;
+    // A call that has ended is built into its entry now (nothing it holds need outlive it). One still open is
+    // held as it will stand when the batch (at most JOURNAL_DELAY_MS away) or the spill takes it: the entry is
+    // held from this moment all the same, and a quick call's end replaces it before it was ever built.
+    if (call.state === 'done') link.journal(call.toRecord(client, server));
+    else link.journalLater(call.callId, () => call.toRecord(client, server));
   }
 
   reply(message: JsonRpcResponse): void {

@@ -42,6 +42,12 @@ export class ToolVerdicts {
   readonly listing: ToolListing;
   /** Claims withdrawn in this process (the broker's copy arrives with the next policy push). */
   private readonly localWithdrawn = new Map<string, string>();
+  /** Counts changes to `localWithdrawn` (what `trustInputs` keeps is keyed on it). */
+  private localRevision = 0;
+  /** The trust inputs as last worked out, with what they were made of (the policy pushed is a new object each time). */
+  private trustKept: { policy: unknown; withdrawn: unknown; trust: unknown; local: number; inputs: { trust: boolean; withdrawn: Map<string, string> } } | undefined;
+  /** The catalog for the kept trust inputs at a listing version (what `listing.classify` would return again). */
+  private catalogKept: { inputs: unknown; version: number; catalog: Catalog } | undefined;
   /** What the client was told in tools/list: tool -> readOnlyHint. */
   private readonly advertised = new Map<string, boolean>();
   private lastReported = '';
@@ -60,17 +66,26 @@ export class ToolVerdicts {
 
   private trustInputs(): { trust: boolean; withdrawn: Map<string, string> } {
     const policy = this.o.link.policy;
+    const kept = this.trustKept;
+    if (kept && kept.policy === policy && kept.withdrawn === policy?.withdrawn && kept.trust === policy?.trustReadOnlyHints && kept.local === this.localRevision) return kept.inputs;
     const withdrawn = new Map(this.localWithdrawn);
     if (policy) for (const [tool, evidence] of Object.entries(policy.withdrawn)) if (!withdrawn.has(tool)) withdrawn.set(tool, evidence);
     // `--trust-read-only-hints` alone trusts nothing: a config entry anyone can edit is not the person's choice.
     // The broker sends trustReadOnlyHints only when the person turned it on (`airlock trust`).
-    return { trust: policy?.trustReadOnlyHints === true, withdrawn };
+    const inputs = { trust: policy?.trustReadOnlyHints === true, withdrawn };
+    this.trustKept = { policy, withdrawn: policy?.withdrawn, trust: policy?.trustReadOnlyHints, local: this.localRevision, inputs };
+    return inputs;
   }
 
-  /** The current listing, classified. */
+  /** The current listing, classified (worked out again whenever the trust inputs or the listing change). */
   current(): Catalog {
-    const { trust, withdrawn } = this.trustInputs();
-    return this.listing.classify(trust, withdrawn);
+    const inputs = this.trustInputs();
+    const version = this.listing.version;
+    const kept = this.catalogKept;
+    if (kept && kept.inputs === inputs && kept.version === version) return kept.catalog;
+    const catalog = this.listing.classify(inputs.trust, inputs.withdrawn);
+    this.catalogKept = { inputs, version, catalog };
+    return catalog;
   }
 
   /**
@@ -158,6 +173,7 @@ export class ToolVerdicts {
   withdraw(suspects: ReadonlyMap<string, string>): void {
     for (const [tool, evidence] of suspects) {
       this.localWithdrawn.set(tool, evidence);
+      this.localRevision++;
       this.o.log(`airlock: read-only claim of "${tool}" withdrawn: ${evidence}`);
     }
     this.o.link.observed([...suspects].map(([tool, evidence]) => ({ tool, evidence })));

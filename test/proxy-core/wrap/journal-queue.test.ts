@@ -49,6 +49,46 @@ describe('the journal queue', () => {
     expect(q.batch(10)[0]!.wire).toEqual(done);
   });
 
+  test('an entry held to be built later is built when a batch or the spill takes it, at the state it has then; replaced before that, never', () => {
+    const q = new JournalQueue(tempDir(), 100, () => {});
+    let state: CallRecord = { ...record('l1', true), outcome: 'pending' };
+    let builds = 0;
+    const build = () => (builds++, { ...state });
+    q.addLater('l1', build);
+    expect(q.size).toBe(1);
+    expect(builds).toBe(0);
+    // the call moved on before anything took its entry: the batch has it as it stands now
+    state = { ...state, outcome: 'ok', finishedAt: 3 };
+    const first = q.batch(10);
+    expect(builds).toBe(1);
+    expect(first[0]!.entry).toEqual(state);
+    // built once: a second batch (the first not acknowledged yet) reuses it
+    expect(q.batch(10)[0]!.entry).toBe(first[0]!.entry);
+    expect(builds).toBe(1);
+    q.acked(first);
+    expect(q.size).toBe(0);
+
+    // a quick call: its end replaces the copy held at forwarding before that copy was ever built
+    let unbuilt = 0;
+    q.addLater('l2', () => (unbuilt++, { ...record('l2', true), outcome: 'pending' }));
+    const ended: CallRecord = { ...record('l2', true), finishedAt: 4 };
+    q.add(ended);
+    expect(q.batch(10).map((b) => b.entry)).toEqual([ended]);
+    expect(unbuilt).toBe(0);
+  });
+
+  test('an entry held to be built later reaches the spill like any other: an executed call at once, the rest when the wrapper leaves', () => {
+    const dir = tempDir();
+    const q = new JournalQueue(dir, 100, () => {});
+    q.addLater('s1', () => ({ ...record('s1', true), outcome: 'pending' }));
+    q.addLater('s2', () => record('s2', false));
+    expect(q.spillHeld()).toBe(true);
+    const ids = () => readdirSync(spillDir(dir)).flatMap((f) => new JournalQueue(tempDir(), 100, () => {}).readFile(join(spillDir(dir), f)).map((e) => e.id));
+    expect(ids()).toEqual(['s1']);
+    expect(q.leave()).toEqual({ notRun: 0, executed: 0 });
+    expect(ids().sort()).toEqual(['s1', 's2']);
+  });
+
   test('a new connection takes no copy as known: the next copy carries the arguments again', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     const pending: CallRecord = { ...record('c2', true), outcome: 'pending' };
