@@ -13,6 +13,7 @@ import { callRow, hashBytes } from './rows.js';
 import { JOURNAL_ROW_OVERHEAD, Pruner, type PruneOptions, type PruneResult } from './retention.js';
 import type { Names } from './names.js';
 import type { StatementCache } from './statement-cache.js';
+import { afterStart, afterStartSql, fromStart } from './times.js';
 
 /** Rows an equality filter may give for the text to be checked on them rather than found by the search index. */
 const SEARCH_BY_INDEX = 5000;
@@ -35,7 +36,7 @@ export class JournalTable {
       insertJournal: db.prepare(`
         INSERT INTO journal_calls (id, session, client, server, tool, arguments, args_truncated, args_bytes, args_sha256, class,
           reasons, decision, decided_by, detail, ticket_id, outcome, result, result_truncated, result_bytes,
-          started_at, asked_at, decided_at, forwarded_at, finished_at, duration_ms)
+          started_at, asked_after, decided_after, forwarded_after, finished_after, duration_ms)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO NOTHING`),
       // the search index's row of a call just inserted, in the same transaction (migration 10)
@@ -44,8 +45,8 @@ export class JournalTable {
       // journaled 'cancelled' whose result arrived after all takes the server's outcome: it ran), the final
       // copy's decision and (non-empty) detail replace the pending one's, results, hashes and times fill in
       // where still unknown, and nothing known is cleared. What was called (tool, arguments, class, reasons,
-      // start) is the first copy's. RETURNING gives the merged row for the call's event. @pending and
-      // @cancelled are the ids of those outcomes.
+      // start) is the first copy's; the times are kept after the row's start (times.ts). RETURNING gives the
+      // merged row for the call's event. @pending and @cancelled are the ids of those outcomes.
       updateJournal: db.prepare(`
         UPDATE journal_calls SET
           session = COALESCE(session, @session),
@@ -59,13 +60,13 @@ export class JournalTable {
           result = COALESCE(result, @result),
           result_truncated = CASE WHEN result IS NULL THEN @resultTruncated ELSE result_truncated END,
           result_bytes = COALESCE(result_bytes, @resultBytes),
-          asked_at = COALESCE(asked_at, @askedAt),
-          decided_at = COALESCE(decided_at, @decidedAt),
-          forwarded_at = COALESCE(forwarded_at, @forwardedAt),
-          finished_at = COALESCE(finished_at, @finishedAt),
+          asked_after = COALESCE(asked_after, ${afterStartSql('started_at', '@askedAt')}),
+          decided_after = COALESCE(decided_after, ${afterStartSql('started_at', '@decidedAt')}),
+          forwarded_after = COALESCE(forwarded_after, ${afterStartSql('started_at', '@forwardedAt')}),
+          finished_after = COALESCE(finished_after, ${afterStartSql('started_at', '@finishedAt')}),
           duration_ms = COALESCE(duration_ms, @durationMs)
         WHERE id = @id
-        RETURNING client, server, tool, class, decision, decided_by, outcome, ticket_id, started_at, finished_at, duration_ms, session`).raw(),
+        RETURNING client, server, tool, class, decision, decided_by, outcome, ticket_id, started_at, finished_after, duration_ms, session`).raw(),
       addJournalBytes: db.prepare('UPDATE journal_stats SET bytes = bytes + ? WHERE id = 1'),
       call: db.prepare('SELECT * FROM journal_calls WHERE id = ?'),
       startedAtBelow: db.prepare('SELECT started_at FROM journal_calls WHERE seq < ? ORDER BY seq DESC LIMIT 1 OFFSET ?').pluck(),
@@ -114,10 +115,10 @@ export class JournalTable {
         r.result === undefined ? null : r.resultTruncated ? 1 : 0,
         r.resultBytes ?? null,
         r.startedAt,
-        r.askedAt ?? null,
-        r.decidedAt ?? null,
-        r.forwardedAt ?? null,
-        r.finishedAt ?? null,
+        afterStart(r.startedAt, r.askedAt),
+        afterStart(r.startedAt, r.decidedAt),
+        afterStart(r.startedAt, r.forwardedAt),
+        afterStart(r.startedAt, r.finishedAt),
         r.durationMs ?? null,
       );
       const inserted = ins.changes === 1;
@@ -184,7 +185,7 @@ export class JournalTable {
           outcome: n.name(row[6]) as StoredCallSummary['outcome'],
           ticketId: row[7] as string | null,
           startedAt: row[8] as number,
-          finishedAt: row[9] as number | null,
+          finishedAt: fromStart(row[8], row[9]),
           durationMs: row[10] as number | null,
         };
       }
