@@ -1,8 +1,9 @@
 /**
  * The event log: the broker's one ordering of what happened. Every event, a journaled call included, gets its
  * `seq` here (AUTOINCREMENT: never reused, even after pruning), and a subscriber catches up with `since` from
- * the last seq it saw. A call's event keeps its summary as columns (event_log, migration 10); any other event
- * its detail as JSON. Kind, server and tool are name ids (names.ts).
+ * the last seq it saw. A call's event keeps its summary as columns (event_log, migration 10; its finish as the
+ * time after its start, migration 11); any other event its detail as JSON. Kind, server and tool are name ids
+ * (names.ts).
  */
 import type Database from 'better-sqlite3';
 import type { z } from 'zod';
@@ -12,6 +13,7 @@ import type { CallEvent, StoredCallSummary } from '../../protocol/events.js';
 import { eventsQuery, pageSize, type Row } from './queries.js';
 import { eventFromRow } from './rows.js';
 import type { StatementCache } from './statement-cache.js';
+import { afterStart } from './times.js';
 
 export type EventsQuery = z.input<typeof EventsQuerySchema>;
 
@@ -31,7 +33,7 @@ export class EventsTable {
     this.s = {
       insert: db.prepare('INSERT INTO event_log (at, kind, server, tool, detail) VALUES (?, ?, ?, ?, ?)'),
       insertCall: db.prepare(`INSERT INTO event_log (at, kind, server, tool, call_id, session, client, class, decision, decided_by, outcome,
-        ticket_id, started_at, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+        ticket_id, started_at, finished_after, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       since: db.prepare('SELECT * FROM event_log WHERE seq > ? ORDER BY seq LIMIT ?'),
       // AUTOINCREMENT's high-water mark: the last seq handed out, even when pruning emptied the table
       headSeq: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'event_log'").pluck(),
@@ -53,9 +55,13 @@ export class EventsTable {
   /** The 'call' event of a journaled call, inside the journal's batch transaction. */
   addCall(at: number, d: StoredCallSummary): CallEvent {
     const n = this.names;
+    const started = finite(d.startedAt);
+    const finished = finite(d.finishedAt);
+    // the finish kept after the start (times.ts); whole, marked, should there be no start
+    const finishedAfter = finished === null ? null : started === null ? `@${finished}` : afterStart(started, finished);
     const seq = this.s.insertCall.run(
       at, n.id('call'), n.id(d.server), n.id(d.tool), d.id, n.maybe(d.sessionId), n.id(d.client), n.id(d.class), n.id(d.decision),
-      n.id(d.decidedBy), n.id(d.outcome), d.ticketId, finite(d.startedAt), finite(d.finishedAt), finite(d.durationMs),
+      n.id(d.decidedBy), n.id(d.outcome), d.ticketId, started, finishedAfter, finite(d.durationMs),
     ).lastInsertRowid;
     return { seq: Number(seq), at, type: 'call', server: d.server, tool: d.tool, detail: d };
   }

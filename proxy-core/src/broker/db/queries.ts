@@ -50,8 +50,8 @@ const EQUALITY: readonly (readonly [keyof HistoryQuery, string, 'text' | 'name']
 /** Every column of a journal row but the two big ones, arguments and result: what a list of calls needs. */
 const SUMMARY_COLUMNS = [
   'seq', 'id', 'session', 'client', 'server', 'tool', 'args_truncated', 'args_bytes', 'args_sha256', 'class', 'reasons', 'decision',
-  'decided_by', 'detail', 'ticket_id', 'outcome', 'result_truncated', 'result_bytes', 'started_at', 'asked_at', 'decided_at',
-  'forwarded_at', 'finished_at', 'duration_ms',
+  'decided_by', 'detail', 'ticket_id', 'outcome', 'result_truncated', 'result_bytes', 'started_at', 'asked_after', 'decided_after',
+  'forwarded_after', 'finished_after', 'duration_ms',
 ].map((c) => `j.${c}`).join(', ') + ', 1 AS summary';
 
 export interface BuiltQuery {

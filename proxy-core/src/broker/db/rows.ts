@@ -1,11 +1,13 @@
 /**
  * Rows of journal_calls and event_log (migration 10) read back as what they stood for: name ids as their
- * text, the arguments' hash as hex, and a call's event (its summary kept as columns) as the CallSummary it
- * was written from, keys in the order JSON.stringify gave them before.
+ * text, the arguments' hash as hex, times kept after the start (migration 11, times.ts) as whole times, and a
+ * call's event (its summary kept as columns) as the CallSummary it was written from, keys in the order
+ * JSON.stringify gave them before.
  */
 import type { BrokerEvent } from '../../protocol/api.js';
 import type { Names } from './names.js';
 import { brokerEvent, type Row } from './queries.js';
+import { fromStart } from './times.js';
 
 /** Whether `s` is 64 lowercase hex digits (a loop: a regex here cost several per cent of a journal write). */
 function isHexHash(s: string): boolean {
@@ -39,6 +41,10 @@ export function callRow(r: Row, names: Names): Row {
   r.decided_by = names.name(r.decided_by);
   r.outcome = names.name(r.outcome);
   r.args_sha256 = hashText(r.args_sha256);
+  r.asked_at = fromStart(r.started_at, r.asked_after);
+  r.decided_at = fromStart(r.started_at, r.decided_after);
+  r.forwarded_at = fromStart(r.started_at, r.forwarded_after);
+  r.finished_at = fromStart(r.started_at, r.finished_after);
   return r;
 }
 
@@ -61,7 +67,7 @@ export function eventFromRow(r: Row, names: Names): BrokerEvent {
     outcome: names.name(r.outcome),
     ticketId: r.ticket_id ?? null,
     startedAt: r.started_at ?? null,
-    finishedAt: r.finished_at ?? null,
+    finishedAt: fromStart(r.started_at, r.finished_after),
     durationMs: r.duration_ms ?? null,
   };
   return { seq: Number(r.seq), at: Number(r.at), type: String(kind), server, tool, detail };

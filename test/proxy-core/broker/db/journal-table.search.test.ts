@@ -1,6 +1,7 @@
-// The compact journal (migration 10): a database written at schema 9 migrates losing nothing, the search index
-// stays in step with the journal through every write and delete, and a text search finds exactly what the
-// plain LIKE scan over the journal finds.
+// The compact journal (migration 10): a database written at schema 9 migrates losing nothing (and one written
+// at schema 10 through migration 11, times kept after the start), the search index stays in step with the
+// journal through every write and delete, and a text search finds exactly what the plain LIKE scan over the
+// journal finds.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,6 +161,79 @@ describe('migration 10 from a database written at schema 9', () => {
     expect(store.headSeq()).toBe(1);
     expect(store.addEvent('y', null, null, {}).seq).toBe(2);
     expect(store.history()).toEqual({ calls: [], nextCursor: null });
+  });
+});
+
+// ---- a database as schema 10 wrote it -------------------------------------------------------------------
+
+/** Times of every kind: whole ms, to the µs, a clock far from the start's (no exact offset), none. */
+function schema10(path: string): void {
+  const old = new Database(path);
+  for (const sql of MIGRATIONS.slice(0, 10)) old.exec(sql);
+  old.pragma('user_version = 10');
+  const name = old.prepare('INSERT INTO names (name) VALUES (?) ON CONFLICT(name) DO UPDATE SET name = name RETURNING id').pluck();
+  const n = (s: string | null): number | null => (s === null ? null : (name.get(s) as number));
+  const call = old.prepare(`INSERT INTO journal_calls (id, session, client, server, tool, arguments, args_truncated, args_bytes, args_sha256, class,
+    reasons, decision, decided_by, detail, ticket_id, outcome, result, result_truncated, result_bytes, started_at, asked_at, decided_at,
+    forwarded_at, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const search = old.prepare('INSERT INTO journal_search (rowid, tool, arguments, detail) VALUES (?, ?, ?, ?)');
+  const t0 = 1_700_000_000_000;
+  const rows: [string, number, number | null, number | null, number | null, number | null][] = [
+    ['whole', t0, null, t0, t0 + 1, t0 + 2],
+    ['micro', t0 + 10, t0 + 10.5, t0 + 11.25, t0 + 11.000123, t0 + 13.987654],
+    ['other-clock', t0 + 20, 0.1, 123.456789, t0 + 20, 1e300],
+    ['before-start', t0 + 30, t0 + 29, null, null, null],
+    ['pending', t0 + 40, null, t0 + 40, null, null],
+  ];
+  for (const [id, start, asked, decided, forwarded, finished] of rows) {
+    const tool = `tool_${id}`;
+    const seq = call.run(id, n('s0'), n('cursor'), n('fs'), n(tool), '{"a":1}', 0, 7, null, n('read-only'), n('[]'), n('allow'), n('rule'), 'allowed', null,
+      n(id === 'pending' ? 'pending' : 'ok'), id === 'pending' ? null : '"r"', id === 'pending' ? null : 0, 3, start, asked, decided, forwarded, finished, finished === null ? null : 1.5).lastInsertRowid;
+    search.run(seq, tool, '{"a":1}', 'allowed');
+  }
+  old.prepare('UPDATE journal_stats SET bytes = 1234').run();
+  const event = old.prepare(`INSERT INTO event_log (at, kind, server, tool, call_id, session, client, class, decision, decided_by, outcome,
+    ticket_id, started_at, finished_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  for (const [id, start, , , , finished] of rows) {
+    event.run(t0 + 100, n('call'), n('fs'), n(`tool_${id}`), id, n('s0'), n('cursor'), n('read-only'), n('allow'), n('rule'), n('ok'), null, start, finished, 1.5);
+  }
+  // a call event with no start (a summary whose start was not finite)
+  event.run(t0 + 101, n('call'), n('fs'), n('tool_whole'), 'no-start', null, n('cursor'), n('read-only'), n('allow'), n('rule'), n('ok'), null, null, t0 + 5, null);
+  old.prepare('INSERT INTO event_log (at, kind, detail) VALUES (?, ?, ?)').run(t0 + 102, n('rule-added'), '{"id":"r"}');
+  old.close();
+}
+
+describe('migration 11 from a database written at schema 10', () => {
+  test('every time reads back as it was, through the queries and through the journal and events views', () => {
+    const path = dbPath();
+    schema10(path);
+    const before = readOld(path);
+    const store = open(path);
+    expect(store.db.pragma('user_version', { simple: true })).toBe(MIGRATIONS.length);
+    // what the Store reads is what the views held before, row by row
+    expect(store.history({ limit: 100 }).calls).toEqual([...before.journal].reverse().map(historyItem));
+    for (const row of before.journal) expect(store.call(String(row.id))).toEqual(historyItem(row));
+    const summaries = store.history({ limit: 100, summary: true }).calls;
+    expect(summaries.map((c) => [c.askedAt, c.decidedAt, c.forwardedAt, c.finishedAt])).toEqual(
+      [...before.journal].reverse().map((r) => [r.asked_at, r.decided_at, r.forwarded_at, r.finished_at].map((v) => v ?? undefined)),
+    );
+    expect(store.eventsSince(0, 100)).toEqual(before.events.map(brokerEvent));
+    expect(store.db.prepare('SELECT * FROM journal ORDER BY seq').all()).toEqual(before.journal);
+    expect(store.db.prepare('SELECT * FROM events ORDER BY seq').all()).toEqual(before.events);
+    expect(store.journalBytes()).toBe(before.bytes);
+    // offsets where the start gives the time back exactly, the time itself (marked) where it does not
+    expect(store.db.prepare("SELECT asked_after, decided_after, forwarded_after, finished_after FROM journal_calls WHERE id = 'other-clock'").raw().get()).toEqual([
+      '@0.1', '@123.456789', 0, 1e300, // 1e300 is its own offset: the start adds nothing to it
+    ]);
+    expect(store.db.prepare("SELECT decided_after, forwarded_after, finished_after FROM journal_calls WHERE id = 'whole'").raw().get()).toEqual([0, 1, 2]);
+    // a later copy fills in a time relative to the stored start, and a new call's times read back whole
+    const t0 = 1_700_000_000_000;
+    store.writeJournal([rec({ id: 'pending', startedAt: t0 + 40, decidedAt: t0 + 40, forwardedAt: t0 + 40.5, finishedAt: 7, outcome: 'ok' })]);
+    expect(store.call('pending')).toMatchObject({ decidedAt: t0 + 40, forwardedAt: t0 + 40.5, finishedAt: 7 });
+    const [ev] = store.writeJournal([rec({ id: 'new', startedAt: t0, askedAt: t0 + 0.001, decidedAt: 0.3, forwardedAt: t0 + 1, finishedAt: t0 + 2.5, durationMs: 1.5 })]);
+    expect(store.call('new')).toMatchObject({ startedAt: t0, askedAt: t0 + 0.001, decidedAt: 0.3, forwardedAt: t0 + 1, finishedAt: t0 + 2.5, durationMs: 1.5 });
+    expect(store.eventsSince(ev!.seq - 1, 1)).toEqual([ev]);
+    expect(store.db.prepare("SELECT finished_at, decided_at FROM journal WHERE id = 'new'").raw().get()).toEqual([t0 + 2.5, 0.3]);
   });
 });
 
