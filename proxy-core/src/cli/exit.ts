@@ -3,7 +3,6 @@
  * command's exit code once stdout and stderr are flushed, an error as one line on stderr. The program's only
  * process.exit: library code returns exit codes and leaves the process to whoever composed it.
  */
-import { spellOutHidden } from '../classify/hidden-text.js';
 import { CliError } from './errors.js';
 
 /**
@@ -41,9 +40,11 @@ async function exit(code: number): Promise<never> {
 export function exitWith(run: Promise<number>): void {
   run.then(
     (code) => exit(code),
-    (err: unknown) => {
+    async (err: unknown) => {
       const message = err instanceof Error ? err.message : String(err);
-      // a broker's or a server's words may be in it: spelled out where a terminal would act on them
+      // a broker's or a server's words may be in it: spelled out where a terminal would act on them (the reader
+      // loaded only here, so that `wrap` does not load it before it has spawned its server)
+      const { spellOutHidden } = await import('../classify/hidden-text.js');
       process.stderr.write(`airlock: ${spellOutHidden(message)}\n`);
       return exit(err instanceof CliError ? err.exitCode : 1);
     },

@@ -5,7 +5,6 @@
 import { isAbsolute } from 'node:path';
 import { parseWrapArgv, WrapArgvError, type WrapArgv } from '../../clients/wrapped.js';
 import { type EarlyEvents, spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
-import { keepYoungGenerationSmall } from '../../wrap/memory.js';
 import { declarationProblems, type InverseDecl, parseUndoSpec, UndoSpecError } from '../../policy/undo-spec.js';
 import { CliError, UsageError } from '../errors.js';
 
@@ -69,7 +68,7 @@ async function wrap(rest: string[]): Promise<number> {
   child.on('error', onError);
   child.on('close', onClose);
   // once the server is on its way, before the relay's modules load (wrap/memory.ts)
-  keepYoungGenerationSmall();
+  (await import('../../wrap/memory.js')).keepYoungGenerationSmall();
   const { runWrapper } = await import('../../wrap/run-wrapper.js');
   child.off('error', onError);
   child.off('close', onClose);
