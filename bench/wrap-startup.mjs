@@ -2,7 +2,7 @@
 // from the proxy's spawn to the first tools/list answered (initialize, initialized, tools/list, as a client
 // sends them), in front of the fixture server. Each process is preloaded with bench/stamp-start.mjs, which notes
 // when it began: so the figure splits into Node's own start of the proxy, the time until the proxy started the
-// server, and the rest. The proxy's CPU up to the answer is read from /proc. Imported by a runner that owns the
+// server, and the rest. The proxy's CPU up to the server's start and up to the answer is read from /proc. Imported by a runner that owns the
 // broker (wrapStartupRows({ home, env })), or run on its own (`node bench/wrap-startup.mjs [--quick]`), which
 // starts a broker in a temporary home. Not a test: nothing here passes or fails.
 import { spawn } from 'node:child_process';
@@ -28,6 +28,7 @@ const median = (xs) => quantile(xs, 0.5);
 /** CPU time of all the process's threads so far (ms; schedstat counts nanoseconds, /proc/PID/stat only ticks). */
 const cpuMs = (pid) =>
   readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => sum + Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6, 0);
+// (bench/stamp-start.mjs reads the proxy's the same way, when the server begins)
 
 /** One start-up: milliseconds from the spawn to the listing, to the proxy's start, to the server's; proxy CPU. */
 async function once(mode, env, stamps) {
@@ -44,8 +45,10 @@ async function once(mode, env, stamps) {
   const total = performance.timeOrigin + performance.now() - t0;
   const cpu = cpuMs(s.proc.pid);
   await s.close();
-  const at = Object.fromEntries(readFileSync(stamps, 'utf8').trim().split('\n').map((l) => l.split(' ')).map(([role, t]) => [role, Number(t) - t0]));
-  return { total, proxy: at.proxy, server: at.server, cpu };
+  const lines = readFileSync(stamps, 'utf8').trim().split('\n').map((l) => l.split(' '));
+  const at = Object.fromEntries(lines.map(([role, t]) => [role, Number(t) - t0]));
+  const cpuAtSpawn = Number(lines.find(([role]) => role === 'server')?.[2]);
+  return { total, proxy: at.proxy, server: at.server, cpu, cpuAtSpawn };
 }
 
 /** Run the measure against the broker in `home` (an allow rule for the server is added and removed here). */
@@ -67,6 +70,7 @@ export async function wrapStartupRows({ home, env, quick = false }) {
       row(`start-up to first tools/list, fixture server (ms, median of ${runs})`, 'total', '≤ +30 ms'),
       row('  spawn to the proxy process begun (ms, median)', 'proxy'),
       row('  spawn to the server process begun (ms, median)', 'server'),
+      row('proxy CPU up to its server begun (ms, median)', 'cpuAtSpawn'),
       row('proxy CPU up to the first tools/list answered (ms, median)', 'cpu'),
     ];
   } finally {
