@@ -26,7 +26,8 @@ const bundle = await rolldown({
   external: (id) => !id.startsWith('.') && !id.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(id),
   logLevel: 'warn',
 });
-const { output } = await bundle.write({ dir: OUT, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name].js' });
+// without comments: the wrapper parses about 30% less text (the compiled files are there to read)
+const { output } = await bundle.write({ dir: OUT, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name].js', comments: false });
 await bundle.close();
 const chunks = output.filter((o) => o.type === 'chunk');
 const inputs = new Set(chunks.flatMap((c) => c.moduleIds).filter((id) => id.startsWith(DIST + sep)).map((id) => posix(relative(DIST, id))));
