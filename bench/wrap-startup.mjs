@@ -1,8 +1,10 @@
 // The wrapper's start-up against the plain byte relay (bench/byte-relay.mjs), in the same run, modes alternating:
 // from the proxy's spawn to the first tools/list answered (initialize, initialized, tools/list, as a client
-// sends them), in front of the fixture server. Each process is preloaded with bench/stamp-start.mjs, which notes
-// when it began: so the figure splits into Node's own start of the proxy, the time until the proxy started the
-// server, and the rest. The proxy's CPU up to the server's start and up to the answer is read from /proc. Imported by a runner that owns the
+// sends them), in front of the fixture server. Three modes: the relay, `airlock wrap` as bin/airlock.js starts it
+// (from the build's bundle when fresh), and the unbundled entry (proxy-core/dist/cli/main.js), which shows what
+// the bundle is worth. Each process is preloaded with bench/stamp-start.mjs, which notes when it began, so the
+// figure splits into the time until the proxy started its server and the rest; the proxy's CPU time is read from
+// /proc when the server runs its first line and when the listing is answered. Imported by a runner that owns the
 // broker (wrapStartupRows({ home, env })), or run on its own (`node bench/wrap-startup.mjs [--quick]`), which
 // starts a broker in a temporary home. Not a test: nothing here passes or fails.
 import { spawn } from 'node:child_process';
@@ -70,7 +72,7 @@ export async function wrapStartupRows({ home, env, quick = false }) {
       row(`start-up to first tools/list, fixture server (ms, median of ${runs})`, 'total', '≤ +30 ms'),
       row('  spawn to the proxy process begun (ms, median)', 'proxy'),
       row('  spawn to the server process begun (ms, median)', 'server'),
-      row('proxy CPU up to its server begun (ms, median)', 'cpuAtSpawn'),
+      row('proxy CPU by the time its server runs its first line (ms, median)', 'cpuAtSpawn'),
       row('proxy CPU up to the first tools/list answered (ms, median)', 'cpu'),
     ];
   } finally {
