@@ -94,7 +94,10 @@ describe('architecture', () => {
         else external.add(spec);
       }
     };
+    // the command, and the entry bin/airlock.js starts for `wrap` (bundled by the build)
     walk(join(SRC, 'cli', 'commands', 'wrap.ts'));
+    walk(join(SRC, 'cli', 'wrap-entry.ts'));
+    expect(seen).not.toContain(join(SRC, 'cli', 'commands', 'registry.ts'));
     const heavy = [...external].filter((s) => !s.startsWith('node:'));
     // cross-spawn is imported on Windows only, where .cmd shims need it
     expect(heavy).toEqual(['cross-spawn']);
@@ -109,10 +112,10 @@ describe('architecture', () => {
       .filter((f) => re.test(readFileSync(f, 'utf8')))
       .map((f) => relative(SRC, f).split(sep).join('/'));
 
-  test('only the CLI names its own binary, and only its entry ends the process', () => {
+  test('only the CLI names its own binary, and only its ending (cli/exit.ts, for both entries) ends the process', () => {
     // inside Electron, process.execPath is the Electron binary: written into a client config it would start the app
     expect(matching(/process\.execPath/).filter((f) => !f.startsWith('cli/'))).toEqual([]);
-    expect(matching(/process\.exit\s*\(/)).toEqual(['cli/main.ts']);
+    expect(matching(/process\.exit\s*\(/)).toEqual(['cli/exit.ts']);
   });
 
   test('shared helpers live once, below their users', () => {

@@ -1,11 +1,12 @@
 /**
- * The tests run what `npm run build` makes: the CLI (bin/airlock.js → proxy-core/dist), the renderer the UI
- * host serves (renderer/dist) and the desktop app's main process (electron/dist). Before any test runs, each
+ * The tests run what `npm run build` makes: the CLI (bin/airlock.js → proxy-core/dist, and for `wrap` the
+ * bundle of its entry in proxy-core/dist/wrap-bundle), the renderer the UI host serves (renderer/dist) and the
+ * desktop app's main process (electron/dist). Before any test runs, each
  * must be at least as new as every file it is built from; if one is not, its build runs here, so a test never
  * judges yesterday's code.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -37,11 +38,33 @@ function staleRenderer(): string[] {
   return inputs.filter((f) => statSync(f).mtimeMs > built);
 }
 
+/**
+ * The compiled files the wrap bundle was made from that are newer than its oldest chunk (or gone), by the rule
+ * proxy-core/bin/airlock.js applies before it runs the bundle; the entry when it was never built. The bundling
+ * script counts as an input too.
+ */
+function staleWrapBundle(): string[] {
+  const dist = join(ROOT, 'proxy-core', 'dist');
+  const entry = join(dist, 'cli', 'wrap-entry.js');
+  const manifest = join(dist, 'wrap-bundle', 'inputs.json');
+  if (!existsSync(manifest)) return [entry];
+  const { chunks, inputs } = JSON.parse(readFileSync(manifest, 'utf8')) as { chunks: string[]; inputs: string[] };
+  const missing = chunks.map((c) => join(dist, c)).filter((c) => !existsSync(c));
+  if (missing.length || chunks.length === 0) return [entry];
+  const built = Math.min(...chunks.map((c) => statSync(join(dist, c)).mtimeMs));
+  return [...inputs.map((f) => join(dist, f)), join(ROOT, 'build', 'wrap-bundle.mjs')].filter((f) => !existsSync(f) || statSync(f).mtimeMs > built);
+}
+
 const TARGETS: { name: string; stale: () => string[]; build: string[] }[] = [
   {
     name: 'proxy-core/dist',
     stale: () => staleCompiled(join(ROOT, 'proxy-core', 'src'), join(ROOT, 'proxy-core', 'dist')),
     build: [bin('typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')],
+  },
+  {
+    name: 'proxy-core/dist/wrap-bundle',
+    stale: staleWrapBundle,
+    build: [join(ROOT, 'build', 'wrap-bundle.mjs')],
   },
   {
     name: 'renderer/dist',
@@ -56,7 +79,7 @@ const TARGETS: { name: string; stale: () => string[]; build: string[] }[] = [
 ];
 
 export default function setup(): void {
-  // in order: the app's build reads proxy-core's declarations
+  // in order: the wrap bundle is made from proxy-core/dist, and the app's build reads proxy-core's declarations
   for (const target of TARGETS) {
     const before = target.stale();
     if (before.length === 0) continue;

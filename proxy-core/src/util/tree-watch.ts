@@ -6,7 +6,7 @@
  * signal goes only to a pid whose start time is still the one found, so a pid reused by an unrelated process is
  * left alone. Orphans reparented to this process (a child subreaper, util/reaper.ts) are reaped once killed.
  */
-import { randomBytes } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { childrenOf, type ProcEntry, environHas, readProc, readProcTable } from './proc-table.js';
 import { isSubreaper, reapOrphan } from './reaper.js';
 import { treeMembers } from './tree-members.js';
@@ -16,13 +16,29 @@ export const TREE_MARKER_VAR = 'AIRLOCK_PROCESS_TREE';
 const SAMPLE_MS = 1000;
 const MAX_FREEZE_ROUNDS = 50;
 
+/**
+ * A tree's marker: 16 bytes from the kernel's random source, as hex. Read from /dev/urandom (this is Linux) rather
+ * than through node:crypto, because a wrapper makes it just before it spawns its server, and loading node:crypto
+ * (OpenSSL's set-up) would delay that spawn by milliseconds; the relay loads it after the spawn.
+ */
+function newMarker(): string {
+  const bytes = Buffer.alloc(16);
+  const fd = openSync('/dev/urandom', 'r');
+  try {
+    if (readSync(fd, bytes, 0, bytes.length, null) !== bytes.length) throw new Error('a short read from /dev/urandom');
+  } finally {
+    closeSync(fd);
+  }
+  return bytes.toString('hex');
+}
+
 /** The servers this process started and watches: never members of one another's trees. */
 const leaders = new Set<number>();
 /** Every server this process ever started (pid:start time): children of Node's, never reaped here. */
 const spawnedByNode = new Set<string>();
 
 export class TreeWatch {
-  readonly marker = randomBytes(16).toString('hex');
+  readonly marker = newMarker();
   private leader: { pid: number; startTime: string } | undefined;
   private readonly known = new Map<number, string>();
   private timer: NodeJS.Timeout | undefined;

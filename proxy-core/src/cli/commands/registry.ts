@@ -2,6 +2,8 @@
  * Every CLI command, loaded lazily so that `airlock wrap` (started once per MCP server, on the hot path of a
  * client's start-up) never loads SQLite, the SDK or any other command's code.
  */
+import { WRAP_USAGE } from './wrap-usage.js';
+
 export interface Command {
   /** One line for `airlock --help`. */
   summary: string;
@@ -13,15 +15,7 @@ export interface Command {
 export const commands: Record<string, Command> = {
   wrap: {
     summary: 'relay one MCP server and gate its tools/call through the broker',
-    usage:
-      'airlock wrap --name NAME [--client CLIENT] [--home DIR] [--trust-read-only-hints] [--undo SPEC]... [--] COMMAND [ARG...]\n' +
-      '       airlock wrap --name NAME [--client CLIENT] [--home DIR] [--trust-read-only-hints] --url URL [--header "Name: value"]...\n' +
-      '                    [--transport auto|http|sse]\n' +
-      '  Started by an MCP client in place of the server. stdout carries MCP messages only.\n' +
-      '  --url relays to a remote server over Streamable HTTP (auto falls back to HTTP+SSE); ${VAR} in a\n' +
-      '  header value is read from the environment, so a token need not be written in the client config.\n' +
-      '  --undo TOOL=INVERSE[:result][:ARG=PATH,...] (repeatable): TOOL is undone by calling INVERSE with its arguments\n' +
-      '  (:result: with its structuredContent; ARG=PATH builds the arguments, e.g. entityNames=entities.name).',
+    usage: WRAP_USAGE,
     load: () => import('./wrap.js'),
   },
   daemon: {

@@ -1,0 +1,13 @@
+// Preloaded (`node --import`) into a proxy and its server by bench/wrap-startup.mjs: appends whether it is the
+// server or the proxy, the moment the process began (performance.timeOrigin, milliseconds since the epoch) and,
+// for the server, the CPU time its parent (the proxy) had used by then, to $AIRLOCK_BENCH_STAMPS. The relay and
+// the wrapper both get it, so its small cost falls on both sides alike.
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+
+/** CPU time of all of a process's threads so far (ms; schedstat counts nanoseconds). */
+const cpuMs = (pid) =>
+  readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => sum + Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6, 0);
+
+const file = process.env.AIRLOCK_BENCH_STAMPS;
+const server = process.argv[1]?.endsWith('fixture-server.mjs');
+if (file) appendFileSync(file, server ? `server ${performance.timeOrigin} ${cpuMs(process.ppid)}\n` : `proxy ${performance.timeOrigin}\n`);
