@@ -55,15 +55,20 @@ export class AnnotatedListing {
   private written = new Map<string, Written>();
   private last: LastPage | null = null;
 
+  /** The answer to a page with the very bytes of the last one answered, with the very same inputs; else undefined. */
+  again(page: PageBytes, inputs: readonly unknown[]): PageAnnotation | undefined {
+    const last = this.last;
+    if (!last || !sameInputs(last.inputs, inputs) || !page.same(last.body)) return undefined;
+    return { line: Buffer.concat([Buffer.from(page.prefix, 'utf8'), last.rest]), advertised: last.advertised };
+  }
+
   /**
    * Annotate `message`, a tools/list answer whose result is `result` and whose entries' JSON texts are `textsOf()`,
    * and write it out as a line. `page`: the answer's bytes, when the server wrote it the usual way.
    */
   answer(message: Record<string, unknown>, result: Record<string, unknown>, tools: unknown[], textsOf: () => readonly string[], a: AnnotateInputs, page?: PageBytes): PageAnnotation {
-    const last = this.last;
-    if (page && last && sameInputs(last.inputs, a.inputs) && page.same(last.body)) {
-      return { line: Buffer.concat([Buffer.from(page.prefix, 'utf8'), last.rest]), advertised: last.advertised };
-    }
+    const again = page ? this.again(page, a.inputs) : undefined;
+    if (again) return again;
     this.last = null;
     if (!sameInputs(this.inputs, a.inputs)) {
       this.inputs = a.inputs;

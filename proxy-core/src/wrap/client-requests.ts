@@ -6,7 +6,7 @@
  */
 import { idKey, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
 import type { BrokerLinkLike } from './broker-link.js';
-import type { Responder } from './in-flight.js';
+import type { InFlight, Responder } from './in-flight.js';
 import { PageBytes } from './page-bytes.js';
 import type { InitCapture } from './restart.js';
 import type { TaskBook } from './tasks.js';
@@ -26,9 +26,34 @@ export interface ClientAnswerContext {
   relayToClient(raw: Buffer): void;
 }
 
+/**
+ * A line from the server that answers a client's tools/list with the very bytes, after its id, of the last page
+ * answered, while nothing the answer reads has changed: answered as that page was, without parsing it again
+ * (true). Anything else is left to be read as any line (false). The page was checked in full when first read
+ * (nesting, ids, every entry), and the same bytes after another id are the same answer (page-bytes.ts).
+ */
+export function answerRepeatedListing(line: Buffer, inFlight: InFlight): boolean {
+  const read = PageBytes.read(line);
+  if (!read) return false;
+  const key = idKey(read.id);
+  const r = inFlight.get(key);
+  if (!(r instanceof ClientRequest) || r.method !== 'tools/list') return false;
+  const o = r.o;
+  // while the broker connection is being made, the answer waits for it (`answered`)
+  if (o.link().state === 'connecting') return false;
+  const answer = o.verdicts().answerAgain(read.page);
+  if (!answer) return false;
+  inFlight.take(key);
+  // as `answered`: the calls that waited behind the listing go on, the client gets its answer (no task has a
+  // tools/list request's id: tasks.ts is told only of tasks/* requests)
+  o.verdicts().listing.clientListingEnded(key);
+  o.toClient(answer);
+  return true;
+}
+
 export class ClientRequest implements Responder {
   constructor(
-    private readonly o: ClientAnswerContext,
+    readonly o: ClientAnswerContext,
     readonly id: JsonRpcId,
     readonly method: string,
   ) {}

@@ -316,12 +316,11 @@ export class ToolListing {
   /**
    * A page of tools the client fetched (its own tools/list, answered by the server). Its declarations are
    * remembered, and if any differs from the wrapper's listing, that listing is stale: the next decision waits
-   * for a fresh one. True when something differed. A page whose bytes (`page`) are those of the last one that
-   * differed in nothing, with nothing changed here since, is that same page again: nothing to compare.
+   * for a fresh one. True when something differed. A page that `agrees` is that same page again: nothing to compare.
    */
   observe(tools: unknown, page?: PageBytes): boolean {
     if (!Array.isArray(tools)) return false;
-    if (page && this.agreed?.changes === this.changes && page.same(this.agreed.body)) return false;
+    if (page && this.agrees(page)) return false;
     this.agreed = null;
     let differs = false;
     const texts = this.textsOf(tools);
@@ -338,6 +337,11 @@ export class ToolListing {
     if (differs) this.markStale();
     else if (page && this.raw !== null) this.agreed = { body: page.keep(), changes: this.changes, texts: null };
     return differs;
+  }
+
+  /** The page has the bytes of the last one that differed in nothing, and nothing changed here since. */
+  agrees(page: PageBytes): boolean {
+    return this.agreed !== null && this.agreed.changes === this.changes && page.same(this.agreed.body);
   }
 
   /** The JSON text of each entry of a page (those of the page just observed are not written again). */

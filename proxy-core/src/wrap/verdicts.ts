@@ -110,8 +110,7 @@ export class ToolVerdicts {
     const opts = { trustReadOnlyHints: trust, withdrawn };
     let pageVerdicts: Catalog | undefined;
     const annotated = this.pages.answer(message, result, tools, textsOf, {
-      // what a verdict or readOnlyHint reads besides the entry (the catalog object changes with the listing)
-      inputs: [this.o.link.policy, full, this.listing.version, trust, withdrawnKey(withdrawn)],
+      inputs: this.annotateInputs(full, trust, withdrawn),
       verdictOf: (name, entry, index, count) => {
         // a name listed once is judged on its own entry; twice, as the whole page judges it (unclassifiable)
         const own = count === 1 ? this.listing.entryFlags.classify(entry, texts[index]!, opts) : verdictFor((pageVerdicts ??= this.classifyPage(tools, texts, opts)), name);
@@ -124,6 +123,27 @@ export class ToolVerdicts {
     this.listing.forgetObserved();
     for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
     return annotated.line;
+  }
+
+  /** What a verdict or readOnlyHint reads besides the entry (the catalog object changes with the listing). */
+  private annotateInputs(full: Catalog | null, trust: boolean, withdrawn: ReadonlyMap<string, string>): unknown[] {
+    return [this.o.link.policy, full, this.listing.version, trust, withdrawnKey(withdrawn)];
+  }
+
+  /**
+   * The answer to a client's tools/list whose page has the very bytes of the last one answered, when nothing
+   * the answer reads has changed since (the wrapper's listing agreed with those bytes, and the same policy,
+   * catalog, declarations, trust and withdrawn claims): the line sent then, after this answer's id. Undefined
+   * otherwise: the answer is then read and annotated as any.
+   */
+  answerAgain(page: PageBytes): Buffer | undefined {
+    if (!this.listing.agrees(page)) return undefined;
+    const full = this.listing.listed ? this.current() : null;
+    const { trust, withdrawn } = this.trustInputs();
+    const again = this.pages.again(page, this.annotateInputs(full, trust, withdrawn));
+    if (!again) return undefined;
+    for (const [k, v] of again.advertised) this.advertised.set(k, v);
+    return again.line;
   }
 
   private classifyPage(tools: unknown[], texts: readonly string[], opts: { trustReadOnlyHints: boolean; withdrawn: ReadonlyMap<string, string> }): Catalog {
