@@ -89,3 +89,53 @@ export class PageBytes {
     return (this.kept ??= Buffer.from(this.body));
   }
 }
+
+/** A page of the wrapper's own listing: its bytes, and the answer they were parsed into. */
+export interface OwnPage {
+  bytes: PageBytes;
+  message: Record<string, unknown>;
+}
+
+export const OwnPage = {
+  /** The page of the answer `message`, read from `raw` (none when not written the usual way). */
+  of(message: { id?: unknown }, raw: Buffer | undefined): OwnPage | undefined {
+    const bytes = raw ? PageBytes.of(message.id, raw) : undefined;
+    return bytes ? { bytes, message: message as Record<string, unknown> } : undefined;
+  },
+};
+
+/**
+ * The last page that differed in nothing from the wrapper's listing: its bytes, the count of the listing's
+ * changes it was compared at (another count: something changed since, and the page is compared afresh), and
+ * for a page of the wrapper's own, its entries' JSON texts and the answer it came in.
+ */
+export class AgreedPage {
+  private agreed: { body: Buffer; changes: number; texts: string[] | null; message: Record<string, unknown> | undefined } | null = null;
+
+  set(page: PageBytes, changes: number, texts: string[] | null, message?: Record<string, unknown>): void {
+    this.agreed = { body: page.keep(), changes, texts, message };
+  }
+
+  clear(): void {
+    this.agreed = null;
+  }
+
+  /** `page` has the bytes agreed, and the listing is still at `changes`. */
+  agrees(page: PageBytes, changes: number): boolean {
+    return this.agreed !== null && this.agreed.changes === changes && page.same(this.agreed.body);
+  }
+
+  /** The entries' texts of a page that agrees, when known. */
+  texts(page: PageBytes, changes: number): string[] | undefined {
+    return this.agreed?.texts && this.agrees(page, changes) ? this.agreed.texts : undefined;
+  }
+
+  /**
+   * The answer with id `id` that `page` is, when it agrees and the page agreed with is the wrapper's own: the
+   * same bytes after another id read as the same message with that id (see above), parsed once already.
+   */
+  answer(page: PageBytes, changes: number, id: string | number): Record<string, unknown> | undefined {
+    const message = this.agreed?.message;
+    return message && this.agrees(page, changes) ? { ...message, id } : undefined;
+  }
+}

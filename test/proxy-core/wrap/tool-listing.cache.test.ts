@@ -168,9 +168,10 @@ describe('the wrapper between listings', () => {
     const tools = many(10_000);
     const allow = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', tool: '*', createdAt: 0 }] };
     const { h, list } = await started(tools, allow);
-    const first = list();
-    // the repeat page, byte for byte the same after its id, is not parsed again (only the client's answer is, here)
+    // a page byte for byte the same after its id as the wrapper's own (read once), or as the one answered last, is
+    // not parsed again (only the client's answer is, here)
     const parse = vi.spyOn(JSON, 'parse');
+    const first = list();
     const second = list();
     const pagesParsed = parse.mock.calls.filter(([text]) => typeof text === 'string' && text.length > 100_000 && !text.includes('airlock/verdict')).length;
     parse.mockRestore();
