@@ -44,6 +44,8 @@ export class ToolVerdicts {
   private readonly localWithdrawn = new Map<string, string>();
   /** What the client was told in tools/list: tool -> readOnlyHint. */
   private readonly advertised = new Map<string, boolean>();
+  /** The last page's `advertised` merged into `advertised` (merging the same one again changes nothing). */
+  private merged: ReadonlyMap<string, boolean> | null = null;
   private lastReported = '';
   /** What the last report was built from: while these are the same, it is not built again. */
   private reportInputs: readonly unknown[] = [];
@@ -121,7 +123,7 @@ export class ToolVerdicts {
       log: this.o.log,
     }, page);
     this.listing.forgetObserved();
-    for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
+    this.tell(annotated.advertised);
     return annotated.line;
   }
 
@@ -142,8 +144,15 @@ export class ToolVerdicts {
     const { trust, withdrawn } = this.trustInputs();
     const again = this.pages.again(page, this.annotateInputs(full, trust, withdrawn));
     if (!again) return undefined;
-    for (const [k, v] of again.advertised) this.advertised.set(k, v);
+    this.tell(again.advertised);
     return again.line;
+  }
+
+  /** Remember what the client was told of each tool on a page. */
+  private tell(advertised: ReadonlyMap<string, boolean>): void {
+    if (advertised === this.merged) return;
+    for (const [k, v] of advertised) this.advertised.set(k, v);
+    this.merged = advertised;
   }
 
   private classifyPage(tools: unknown[], texts: readonly string[], opts: { trustReadOnlyHints: boolean; withdrawn: ReadonlyMap<string, string> }): Catalog {
@@ -170,7 +179,7 @@ export class ToolVerdicts {
       (v) => this.runsWithoutAsking(v),
       this.o.log,
     );
-    for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
+    this.tell(annotated.advertised);
     return annotated.result;
   }
 
