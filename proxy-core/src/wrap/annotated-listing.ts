@@ -19,8 +19,10 @@ import type { PageBytes } from './page-bytes.js';
 interface Written {
   /** The entry's JSON text as the server listed it. */
   text: string;
-  /** The annotated entry, as JSON. */
-  json: string;
+  /** The answer line it was written in, and where (the annotated JSON is not held twice, as text and bytes). */
+  bytes: Buffer;
+  start: number;
+  end: number;
   /** What its readOnlyHint told the client. */
   readOnly: boolean;
 }
@@ -77,7 +79,8 @@ export class AnnotatedListing {
     const texts = textsOf();
     const counts = new Map<string, number>();
     for (const t of tools) if (isObject(t) && typeof t.name === 'string') counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
-    const kept = new Map<string, Written>();
+    /** The entries to keep: name, text, readOnly, at which place of `out`. */
+    const keep: [string, string, boolean, number][] = [];
     const advertised = new Map<string, boolean>();
     const out: string[] = [];
     for (let i = 0; i < tools.length; i++) {
@@ -87,9 +90,9 @@ export class AnnotatedListing {
       const unique = name !== '' && counts.get(name) === 1;
       const known = unique ? this.written.get(name) : undefined;
       if (known && known.text === text) {
-        out.push(known.json);
+        keep.push([name, text, known.readOnly, out.length]);
+        out.push(known.bytes.toString('utf8', known.start, known.end));
         advertised.set(name, known.readOnly);
-        kept.set(name, known);
         continue;
       }
       // annotate.ts drops (and logs) an entry without a usable name: then nothing is written
@@ -98,15 +101,26 @@ export class AnnotatedListing {
       if (annotated === undefined) continue;
       const json = JSON.stringify(annotated);
       const readOnly = one.advertised.get(name) === true;
+      if (unique) keep.push([name, text, readOnly, out.length]);
       out.push(json);
       advertised.set(name, readOnly);
-      if (unique) kept.set(name, { text, json, readOnly });
     }
-    // only what the last page listed is kept (a tool gone from it is not held in memory)
-    this.written = kept;
-    const line = `${withTools(message, result, `[${out.join(',')}]`)}\n`;
+    // the tools array goes where the NUL is (JSON.stringify escapes every NUL of the message's own)
+    const [head, tail] = withTools(message, result, '\u0000').split('\u0000') as [string, string];
+    const line = `${head}[${out.join(',')}]${tail}\n`;
     // encoded once: the bytes written are the ones kept (nothing writes into a buffer once it is sent)
     const bytes = Buffer.from(line, 'utf8');
+    // only what the last page listed is kept (a tool gone from it is not held in memory), each in these bytes
+    const starts: number[] = [];
+    let at = Buffer.byteLength(head, 'utf8') + 1;
+    for (const json of out) {
+      starts.push(at);
+      at += Buffer.byteLength(json, 'utf8') + 1;
+    }
+    starts.push(at);
+    const kept = new Map<string, Written>();
+    for (const [name, text, readOnly, i] of keep) kept.set(name, { text, bytes, start: starts[i]!, end: starts[i + 1]! - 1, readOnly });
+    this.written = kept;
     if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: bytes.subarray(Buffer.byteLength(page.prefix, 'utf8')), advertised };
     return { line: bytes, advertised };
   }

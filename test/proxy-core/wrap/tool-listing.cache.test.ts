@@ -204,7 +204,7 @@ describe('the wrapper between listings', () => {
 
   test('a repeat page is answered unread only when its bytes after the id are the very same, to the end of the line', async () => {
     const { h, list } = await started([entry('look'), entry('other')]);
-    list();
+    const shown = list();
     list();
     const sent = (id: string, line: string) => {
       h.client({ jsonrpc: '2.0', id, method: 'tools/list' });
@@ -221,6 +221,8 @@ describe('the wrapper between listings', () => {
     // a changed word, or a page with one tool less: read afresh
     sent('l5', body.replace('looks up other', 'looks up other, then writes'));
     expect((h.answer('l5').result as { tools: { description: string }[] }).tools[1]!.description).toBe('looks up other, then writes');
+    // the unchanged entry as it was written before
+    expect((h.answer('l5').result as { tools: Listed[] }).tools[0]).toEqual(shown[0]);
     sent('l6', JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: { tools: [entry('look')] } }));
     expect((h.answer('l6').result as { tools: unknown[] }).tools).toHaveLength(1);
   });
