@@ -11,7 +11,7 @@
  * (the page's own verdict then says so).
  */
 import { isObject } from '../jsonrpc/messages.js';
-import { annotateToolsResult } from './annotate.js';
+import { annotatedText, annotateToolsResult, annotationsOf } from './annotate.js';
 import type { Verdict } from '../classify/classify.js';
 import type { PageBytes } from './page-bytes.js';
 
@@ -95,12 +95,14 @@ export class AnnotatedListing {
         advertised.set(name, known.readOnly);
         continue;
       }
-      // annotate.ts drops (and logs) an entry without a usable name: then nothing is written
-      const one = annotateToolsResult({ tools: [entry] }, (n, e) => a.verdictOf(n, e, i, counts.get(n) ?? 0), a.runsWithoutAsking, a.log);
-      const annotated = (one.result.tools as unknown[])[0];
-      if (annotated === undefined) continue;
-      const json = JSON.stringify(annotated);
-      const readOnly = one.advertised.get(name) === true;
+      if (!isObject(entry) || name === '') {
+        // annotate.ts drops (and logs) an entry without a usable name: nothing is written
+        annotateToolsResult({ tools: [entry] }, (n, e) => a.verdictOf(n, e, i, counts.get(n) ?? 0), a.runsWithoutAsking, a.log);
+        continue;
+      }
+      const verdict = a.verdictOf(name, entry, i, counts.get(name) ?? 0);
+      const readOnly = a.runsWithoutAsking(verdict);
+      const json = annotatedText(entry, text, annotationsOf(entry, verdict, readOnly));
       if (unique) keep.push([name, text, readOnly, out.length]);
       out.push(json);
       advertised.set(name, readOnly);

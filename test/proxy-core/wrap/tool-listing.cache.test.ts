@@ -10,6 +10,7 @@ import { EntryFlags } from '../../../proxy-core/src/classify/entry-flags.js';
 import { scanJson } from '../../../proxy-core/src/classify/hidden-text.js';
 import { canonicalJson } from '../../../proxy-core/src/jsonrpc/canonical.js';
 import { ListedDefinitions } from '../../../proxy-core/src/wrap/listed-definitions.js';
+import { annotatedText, annotationsOf } from '../../../proxy-core/src/wrap/annotate.js';
 import { PageBytes } from '../../../proxy-core/src/wrap/page-bytes.js';
 import { Harness, settle } from '../../helpers/relay-harness.js';
 
@@ -105,6 +106,31 @@ describe('definitions', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 3000; i++) deep = { k: [deep] };
     expect(canonicalText(deep)).toBe(`${'{"k":['.repeat(3000)}1${']}'.repeat(3000)}`);
+  });
+});
+
+describe('annotated entries', () => {
+  test("written from the entry's own text, they are what JSON.stringify writes of the annotated entry", () => {
+    const verdict = { name: 'x', class: 'mutating' as const, reasons: ['r'], declared: undefined };
+    const entries: Msg[] = [
+      entry('last'),
+      { name: 'none', inputSchema: { type: 'object', properties: { annotations: { type: 'string' } } } },
+      { name: 'first', annotations: { readOnlyHint: true }, description: 'd' },
+      { name: 'meta', annotations: { readOnlyHint: true }, _meta: { a: 1 } },
+      { name: 'metaFirst', _meta: { a: 1 }, annotations: { title: 't' } },
+      { 2: 'n', name: 'numeric', annotations: { readOnlyHint: false } },
+      { name: 'odd', annotations: 'not an object' },
+      { name: 'nested', inputSchema: { annotations: { readOnlyHint: true } }, annotations: { readOnlyHint: true } },
+      { name: 'only' },
+      { __proto__: 'x', name: 'proto', annotations: {} },
+    ];
+    for (const e of entries) {
+      const parsed = JSON.parse(JSON.stringify(e)) as Msg;
+      for (const readOnly of [true, false]) {
+        const parts = annotationsOf(parsed, verdict, readOnly);
+        expect(annotatedText(parsed, JSON.stringify(parsed), parts), String(parsed.name)).toBe(JSON.stringify({ ...parsed, ...parts }));
+      }
+    }
   });
 });
 
