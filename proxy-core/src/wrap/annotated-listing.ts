@@ -57,11 +57,15 @@ export class AnnotatedListing {
   private written = new Map<string, Written>();
   private last: LastPage | null = null;
 
-  /** The answer to a page with the very bytes of the last one answered, with the very same inputs; else undefined. */
-  again(page: PageBytes, inputs: readonly unknown[]): PageAnnotation | undefined {
+  /**
+   * The answer to a page with the very bytes of the last one answered, with the very same inputs, as its prefix
+   * and the rest of the line kept (written as they are: a 5 MB answer is not copied to be sent again); else
+   * undefined.
+   */
+  again(page: PageBytes, inputs: readonly unknown[]): { line: [Buffer, Buffer]; advertised: Map<string, boolean> } | undefined {
     const last = this.last;
     if (!last || !sameInputs(last.inputs, inputs) || !page.same(last.body)) return undefined;
-    return { line: Buffer.concat([Buffer.from(page.prefix, 'utf8'), last.rest]), advertised: last.advertised };
+    return { line: [Buffer.from(page.prefix, 'utf8'), last.rest], advertised: last.advertised };
   }
 
   /**
@@ -70,7 +74,7 @@ export class AnnotatedListing {
    */
   answer(message: Record<string, unknown>, result: Record<string, unknown>, tools: unknown[], textsOf: () => readonly string[], a: AnnotateInputs, page?: PageBytes): PageAnnotation {
     const again = page ? this.again(page, a.inputs) : undefined;
-    if (again) return again;
+    if (again) return { line: Buffer.concat(again.line), advertised: again.advertised };
     this.last = null;
     if (!sameInputs(this.inputs, a.inputs)) {
       this.inputs = a.inputs;

@@ -50,7 +50,7 @@ export function answerRepeatedListing(line: Buffer, inFlight: InFlight): boolean
     // as `answered`: the calls that waited behind the listing go on, the client gets its answer (no task has a
     // tools/list request's id: tasks.ts is told only of tasks/* requests)
     listing.clientListingEnded(key);
-    o.toClient(answer);
+    for (const part of answer) o.toClient(part);
     return true;
   }
   const message = listing.agreedAnswer(read.page, read.id);

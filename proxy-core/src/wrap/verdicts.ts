@@ -138,7 +138,7 @@ export class ToolVerdicts {
    * catalog, declarations, trust and withdrawn claims): the line sent then, after this answer's id. Undefined
    * otherwise: the answer is then read and annotated as any.
    */
-  answerAgain(page: PageBytes): Buffer | undefined {
+  answerAgain(page: PageBytes): readonly Buffer[] | undefined {
     if (!this.listing.agrees(page)) return undefined;
     const full = this.listing.listed ? this.current() : null;
     const { trust, withdrawn } = this.trustInputs();
