@@ -55,6 +55,12 @@ const INSTRUCTION_PATTERNS: readonly RegExp[] = [
   /\bsecretly\b|\bcovertly\b|\bsilently\s+(?:send|forward|copy|exfiltrate|upload)/i,
 ];
 
+/**
+ * The patterns' union: a text it does not match matches none of them (most texts), so they are tried one by one
+ * only on a text it matches. Exact only while every pattern has the same flags (and no backreference): else none.
+ */
+const ANY_INSTRUCTION = INSTRUCTION_PATTERNS.every((re) => re.flags === 'i') ? new RegExp(INSTRUCTION_PATTERNS.map((re) => `(?:${re.source})`).join('|'), 'i') : null;
+
 function codePoints(text: string, re: RegExp): string {
   const seen = new Set<string>();
   for (const ch of text) {
@@ -128,14 +134,18 @@ function readText(text: string): Findings {
   // phrase check reads a bounded prefix of a huge string (the character checks above read all of it).
   const prefix = text.length > MAX_PHRASE_SCAN ? text.slice(0, MAX_PHRASE_SCAN) : text;
   const visible = flagged ? prefix.replace(INVISIBLE, '') : prefix;
-  for (const re of INSTRUCTION_PATTERNS) {
-    const m = re.exec(visible);
-    if (m) {
-      hits.push({ kind: 'instruction', detail: `instruction-like text: "${m[0].slice(0, 60)}"` });
-      break;
-    }
-  }
+  const m = !ANY_INSTRUCTION || ANY_INSTRUCTION.test(visible) ? firstInstruction(visible) : null;
+  if (m) hits.push({ kind: 'instruction', detail: `instruction-like text: "${m[0].slice(0, 60)}"` });
   return hits.length === 0 ? NOTHING : hits;
+}
+
+/** The match of the first pattern (in their order) that matches. */
+function firstInstruction(text: string): RegExpExecArray | null {
+  for (const re of INSTRUCTION_PATTERNS) {
+    const m = re.exec(text);
+    if (m) return m;
+  }
+  return null;
 }
 
 /** Scan one string; `path` names where it came from. */

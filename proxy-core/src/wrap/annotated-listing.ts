@@ -11,7 +11,7 @@
  * (the page's own verdict then says so).
  */
 import { isObject } from '../jsonrpc/messages.js';
-import { annotateToolsResult } from './annotate.js';
+import { annotatedText, annotateToolsResult, annotationsOf } from './annotate.js';
 import type { Verdict } from '../classify/classify.js';
 import type { PageBytes } from './page-bytes.js';
 
@@ -19,8 +19,10 @@ import type { PageBytes } from './page-bytes.js';
 interface Written {
   /** The entry's JSON text as the server listed it. */
   text: string;
-  /** The annotated entry, as JSON. */
-  json: string;
+  /** The answer line it was written in, and where (the annotated JSON is not held twice, as text and bytes). */
+  bytes: Buffer;
+  start: number;
+  end: number;
   /** What its readOnlyHint told the client. */
   readOnly: boolean;
 }
@@ -56,14 +58,23 @@ export class AnnotatedListing {
   private last: LastPage | null = null;
 
   /**
+   * The answer to a page with the very bytes of the last one answered, with the very same inputs, as its prefix
+   * and the rest of the line kept (written as they are: a 5 MB answer is not copied to be sent again); else
+   * undefined.
+   */
+  again(page: PageBytes, inputs: readonly unknown[]): { line: [Buffer, Buffer]; advertised: Map<string, boolean> } | undefined {
+    const last = this.last;
+    if (!last || !sameInputs(last.inputs, inputs) || !page.same(last.body)) return undefined;
+    return { line: [Buffer.from(page.prefix, 'utf8'), last.rest], advertised: last.advertised };
+  }
+
+  /**
    * Annotate `message`, a tools/list answer whose result is `result` and whose entries' JSON texts are `textsOf()`,
    * and write it out as a line. `page`: the answer's bytes, when the server wrote it the usual way.
    */
   answer(message: Record<string, unknown>, result: Record<string, unknown>, tools: unknown[], textsOf: () => readonly string[], a: AnnotateInputs, page?: PageBytes): PageAnnotation {
-    const last = this.last;
-    if (page && last && sameInputs(last.inputs, a.inputs) && page.same(last.body)) {
-      return { line: Buffer.concat([Buffer.from(page.prefix, 'utf8'), last.rest]), advertised: last.advertised };
-    }
+    const again = page ? this.again(page, a.inputs) : undefined;
+    if (again) return { line: Buffer.concat(again.line), advertised: again.advertised };
     this.last = null;
     if (!sameInputs(this.inputs, a.inputs)) {
       this.inputs = a.inputs;
@@ -72,7 +83,8 @@ export class AnnotatedListing {
     const texts = textsOf();
     const counts = new Map<string, number>();
     for (const t of tools) if (isObject(t) && typeof t.name === 'string') counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
-    const kept = new Map<string, Written>();
+    /** The entries to keep: name, text, readOnly, at which place of `out`. */
+    const keep: [string, string, boolean, number][] = [];
     const advertised = new Map<string, boolean>();
     const out: string[] = [];
     for (let i = 0; i < tools.length; i++) {
@@ -82,26 +94,39 @@ export class AnnotatedListing {
       const unique = name !== '' && counts.get(name) === 1;
       const known = unique ? this.written.get(name) : undefined;
       if (known && known.text === text) {
-        out.push(known.json);
+        keep.push([name, text, known.readOnly, out.length]);
+        out.push(known.bytes.toString('utf8', known.start, known.end));
         advertised.set(name, known.readOnly);
-        kept.set(name, known);
         continue;
       }
-      // annotate.ts drops (and logs) an entry without a usable name: then nothing is written
-      const one = annotateToolsResult({ tools: [entry] }, (n, e) => a.verdictOf(n, e, i, counts.get(n) ?? 0), a.runsWithoutAsking, a.log);
-      const annotated = (one.result.tools as unknown[])[0];
-      if (annotated === undefined) continue;
-      const json = JSON.stringify(annotated);
-      const readOnly = one.advertised.get(name) === true;
+      if (!isObject(entry) || name === '') {
+        // annotate.ts drops (and logs) an entry without a usable name: nothing is written
+        annotateToolsResult({ tools: [entry] }, (n, e) => a.verdictOf(n, e, i, counts.get(n) ?? 0), a.runsWithoutAsking, a.log);
+        continue;
+      }
+      const verdict = a.verdictOf(name, entry, i, counts.get(name) ?? 0);
+      const readOnly = a.runsWithoutAsking(verdict);
+      const json = annotatedText(entry, text, annotationsOf(entry, verdict, readOnly));
+      if (unique) keep.push([name, text, readOnly, out.length]);
       out.push(json);
       advertised.set(name, readOnly);
-      if (unique) kept.set(name, { text, json, readOnly });
     }
-    // only what the last page listed is kept (a tool gone from it is not held in memory)
-    this.written = kept;
-    const line = `${withTools(message, result, `[${out.join(',')}]`)}\n`;
+    // the tools array goes where the NUL is (JSON.stringify escapes every NUL of the message's own)
+    const [head, tail] = withTools(message, result, '\u0000').split('\u0000') as [string, string];
+    const line = `${head}[${out.join(',')}]${tail}\n`;
     // encoded once: the bytes written are the ones kept (nothing writes into a buffer once it is sent)
     const bytes = Buffer.from(line, 'utf8');
+    // only what the last page listed is kept (a tool gone from it is not held in memory), each in these bytes
+    const starts: number[] = [];
+    let at = Buffer.byteLength(head, 'utf8') + 1;
+    for (const json of out) {
+      starts.push(at);
+      at += Buffer.byteLength(json, 'utf8') + 1;
+    }
+    starts.push(at);
+    const kept = new Map<string, Written>();
+    for (const [name, text, readOnly, i] of keep) kept.set(name, { text, bytes, start: starts[i]!, end: starts[i + 1]! - 1, readOnly });
+    this.written = kept;
     if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: bytes.subarray(Buffer.byteLength(page.prefix, 'utf8')), advertised };
     return { line: bytes, advertised };
   }

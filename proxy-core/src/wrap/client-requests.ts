@@ -6,7 +6,7 @@
  */
 import { idKey, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
 import type { BrokerLinkLike } from './broker-link.js';
-import type { Responder } from './in-flight.js';
+import type { InFlight, Responder } from './in-flight.js';
 import { PageBytes } from './page-bytes.js';
 import type { InitCapture } from './restart.js';
 import type { TaskBook } from './tasks.js';
@@ -26,14 +26,49 @@ export interface ClientAnswerContext {
   relayToClient(raw: Buffer): void;
 }
 
+/**
+ * A line from the server that answers a client's tools/list with the very bytes, after its id, of a page the
+ * wrapper's listing agreed with, while nothing has changed since, is not parsed again (true): the answer is
+ * the one sent for that page, when nothing it reads has changed either, or else the page is annotated from the
+ * wrapper's own parse of those bytes. Anything else is left to be read as any line (false). The page was
+ * checked in full when first read (nesting, ids, every entry), and the same bytes after another id are the
+ * same answer (page-bytes.ts).
+ */
+export function answerRepeatedListing(line: Buffer, inFlight: InFlight): boolean {
+  const read = PageBytes.read(line);
+  if (!read) return false;
+  const key = idKey(read.id);
+  const r = inFlight.get(key);
+  if (!(r instanceof ClientRequest) || r.method !== 'tools/list') return false;
+  const o = r.o;
+  const listing = o.verdicts().listing;
+  if (!listing.agrees(read.page)) return false;
+  // while the broker connection is being made, the answer waits for it (`answered`)
+  const answer = o.link().state === 'connecting' ? undefined : o.verdicts().answerAgain(read.page);
+  if (answer) {
+    inFlight.take(key);
+    // as `answered`: the calls that waited behind the listing go on, the client gets its answer (no task has a
+    // tools/list request's id: tasks.ts is told only of tasks/* requests)
+    listing.clientListingEnded(key);
+    for (const part of answer) o.toClient(part);
+    return true;
+  }
+  const message = listing.agreedAnswer(read.page, read.id);
+  if (!message) return false;
+  inFlight.take(key);
+  r.answered(message, line, key, read.page);
+  return true;
+}
+
 export class ClientRequest implements Responder {
   constructor(
-    private readonly o: ClientAnswerContext,
+    readonly o: ClientAnswerContext,
     readonly id: JsonRpcId,
     readonly method: string,
   ) {}
 
-  answered(m: Message, raw: Buffer, key: string = idKey(this.id)): void {
+  /** The server's answer `m`, read from `raw` (`page`: its page, when already read). */
+  answered(m: Message, raw: Buffer, key: string = idKey(this.id), page = this.method === 'tools/list' ? PageBytes.of(m.id, raw) : undefined): void {
     const o = this.o;
     const listing = o.verdicts().listing;
     o.tasks().serverAnswered(key, m, raw);
@@ -41,7 +76,6 @@ export class ClientRequest implements Responder {
       const result = m.result;
       // the page is evidence first (a declaration that differs makes our listing stale), then the calls
       // that waited behind it are decided
-      const page = PageBytes.of(m.id, raw);
       if (isObject(result)) listing.observe(result.tools, page);
       listing.clientListingEnded(key);
       if (!isObject(result)) return o.relayToClient(raw);

@@ -26,7 +26,7 @@ import {
 import type { PolicySnapshot } from '../policy/decide.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { HardStop, type UpstreamControl, type UpstreamState } from './estop.js';
-import { type ClientAnswerContext, ClientRequest } from './client-requests.js';
+import { answerRepeatedListing, type ClientAnswerContext, ClientRequest } from './client-requests.js';
 import { InFlight } from './in-flight.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
 import { InitCapture } from './restart.js';
@@ -193,6 +193,7 @@ export class Relay {
     log: (msg) => this.o.log(msg),
     message: (m, raw) => this.upstreamMessage(m, raw),
     listingAnswer: (id) => this.verdicts.listing.reserves(id) || this.inFlight.get(idKey(id))?.method === 'tools/list',
+    repeatedListing: (line) => answerRepeatedListing(line, this.inFlight),
   };
 
   private readonly idCheck: ClientCheckContext = {

@@ -15,10 +15,13 @@ export interface ServerLinesContext {
   message(m: Message, raw: Buffer): void;
   /** Is this the id of a listing (the wrapper's own, or the client's tools/list)? */
   listingAnswer(id: JsonRpcId): boolean;
+  /** A repeat of the last tools/list page answered, byte for byte after its id: answered unread (true). */
+  repeatedListing(line: Buffer): boolean;
 }
 
 /** One line from the server. */
 export function readServerLine(line: Buffer, o: ServerLinesContext): void {
+  if (o.repeatedListing(line)) return;
   const parsed = parseLine(line);
   if (Array.isArray(parsed)) {
     for (const m of parsed) if (isObject(m) && !(mayNestDeeper(line.length) && tooDeep(m, o))) o.message(m, Buffer.from(JSON.stringify(m)));

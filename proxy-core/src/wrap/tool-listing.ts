@@ -16,15 +16,13 @@
  * Everything worked out of an entry is keyed by its exact JSON text (hidden-text findings: classify/entry-flags.ts),
  * so a listing repeated unchanged costs its serialisation and lookups, and any change, however deep in a schema,
  * is read afresh on the listing that shows it. A page with the very bytes of one already compared (page-bytes.ts),
- * with nothing changed here since, is not even serialised.
+ * with nothing changed here since, is not even serialised (nor, when a client's, parsed: client-requests.ts).
  *
  * A listing the client asked for is evidence in flight: until its answer has been compared (or it failed, or
  * waited past a page's timeout), the catalog is not ready, so a call pipelined right behind it is decided on
  * what that answer says, not on the definition it may be about to replace.
  *
- * All of its state is private: the relay tells it what happened (`allowListing`, `markStale`, `observe`,
- * `clientListingSent`, `clientListingEnded`, `takeResponse`, `abandon`) and asks it what is known (`ready`,
- * `classify`, `outputSchema`, `definition`).
+ * All of its state is private: the relay tells it what happened (`observe`, …) and asks what is known (`ready`, …).
  */
 import { randomBytes } from 'node:crypto';
 import { type Catalog, classifyTools } from '../classify/classify.js';
@@ -35,7 +33,7 @@ import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
 import { Declarations } from './declarations.js';
 import { ListedDefinitions } from './listed-definitions.js';
-import { PageBytes } from './page-bytes.js';
+import { AgreedPage, OwnPage, PageBytes } from './page-bytes.js';
 
 const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;
@@ -44,10 +42,7 @@ export const RESERVED_ID_PREFIX = 'airlock-internal:';
 /** Client listings tracked at once (a client that pipelines more is not waited on for the rest). */
 const MAX_CLIENT_LISTINGS = 64;
 
-interface Waiter {
-  resolve(ready: boolean): void;
-  timer: Timer;
-}
+type Waiter = { resolve(ready: boolean): void; timer: Timer };
 
 export class ToolListing {
   /** All tools from the last complete listing, or null before the first one. */
@@ -79,8 +74,8 @@ export class ToolListing {
   readonly entryFlags = new EntryFlags();
   /** The last page observed and the JSON text of each of its entries (the page annotated next). */
   private observed: { tools: unknown[]; texts: string[] } | null = null;
-  /** The bytes of the last page observed that differed in nothing, and the `changes` count it was compared at. */
-  private agreed: { body: Buffer; changes: number; texts: string[] | null } | null = null;
+  /** The last page observed that differed in nothing, and the `changes` count it was compared at. */
+  private readonly agreed = new AgreedPage();
   /** The client's own tools/list requests the server has not answered yet: request key -> when it was sent. */
   private readonly clientListings = new Map<string, number>();
   /** What waits for no client listing to be out (whenClientListingsEnd). */
@@ -101,10 +96,7 @@ export class ToolListing {
   takeResponse(msg: JsonRpcResponse, raw?: Buffer): void {
     const id = msg.id as string;
     const done = this.pendingRequests.get(id);
-    if (done) {
-      this.pendingRequests.delete(id);
-      done(msg, raw);
-    }
+    if (done && this.pendingRequests.delete(id)) done(msg, raw);
   }
 
   /** A complete listing is at hand, nothing has made it stale since, and no listing the client asked for is out. */
@@ -205,7 +197,7 @@ export class ToolListing {
   }
 
   /** A complete listing: index it, remember its declarations, fingerprint its definitions. */
-  private take(tools: unknown[], page: PageBytes | undefined): void {
+  private take(tools: unknown[], page: OwnPage | undefined): void {
     this.raw = tools;
     this.rawTexts = [];
     this.listProblems = [];
@@ -235,7 +227,8 @@ export class ToolListing {
     }
     this.definitions.take(byName);
     // a client's page with these very bytes is this listing: nothing in it to compare, its texts are these
-    this.agreed = page ? { body: page.keep(), changes: this.changes, texts: this.rawTexts } : null;
+    if (page) this.agreed.set(page.bytes, this.changes, this.rawTexts, page.message);
+    else this.agreed.clear();
   }
 
   /** A tool's definition in the last listing and the first one seen (what the policy compares with its pin). */
@@ -274,7 +267,7 @@ export class ToolListing {
     this.waiters.clear();
   }
 
-  private request(method: string, params: unknown): Promise<{ result: unknown; page: PageBytes | undefined }> {
+  private request(method: string, params: unknown): Promise<{ result: unknown; page: OwnPage | undefined }> {
     const id = `${this.prefix}${this.nextId++}`;
     return new Promise((resolve, reject) => {
       const timer = this.clock.setTimeout(() => {
@@ -284,14 +277,14 @@ export class ToolListing {
       this.pendingRequests.set(id, (msg, raw) => {
         this.clock.clearTimeout(timer);
         if (msg.error) reject(new Error(`${msg.error.code}: ${String(msg.error.message)}`));
-        else resolve({ result: msg.result, page: raw ? PageBytes.of(id, raw) : undefined });
+        else resolve({ result: msg.result, page: OwnPage.of(msg, raw) });
       });
       this.sendUpstream({ jsonrpc: '2.0', id, method, params });
     });
   }
 
   /** Every page; `page`: the bytes of the answer when the listing came in one page (none: several). */
-  private async listAll(): Promise<{ tools: unknown[]; page: PageBytes | undefined }> {
+  private async listAll(): Promise<{ tools: unknown[]; page: OwnPage | undefined }> {
     const tools: unknown[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;
@@ -316,13 +309,12 @@ export class ToolListing {
   /**
    * A page of tools the client fetched (its own tools/list, answered by the server). Its declarations are
    * remembered, and if any differs from the wrapper's listing, that listing is stale: the next decision waits
-   * for a fresh one. True when something differed. A page whose bytes (`page`) are those of the last one that
-   * differed in nothing, with nothing changed here since, is that same page again: nothing to compare.
+   * for a fresh one. True when something differed. A page that `agrees` is that same page again: nothing to compare.
    */
   observe(tools: unknown, page?: PageBytes): boolean {
     if (!Array.isArray(tools)) return false;
-    if (page && this.agreed?.changes === this.changes && page.same(this.agreed.body)) return false;
-    this.agreed = null;
+    if (page && this.agrees(page)) return false;
+    this.agreed.clear();
     let differs = false;
     const texts = this.textsOf(tools);
     for (let i = 0; i < tools.length; i++) {
@@ -336,14 +328,25 @@ export class ToolListing {
     }
     this.observed = { tools, texts };
     if (differs) this.markStale();
-    else if (page && this.raw !== null) this.agreed = { body: page.keep(), changes: this.changes, texts: null };
+    else if (page && this.raw !== null) this.agreed.set(page, this.changes, null);
     return differs;
+  }
+
+  /** The page has the bytes of the last one that differed in nothing, and nothing changed here since. */
+  agrees(page: PageBytes): boolean {
+    return this.agreed.agrees(page, this.changes);
+  }
+
+  /** The answer with id `id` that `page` is, when it agrees with a page of the wrapper's own (else undefined). */
+  agreedAnswer(page: PageBytes, id: string | number): Record<string, unknown> | undefined {
+    return this.agreed.answer(page, this.changes, id);
   }
 
   /** The JSON text of each entry of a page (those of the page just observed are not written again). */
   textsOf(tools: unknown[], page?: PageBytes): string[] {
     if (this.observed?.tools === tools) return this.observed.texts;
-    if (page && this.agreed?.texts && this.agreed.changes === this.changes && page.same(this.agreed.body)) return this.agreed.texts;
+    const agreed = page && this.agreed.texts(page, this.changes);
+    if (agreed) return agreed;
     return tools.map((t) => {
       const text = jsonText(t);
       // one string per distinct text: the one already held, when the entry is the listing's

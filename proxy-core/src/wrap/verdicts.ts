@@ -50,6 +50,8 @@ export class ToolVerdicts {
   private catalogKept: { inputs: unknown; version: number; catalog: Catalog } | undefined;
   /** What the client was told in tools/list: tool -> readOnlyHint. */
   private readonly advertised = new Map<string, boolean>();
+  /** The last page's `advertised` merged into `advertised` (merging the same one again changes nothing). */
+  private merged: ReadonlyMap<string, boolean> | null = null;
   private lastReported = '';
   /** What the last report was built from: while these are the same, it is not built again. */
   private reportInputs: readonly unknown[] = [];
@@ -125,8 +127,7 @@ export class ToolVerdicts {
     const opts = { trustReadOnlyHints: trust, withdrawn };
     let pageVerdicts: Catalog | undefined;
     const annotated = this.pages.answer(message, result, tools, textsOf, {
-      // what a verdict or readOnlyHint reads besides the entry (the catalog object changes with the listing)
-      inputs: [this.o.link.policy, full, this.listing.version, trust, withdrawnKey(withdrawn)],
+      inputs: this.annotateInputs(full, trust, withdrawn),
       verdictOf: (name, entry, index, count) => {
         // a name listed once is judged on its own entry; twice, as the whole page judges it (unclassifiable)
         const own = count === 1 ? this.listing.entryFlags.classify(entry, texts[index]!, opts) : verdictFor((pageVerdicts ??= this.classifyPage(tools, texts, opts)), name);
@@ -137,8 +138,36 @@ export class ToolVerdicts {
       log: this.o.log,
     }, page);
     this.listing.forgetObserved();
-    for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
+    this.tell(annotated.advertised);
     return annotated.line;
+  }
+
+  /** What a verdict or readOnlyHint reads besides the entry (the catalog object changes with the listing). */
+  private annotateInputs(full: Catalog | null, trust: boolean, withdrawn: ReadonlyMap<string, string>): unknown[] {
+    return [this.o.link.policy, full, this.listing.version, trust, withdrawnKey(withdrawn)];
+  }
+
+  /**
+   * The answer to a client's tools/list whose page has the very bytes of the last one answered, when nothing
+   * the answer reads has changed since (the wrapper's listing agreed with those bytes, and the same policy,
+   * catalog, declarations, trust and withdrawn claims): the line sent then, after this answer's id. Undefined
+   * otherwise: the answer is then read and annotated as any.
+   */
+  answerAgain(page: PageBytes): readonly Buffer[] | undefined {
+    if (!this.listing.agrees(page)) return undefined;
+    const full = this.listing.listed ? this.current() : null;
+    const { trust, withdrawn } = this.trustInputs();
+    const again = this.pages.again(page, this.annotateInputs(full, trust, withdrawn));
+    if (!again) return undefined;
+    this.tell(again.advertised);
+    return again.line;
+  }
+
+  /** Remember what the client was told of each tool on a page. */
+  private tell(advertised: ReadonlyMap<string, boolean>): void {
+    if (advertised === this.merged) return;
+    for (const [k, v] of advertised) this.advertised.set(k, v);
+    this.merged = advertised;
   }
 
   private classifyPage(tools: unknown[], texts: readonly string[], opts: { trustReadOnlyHints: boolean; withdrawn: ReadonlyMap<string, string> }): Catalog {
@@ -165,7 +194,7 @@ export class ToolVerdicts {
       (v) => this.runsWithoutAsking(v),
       this.o.log,
     );
-    for (const [k, v] of annotated.advertised) this.advertised.set(k, v);
+    this.tell(annotated.advertised);
     return annotated.result;
   }
 

@@ -4,12 +4,13 @@
  * answers by page bytes and verdict inputs (wrap/annotated-listing.ts, wrap/page-bytes.ts). A changed input,
  * however small, is never served what was worked out for the old one.
  */
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { canonicalText, definitionHashes, jsonText, toolDefinition } from '../../../proxy-core/src/classify/definition.js';
 import { EntryFlags } from '../../../proxy-core/src/classify/entry-flags.js';
 import { scanJson } from '../../../proxy-core/src/classify/hidden-text.js';
 import { canonicalJson } from '../../../proxy-core/src/jsonrpc/canonical.js';
 import { ListedDefinitions } from '../../../proxy-core/src/wrap/listed-definitions.js';
+import { annotatedText, annotationsOf } from '../../../proxy-core/src/wrap/annotate.js';
 import { PageBytes } from '../../../proxy-core/src/wrap/page-bytes.js';
 import { Harness, settle } from '../../helpers/relay-harness.js';
 
@@ -108,6 +109,31 @@ describe('definitions', () => {
   });
 });
 
+describe('annotated entries', () => {
+  test("written from the entry's own text, they are what JSON.stringify writes of the annotated entry", () => {
+    const verdict = { name: 'x', class: 'mutating' as const, reasons: ['r'], declared: undefined };
+    const entries: Msg[] = [
+      entry('last'),
+      { name: 'none', inputSchema: { type: 'object', properties: { annotations: { type: 'string' } } } },
+      { name: 'first', annotations: { readOnlyHint: true }, description: 'd' },
+      { name: 'meta', annotations: { readOnlyHint: true }, _meta: { a: 1 } },
+      { name: 'metaFirst', _meta: { a: 1 }, annotations: { title: 't' } },
+      { 2: 'n', name: 'numeric', annotations: { readOnlyHint: false } },
+      { name: 'odd', annotations: 'not an object' },
+      { name: 'nested', inputSchema: { annotations: { readOnlyHint: true } }, annotations: { readOnlyHint: true } },
+      { name: 'only' },
+      { __proto__: 'x', name: 'proto', annotations: {} },
+    ];
+    for (const e of entries) {
+      const parsed = JSON.parse(JSON.stringify(e)) as Msg;
+      for (const readOnly of [true, false]) {
+        const parts = annotationsOf(parsed, verdict, readOnly);
+        expect(annotatedText(parsed, JSON.stringify(parsed), parts), String(parsed.name)).toBe(JSON.stringify({ ...parsed, ...parts }));
+      }
+    }
+  });
+});
+
 describe('page bytes', () => {
   test('only an answer written the usual way, with its id spelt as parsed, has a body', () => {
     const line = (s: string) => Buffer.from(s);
@@ -120,6 +146,32 @@ describe('page bytes', () => {
     const c = PageBytes.of(3, line('{"jsonrpc":"2.0","id":3,"result":{"tools":[2]}}'))!;
     expect(b.same(a.keep())).toBe(true);
     expect(c.same(a.keep())).toBe(false);
+  });
+
+  test('read unparsed: only an id that JSON.stringify writes back byte for byte, followed by "result":', () => {
+    const read = (s: string) => PageBytes.read(Buffer.from(s))?.id;
+    expect(read('{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}')).toBe(7);
+    expect(read('{"jsonrpc":"2.0","id":-12,"result":{"tools":[]}}')).toBe(-12);
+    expect(read('{"jsonrpc":"2.0","id":"l1","result":{"tools":[]}}')).toBe('l1');
+    expect(read('{"jsonrpc":"2.0","id":"é ok","result":{"tools":[]}}')).toBe('é ok');
+    for (const odd of [
+      '{"jsonrpc":"2.0","id":"\\u006c1","result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":"l\\"1","result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":-0,"result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":07,"result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":1e3,"result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":7.0,"result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":12345678901234567890,"result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":7 ,"result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":null,"result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":7,"error":{"code":1}}',
+      '\uFEFF{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}',
+      '{"jsonrpc":"2.0","id":"x","result":',
+      `{"jsonrpc":"2.0","id":"${'x'.repeat(300)}","result":{"tools":[]}}`,
+    ]) expect(read(odd), odd).toBeUndefined();
+    // bytes that are not UTF-8 are not the id they decode to
+    const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"a'), Buffer.from([0xff]), Buffer.from('","result":{"tools":[]}}')]);
+    expect(PageBytes.read(bad)).toBeUndefined();
   });
 });
 
@@ -142,8 +194,14 @@ describe('the wrapper between listings', () => {
     const tools = many(10_000);
     const allow = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', tool: '*', createdAt: 0 }] };
     const { h, list } = await started(tools, allow);
+    // a page byte for byte the same after its id as the wrapper's own (read once), or as the one answered last, is
+    // not parsed again (only the client's answer is, here)
+    const parse = vi.spyOn(JSON, 'parse');
     const first = list();
     const second = list();
+    const pagesParsed = parse.mock.calls.filter(([text]) => typeof text === 'string' && text.length > 100_000 && !text.includes('airlock/verdict')).length;
+    parse.mockRestore();
+    expect(pagesParsed).toBe(0);
     expect(second).toEqual(first);
     expect(h.clientLines.at(-1)!.replace('"id":"l2"', '"id":"l1"')).toBe(h.clientLines.at(-2));
     await settle();
@@ -168,6 +226,31 @@ describe('the wrapper between listings', () => {
     // the changed definition goes with its texts (the broker shows the change); the others by hash
     expect(now.definition.parts.inputSchema.text).toContain('nested, and more');
     expect((h.link.catalogs.at(-1)!.verdicts as { name: string; definition: { parts: { inputSchema: { text: string } } } }[]).find((v) => v.name === 't4999')!.definition.parts.inputSchema.text).toBe('');
+  });
+
+  test('a repeat page is answered unread only when its bytes after the id are the very same, to the end of the line', async () => {
+    const { h, list } = await started([entry('look'), entry('other')]);
+    const shown = list();
+    list();
+    const sent = (id: string, line: string) => {
+      h.client({ jsonrpc: '2.0', id, method: 'tools/list' });
+      h.server(line.replace('"id":"ID"', `"id":${JSON.stringify(h.toUpstream.at(-1)!.id)}`));
+    };
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: { tools: [entry('look'), entry('other')] } });
+    // a second id after the page, or an answer to another request: what the parse says, as always
+    sent('l3', `${body.slice(0, -1)},"id":"l1"}`);
+    expect(h.clientLines.filter((l) => l.includes('"id":"l3"'))).toEqual([]);
+    const last = h.clientLines.length;
+    // trailing data after the page: read (and dropped as not JSON), never answered as the page
+    sent('l4', `${body}x`);
+    expect(h.clientLines.length).toBe(last);
+    // a changed word, or a page with one tool less: read afresh
+    sent('l5', body.replace('looks up other', 'looks up other, then writes'));
+    expect((h.answer('l5').result as { tools: { description: string }[] }).tools[1]!.description).toBe('looks up other, then writes');
+    // the unchanged entry as it was written before
+    expect((h.answer('l5').result as { tools: Listed[] }).tools[0]).toEqual(shown[0]);
+    sent('l6', JSON.stringify({ jsonrpc: '2.0', id: 'ID', result: { tools: [entry('look')] } }));
+    expect((h.answer('l6').result as { tools: unknown[] }).tools).toHaveLength(1);
   });
 
   test('a rule, trust, a withdrawn claim or a pin pushed between two identical listings changes the next answer', async () => {
