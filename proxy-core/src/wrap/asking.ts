@@ -10,7 +10,7 @@ import type { AskAnswer, AskRequest } from '../protocol/api.js';
 import { every, monotonic, type Timer } from '../util/clock.js';
 import type { Call } from './call.js';
 import { waitingResult } from './denial.js';
-import type { PipelineCore } from './pipeline.js';
+import type { PipelineCore } from './pipeline-core.js';
 import { TicketBook, type TicketOutcome, type WrapperTicket } from './tickets.js';
 
 /** What a call waits with while it is asking: its ticket and its timers. */

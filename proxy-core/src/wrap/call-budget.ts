@@ -9,7 +9,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { Clock, Timer } from '../util/clock.js';
-import type { Denial } from './pipeline.js';
+import type { Denial } from './denial.js';
 
 export interface BudgetGrant {
   granted: number;

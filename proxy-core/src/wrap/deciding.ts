@@ -5,7 +5,7 @@
  */
 import { decide } from '../policy/decide.js';
 import type { Call } from './call.js';
-import type { PipelineCore } from './pipeline.js';
+import type { PipelineCore } from './pipeline-core.js';
 
 /** Decide `call` (in `deciding`): allow, deny or ask; a continuation first checks the call is still deciding. */
 export function decideCall(core: PipelineCore, call: Call): void {

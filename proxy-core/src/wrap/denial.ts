@@ -95,3 +95,9 @@ export function waitingResult(d: WaitingInput): Record<string, unknown> {
   if (d.ticketId) decision.ticketId = d.ticketId;
   return { content: [{ type: 'text', text }], isError: true, _meta: { [DECISION_META_KEY]: decision } };
 }
+
+/** How an E-Stop (or any front end) ends a call: who decided, and why. */
+export interface Denial {
+  decidedBy: DecidedBy;
+  reason: string;
+}

@@ -11,7 +11,7 @@ import type { Outcome } from '../protocol/api.js';
 import type { Call } from './call.js';
 import type { CallBudget } from './call-budget.js';
 import { capturedResult } from './capture.js';
-import type { PipelineCore } from './pipeline.js';
+import type { PipelineCore } from './pipeline-core.js';
 import { type CallStage, composeAfterResult, composeBeforeForward, type PreForwardResult } from './stages.js';
 import { taskHandle } from './tasks.js';
 

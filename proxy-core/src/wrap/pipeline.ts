@@ -16,86 +16,20 @@ import { randomBytes } from 'node:crypto';
 import type { Verdict } from '../classify/classify.js';
 import { errorResponse, idKey, INTERNAL_ERROR, type JsonRpcId, type JsonRpcResponse, type Message } from '../jsonrpc/messages.js';
 import type { DecidedBy, PolicySnapshot } from '../policy/decide.js';
-import { type Clock, monotonic } from '../util/clock.js';
+import { monotonic } from '../util/clock.js';
 import { TicketDesk } from './asking.js';
-import type { BrokerLinkLike } from './broker-link.js';
 import { Call, type CallView, UNSENT } from './call.js';
 import { CallBudget } from './call-budget.js';
 import { decideCall } from './deciding.js';
-import { denialResult } from './denial.js';
+import { type Denial, denialResult } from './denial.js';
 import { Forwarding } from './forwarding.js';
-import type { InFlight, Responder } from './in-flight.js';
+import type { Responder } from './in-flight.js';
 import type { InternalEnd, InternalSink } from './internal-call.js';
 import type { CallStage } from './stages.js';
-import type { TaskHandle } from './tasks.js';
-import type { ToolVerdicts } from './verdicts.js';
+import type { PipelineContext, PipelineCore } from './pipeline-core.js';
 
-export interface PipelineTimings {
-  /** How often to send progress while a ticket waits (when the call carried a progressToken). */
-  progressIntervalMs: number;
-  /** How long a call may wait for the broker connection before failing closed. */
-  brokerWaitMs: number;
-  /** How long a call may wait for the tool catalog before failing closed. */
-  catalogWaitMs: number;
-  /** When a call without a progressToken that still waits for a human is answered "still waiting" (0: never). */
-  holdAnswerMs: number;
-  /** How long the decision on a held ticket waits for the same call to be made again. */
-  heldKeepMs: number;
-}
-
-export interface PipelineContext {
-  server: string;
-  client: string;
-  link: BrokerLinkLike;
-  verdicts: ToolVerdicts;
-  clock: Clock;
-  timings: PipelineTimings;
-  log(msg: string): void;
-  /** Send the client a message of the wrapper's own (a reply, a progress notification). */
-  toClient(message: unknown): void;
-  /** Send the client the server's own bytes. */
-  relayToClient(raw: Buffer): void;
-  /** Send the server a message. */
-  toUpstream(message: unknown): void;
-  /** Has the client said `notifications/initialized`? (before that, the tools cannot be known) */
-  initialized(): boolean;
-  /** Why the server cannot take a call now (stopped by E-Stop, not restarted), or undefined when it can. */
-  unavailable(): Denial | undefined;
-  /** The server answered a call with a task handle: the call runs on as that task (tasks.ts follows it). */
-  taskCreated?(call: Call, handle: TaskHandle): void;
-  /** The ids the server owes an answer to: a forwarded call's is entered here, its answer routed back. */
-  inFlight: InFlight;
-  /** The server let go of a call (answered it): a release E-Stop waits on may go on. */
-  serverLetGo?(): void;
-}
-
-/** How an E-Stop (or any front end) ends a call: who decided, and why. */
-export interface Denial {
-  decidedBy: DecidedBy;
-  reason: string;
-}
-
-
-/** What the steps (deciding.ts, asking.ts, forwarding.ts) use of the pipeline: its context and how calls end. */
-export interface PipelineCore {
-  readonly o: PipelineContext;
-  allow(call: Call, decidedBy: DecidedBy, detail: string): void;
-  ask(call: Call, reason: string): void;
-  /** Refuse a call not yet sent. */
-  deny(call: Call, decidedBy: DecidedBy, reason: string, detail?: string): void;
-  /** Run a step; whatever it throws denies the call (never a forward, never a crash). */
-  guarded(call: Call, step: () => void): void;
-  /** A step threw: the call is denied (what `guarded` does with an error). */
-  failed(call: Call, err: unknown): void;
-  verdictOf(tool: string): Verdict;
-  /** The call has its answer: its id is free again. */
-  close(call: Call): void;
-  /** The call was sent: the server's answer is routed back to it. */
-  sent(call: Call): void;
-  endInternal(call: Call, e: InternalEnd): void;
-  reply(message: JsonRpcResponse): void;
-  journal(call: Call): void;
-}
+export type { Denial } from './denial.js';
+export type { PipelineContext, PipelineCore, PipelineTimings } from './pipeline-core.js';
 
 export class CallPipeline implements PipelineCore {
   private readonly calls = new Map<string, Call>();

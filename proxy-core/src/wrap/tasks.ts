@@ -18,7 +18,7 @@ import { type Clock, monotonic, type Timer } from '../util/clock.js';
 import type { Call } from './call.js';
 import { capturedResult } from './capture.js';
 import type { InFlight } from './in-flight.js';
-import type { Denial } from './pipeline.js';
+import type { Denial } from './denial.js';
 import { RESERVED_ID_PREFIX } from './tool-listing.js';
 
 export interface TaskContext {
