@@ -2,33 +2,16 @@
 // at schema 10 through migration 11, times kept after the start), the search index stays in step with the
 // journal through every write and delete, and a text search finds exactly what the plain LIKE scan over the
 // journal finds.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { MIGRATIONS } from '../../../../proxy-core/src/broker/db/migrations.js';
 import { brokerEvent, historyItem, historyQuery, likeSubstring, searchTerms, type Row } from '../../../../proxy-core/src/broker/db/queries.js';
 import { Store } from '../../../../proxy-core/src/broker/db/store.js';
 import type { CallRecord, HistoryQuery } from '../../../../proxy-core/src/protocol/api.js';
 import { callRecord } from '../../../helpers/records.js';
+import { tempStores } from '../../../helpers/temp-store.js';
 
-const dirs: string[] = [];
-const stores: Store[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) if (s.db.open) s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function dbPath(): string {
-  const d = mkdtempSync(join(tmpdir(), 'al-search-'));
-  dirs.push(d);
-  return join(d, 'airlock.db');
-}
-function open(path = dbPath()): Store {
-  const s = new Store(path);
-  stores.push(s);
-  return s;
-}
+const { dbPath, open } = tempStores('al-search-');
 
 const rec = (over: Partial<CallRecord> = {}): CallRecord =>
   callRecord({ sessionId: 's1', arguments: '{"path":"/a"}', reasons: ['declares destructiveHint: false'], startedAt: 1000, ...over });

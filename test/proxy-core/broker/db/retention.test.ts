@@ -1,25 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { DAY_MS, MB, RETENTION_DEFAULTS, RETENTION_SETTINGS, retentionPolicy, startRetention, type PruneResult } from '../../../../proxy-core/src/broker/db/retention.js';
 import { Store } from '../../../../proxy-core/src/broker/db/store.js';
 import type { CallRecord } from '../../../../proxy-core/src/protocol/api.js';
 import { callRecord } from '../../../helpers/records.js';
+import { tempStores } from '../../../helpers/temp-store.js';
 
-const dirs: string[] = [];
-const stores: Store[] = [];
-afterEach(() => {
-  for (const s of stores.splice(0)) if (s.db.open) s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-function open(): Store {
-  const d = mkdtempSync(join(tmpdir(), 'al-retention-'));
-  dirs.push(d);
-  const s = new Store(join(d, 'airlock.db'));
-  stores.push(s);
-  return s;
-}
+const { open } = tempStores('al-retention-');
 
 const rec = (i: number, startedAt: number, args = '{}'): CallRecord => callRecord({ id: `c${i}`, arguments: args, outcome: 'ok', startedAt });
 
