@@ -5,11 +5,10 @@
 // server obeys the cancellation, so no server is terminated between rounds. Not a test: nothing passes or fails.
 //
 // Standalone: `node bench/estop-tasks.mjs [--quick]` starts its own broker and prints the rows.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 
@@ -96,22 +95,7 @@ export async function estopTasksRows({ home, env, quick = false }) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const home = mkdtempSync(join(tmpdir(), 'al-bench-tasks-'));
-  const env = { ...process.env, AIRLOCK_HOME: home };
-  const daemon = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  try {
-    await new Promise((resolve, reject) => {
-      let err = '';
-      daemon.stderr.on('data', (d) => {
-        err += d;
-        if (err.includes('broker running')) resolve();
-      });
-      daemon.on('exit', () => reject(new Error(err)));
-    });
-    for (const row of await estopTasksRows({ home, env, quick: process.argv.includes('--quick') })) process.stdout.write(`| ${row.join(' | ')} |\n`);
-  } finally {
-    daemon.kill('SIGTERM');
-    await new Promise((r) => daemon.on('exit', r));
-    rmSync(home, { recursive: true, force: true });
-  }
+  await withOwnBroker('al-bench-tasks-', async ({ home, env }) => {
+      for (const row of await estopTasksRows({ home, env, quick: process.argv.includes('--quick') })) process.stdout.write(`| ${row.join(' | ')} |\n`);
+  });
 }

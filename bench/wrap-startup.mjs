@@ -8,10 +8,10 @@
 // broker (wrapStartupRows({ home, env })), or run on its own (`node bench/wrap-startup.mjs [--quick]`), which
 // starts a broker in a temporary home. Not a test: nothing here passes or fails.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 
@@ -82,23 +82,8 @@ export async function wrapStartupRows({ home, env, quick = false }) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const home = mkdtempSync(join(tmpdir(), 'al-bench-wrapstart-'));
-  const env = { ...process.env, AIRLOCK_HOME: home };
-  const daemon = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  try {
-    await new Promise((resolve, reject) => {
-      let err = '';
-      daemon.stderr.on('data', (d) => {
-        err += d;
-        if (err.includes('broker running')) resolve();
-      });
-      daemon.on('exit', () => reject(new Error(err)));
-    });
-    const rows = await wrapStartupRows({ home, env, quick: process.argv.includes('--quick') });
-    process.stdout.write(`| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |\n|---|---|---|---|---|---|\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
-  } finally {
-    daemon.kill('SIGTERM');
-    await new Promise((r) => daemon.on('exit', r));
-    rmSync(home, { recursive: true, force: true });
-  }
+  await withOwnBroker('al-bench-wrapstart-', async ({ home, env }) => {
+      const rows = await wrapStartupRows({ home, env, quick: process.argv.includes('--quick') });
+      process.stdout.write(`| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |\n|---|---|---|---|---|---|\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
+  });
 }

@@ -5,11 +5,10 @@
 // start-up is the time to the first tools/list answer. Imported by a runner that owns the broker
 // (wrapperMemoryRows({ home, env })), or run on its own (`node bench/wrapper-memory.mjs [--quick]`), which starts a
 // broker in a temporary home with an allow rule and the tripwire off. Not a test: nothing here passes or fails.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 
@@ -141,27 +140,12 @@ export async function wrapperMemoryRows({ home, env, quick = false }) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const home = mkdtempSync(join(tmpdir(), 'al-bench-wrapmem-'));
-  const env = { ...process.env, AIRLOCK_HOME: home };
-  const daemon = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  try {
-    await new Promise((resolve, reject) => {
-      let err = '';
-      daemon.stderr.on('data', (d) => {
-        err += d;
-        if (err.includes('broker running')) resolve();
-      });
-      daemon.on('exit', () => reject(new Error(err)));
-    });
-    const broker = await BrokerClient.connect({ dir: home });
-    // thousands of allowed calls a second is what the tripwire is there to stop: off while the proxy is measured
-    await broker.call('settings.set', { key: 'tripwire', value: 'off' });
-    broker.close();
-    const rows = await wrapperMemoryRows({ home, env, quick: process.argv.includes('--quick') });
-    process.stdout.write(`| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |\n|---|---|---|---|---|---|\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
-  } finally {
-    daemon.kill('SIGTERM');
-    await new Promise((r) => daemon.on('exit', r));
-    rmSync(home, { recursive: true, force: true });
-  }
+  await withOwnBroker('al-bench-wrapmem-', async ({ home, env }) => {
+      const broker = await BrokerClient.connect({ dir: home });
+      // thousands of allowed calls a second is what the tripwire is there to stop: off while the proxy is measured
+      await broker.call('settings.set', { key: 'tripwire', value: 'off' });
+      broker.close();
+      const rows = await wrapperMemoryRows({ home, env, quick: process.argv.includes('--quick') });
+      process.stdout.write(`| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |\n|---|---|---|---|---|---|\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
+  });
 }
