@@ -21,11 +21,11 @@ import {
   decisionOf,
   executedCalls,
   FILESYSTEM,
+  finishedCalls,
   fixture,
   onCleanup,
   startDaemon,
   tempDir,
-  untilBroker,
   waitFor,
   waitForSessions,
   waitForTicket,
@@ -34,21 +34,9 @@ import {
 
 afterEach(cleanup);
 
-/** Calls of `tool` that ran, their end journaled and what undo can do for them known; newest first. */
-async function finished(home: string, tool: string, count = 1): Promise<HistoryItem[]> {
-  return untilBroker(
-    home,
-    (e) => e.type === 'call' || e.type === 'undo-known',
-    async (c) => {
-      const calls = (await c.call('history', { tool, limit: 100 })).calls.filter(
-        (x) => x.client !== 'airlock-undo' && x.decision === 'allow' && x.finishedAt !== undefined && x.outcome !== 'pending' && x.undo?.state !== 'prepared',
-      );
-      return calls.length >= count ? calls : undefined;
-    },
-    15000,
-    `${count} finished call(s) of ${tool}`,
-  );
-}
+/** Calls of `tool` that ran and were allowed, their end journaled and what undo can do for them known; newest first. */
+const finished = (home: string, tool: string, count = 1): Promise<HistoryItem[]> =>
+  finishedCalls(home, tool, { count, keep: (x) => x.decision === 'allow', timeoutMs: 15000 });
 
 async function broker(home: string): Promise<BrokerClient> {
   const c = await BrokerClient.connect({ dir: home });

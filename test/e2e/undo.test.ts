@@ -11,25 +11,13 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
-import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, FILESYSTEM, MEMORY, onCleanup, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, FILESYSTEM, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
 
 afterEach(cleanup);
 
-/** Wait until `count` calls of `tool` have their end journaled, and what undo can do for them is known; newest first. */
-async function finished(home: string, tool: string, count = 1): Promise<HistoryItem[]> {
-  return untilBroker(
-    home,
-    (e) => e.type === 'call' || e.type === 'undo-known',
-    async (c) => {
-      const calls = (await c.call('history', { tool, limit: 100 })).calls.filter(
-        (x) => !x.id.startsWith('undo-') && x.client !== 'airlock-undo' && x.finishedAt !== undefined && x.outcome !== 'pending' && x.undo?.state !== 'prepared',
-      );
-      return calls.length >= count ? calls : undefined;
-    },
-    8000,
-    `${count} finished call(s) of ${tool}`,
-  );
-}
+/** Wait until `count` calls of `tool` (not undos) have their end journaled and what undo can do is known; newest first. */
+const finished = (home: string, tool: string, count = 1): Promise<HistoryItem[]> =>
+  finishedCalls(home, tool, { count, keep: (x) => !x.id.startsWith('undo-') });
 
 async function filesystem(home: string) {
   const root = join(home, 'files');

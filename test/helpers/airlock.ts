@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { BrokerEvent } from '../../proxy-core/src/protocol/api.js';
+import type { BrokerEvent, HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import type { UndoReport } from '../../proxy-core/src/protocol/undo-api.js';
 
@@ -149,6 +149,29 @@ export interface WrapOptions {
 /** Wait until the broker has this many sessions (wrappers connected and registered). */
 export async function waitForSessions(home: string, count: number, timeoutMs = 8000): Promise<void> {
   await untilBroker(home, (e) => e.type === 'session-up', async (c) => ((await c.call('status', {})).sessions.length >= count ? true : undefined), timeoutMs, `${count} session(s)`);
+}
+
+/**
+ * Wait until `count` calls of `tool` have their end journaled and what undo can do for them is known (newest
+ * first): undo's own calls, pending ones and ones still being prepared are not counted; `keep` narrows further.
+ */
+export async function finishedCalls(
+  home: string,
+  tool: string,
+  { count = 1, keep = () => true, timeoutMs = 8000 }: { count?: number; keep?: (x: HistoryItem) => boolean; timeoutMs?: number } = {},
+): Promise<HistoryItem[]> {
+  return untilBroker(
+    home,
+    (e) => e.type === 'call' || e.type === 'undo-known',
+    async (c) => {
+      const calls = (await c.call('history', { tool, limit: 100 })).calls.filter(
+        (x) => x.client !== 'airlock-undo' && x.finishedAt !== undefined && x.outcome !== 'pending' && x.undo?.state !== 'prepared' && keep(x),
+      );
+      return calls.length >= count ? calls : undefined;
+    },
+    timeoutMs,
+    `${count} finished call(s) of ${tool}`,
+  );
 }
 
 /**
