@@ -57,7 +57,7 @@ function treeCpu() {
 
 function daemon(env) {
   const extra = process.env.AIRLOCK_DAEMON_NODE_ARGS ? process.env.AIRLOCK_DAEMON_NODE_ARGS.split(' ') : [];
-  const proc = spawn(process.execPath, [...extra, CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...extra, CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     proc.stderr.on('data', (d) => {

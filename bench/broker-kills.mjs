@@ -21,7 +21,7 @@ const IN_FLIGHT = 4;
 
 function startDaemon(env) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     proc.stderr.on('data', (d) => {
       err += d.toString();

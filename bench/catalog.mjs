@@ -139,7 +139,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const env = { ...process.env, AIRLOCK_HOME: home };
   // AIRLOCK_DAEMON_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the broker (as in run.mjs)
   const extra = process.env.AIRLOCK_DAEMON_NODE_ARGS ? process.env.AIRLOCK_DAEMON_NODE_ARGS.split(' ') : [];
-  const daemon = spawn(process.execPath, [...extra, CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const daemon = spawn(process.execPath, [...extra, CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   daemon.stderr.on('data', (d) => (err += d));
   try {

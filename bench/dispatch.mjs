@@ -42,7 +42,7 @@ export async function dispatchRows({ quick = false } = {}) {
   const n = quick ? 20_000 : 200_000;
   const dir = mkdtempSync(join(tmpdir(), 'al-bench-dispatch-'));
   const store = new Store(join(dir, 'airlock.db'));
-  const broker = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 200 });
+  const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 200 });
   try {
     const front = channel();
     broker.attach(front, 'cli');

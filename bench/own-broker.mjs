@@ -12,7 +12,7 @@ const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'airlock.
 export async function withOwnBroker(prefix, fn) {
   const home = mkdtempSync(join(tmpdir(), prefix));
   const env = { ...process.env, AIRLOCK_HOME: home };
-  const daemon = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const daemon = spawn(process.execPath, [CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   try {
     await new Promise((resolve, reject) => {
       let err = '';

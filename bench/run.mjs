@@ -73,7 +73,7 @@ async function connect(mode, server = [EVERYTHING, 'stdio']) {
 
 function daemon() {
   const extra = process.env.AIRLOCK_DAEMON_NODE_ARGS ? process.env.AIRLOCK_DAEMON_NODE_ARGS.split(' ') : [];
-  const proc = spawn(node, [...extra, CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(node, [...extra, CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     proc.stderr.on('data', (d) => {

@@ -160,7 +160,7 @@ export async function tripwireRows({ home, env, quick = false }) {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const home = mkdtempSync(join(tmpdir(), 'al-bench-tripwire-'));
   const env = { ...process.env, AIRLOCK_HOME: home };
-  const daemon = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const daemon = spawn(process.execPath, [CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   daemon.stderr.on('data', (d) => (err += d));
   try {

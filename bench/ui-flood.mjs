@@ -21,7 +21,7 @@ const HANDLES = 1024;
 const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 function daemon(home) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--ui', '--port', '0'], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence', '--ui', '--port', '0'], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     proc.stderr.on('data', (d) => {

@@ -42,7 +42,7 @@ export function rendererSize() {
 }
 
 function daemon(home, args = []) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', ...args], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence', ...args], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let err = '';
     proc.stderr.on('data', (d) => {

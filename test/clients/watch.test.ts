@@ -121,7 +121,7 @@ describe('auto-protect without a launcher', () => {
 
   async function broker(h: TestHome, launcher: Launcher | undefined): Promise<RunningBroker> {
     // the data dir a wrapper finds by itself, so protect writes no --home
-    const running = await startBroker({ dir: h.env.AIRLOCK_HOME, env: h.env, launcher });
+    const running = await startBroker({ dir: h.env.AIRLOCK_HOME, env: h.env, launcher, presence: { required: false } });
     cleanups.push(() => running.stop());
     running.store.setSetting(AUTO_PROTECT_KEY, 'on');
     return running;

@@ -48,6 +48,12 @@ import { Tickets } from './tickets/tickets.js';
 import { bindUndo } from './undo/api.js';
 import { Undo } from './undo/undo.js';
 import { BrokerUndoPort } from './undo-port.js';
+import { bindPresence, PRESENCE_CONFIRMED_KEY, PRESENCE_USED_KEY } from './presence/api.js';
+import { bindPasskeys, Passkeys } from './presence/passkeys.js';
+import { type FrontEnd, Presence } from './presence/presence.js';
+import { polkitAvailable } from './presence/polkit-available.js';
+import { settingTightens, settingOrFallback, isSettingKey } from '../protocol/settings.js';
+import type { RightsLookup } from '../protocol/presence.js';
 
 export type { BrokerOptions } from './parts.js';
 
@@ -72,6 +78,11 @@ export class Broker implements BrokerParts {
   readonly undo: Undo;
   /** A full disk, lost journal entries, wrappers' spill files (journal-safety.ts). */
   readonly safety: JournalSafety;
+  /** Presence proofs: the check every loosening call passes, leases, challenges (presence/). */
+  readonly presence: Presence;
+  readonly passkeys: Passkeys;
+  /** What a call's rights depend on: the rule it removes, the setting it changes (protocol/presence.ts). */
+  readonly rightsState: RightsLookup;
   /** One handler per declared method (api/handlers.ts). */
   readonly handlers = new Handlers();
   private readonly dispatch: { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown };
@@ -153,6 +164,27 @@ export class Broker implements BrokerParts {
       failed: (err) => this.safety.disk.failed(err),
     });
 
+    this.rightsState = {
+      ruleAction: (id) => this.ruleBook.list().find((r) => r.id === id)?.action ?? null,
+      settingTightens: (key, value) => settingTightens(key, isSettingKey(key) ? (key === 'ticket-timeout' ? this.ticketTimeout.shown() : settingOrFallback(key, this.store.getSetting(key))) : '', value),
+    };
+    const presence = options.presence ?? {};
+    this.presence = new Presence({
+      required: presence.required ?? true,
+      clock: this.clock,
+      record,
+      lookup: { ticket: (id) => this.tickets.get(id), rule: (id) => this.ruleBook.list().find((r) => r.id === id) ?? null },
+      leaseSeconds: () => Number(settingOrFallback('presence-lease', this.store.getSetting('presence-lease'))),
+      ...(presence.appKey ? { appKey: presence.appKey } : {}),
+      ...(presence.polkit ? { polkit: presence.polkit } : {}),
+      polkitAvailable: presence.polkitAvailable ?? polkitAvailable(),
+      used: () => this.safety.disk.write(() => this.store.setSetting(PRESENCE_USED_KEY, '1')),
+    });
+    this.passkeys = new Passkeys({ db: this.store.db, clock: this.clock, record, presence: this.presence });
+    // a confirmation of running without proofs holds for one start: a broker restarted into it says so again
+    this.safety.disk.write(() => this.store.setSetting(PRESENCE_CONFIRMED_KEY, ''));
+    if (!this.presence.required) record('presence-off', null, null, { after: this.store.getSetting(PRESENCE_USED_KEY) === '1' });
+
     // the API: every declared method bound, by the feature that implements it (a missing one stops the start)
     const on = this.handlers.on;
     bindSessions(on, this);
@@ -164,8 +196,19 @@ export class Broker implements BrokerParts {
     bindCatalog(on, this);
     bindClients(on, this);
     bindUndo(on, this.undo);
+    bindPresence(on, {
+      presence: this.presence,
+      record,
+      rightsState: this.rightsState,
+      extraKinds: (kind) => this.passkeys.kinds(kind),
+      passkeyCount: () => this.passkeys.count(),
+      getSetting: (key) => this.store.getSetting(key),
+      setSetting: (key, value) => this.safety.disk.write(() => this.store.setSetting(key, value)),
+      webauthn: () => this.passkeys.challengeOptions(),
+    });
+    bindPasskeys(on, this.passkeys);
     this.handlers.complete();
-    this.dispatch = dispatchers(this.handlers, this.safety);
+    this.dispatch = dispatchers(this.handlers, this.safety, this.presence, this.rightsState);
     this.attached = new Connections({
       dispatch: this.dispatch.socket,
       note: (session, method, params) => wrapperNote(this, session, method, params),
@@ -173,6 +216,8 @@ export class Broker implements BrokerParts {
         for (const id of context.subscriptions) this.bus.unsubscribe(id);
         if (context.session) closeSession(this, context.session);
       },
+      // a lease is held by its connection: it ends with it
+      ended: (key) => this.presence.leases.end(key),
     });
 
     let orphans = 0;
@@ -199,8 +244,8 @@ export class Broker implements BrokerParts {
   // ---- connections ---------------------------------------------------------------------------------------
 
   /** Call one user method by name with unchecked params: how a host with no socket (the app) reaches the API. */
-  callUser(method: string, params: unknown): unknown {
-    return this.dispatch.inProcess({ method, params, caller: 'user', context: inProcess() });
+  callUser(method: string, params: unknown, frontEnd?: FrontEnd): unknown {
+    return this.dispatch.inProcess({ method, params, caller: 'user', context: inProcess(frontEnd) });
   }
 
   /** Take over an authenticated connection; what it may call depends on its role. */

@@ -5,6 +5,7 @@
  * end closes what it held (its subscriptions, its session). A subscriber that falls too far behind is dropped.
  */
 import type { Channel } from '../ipc/channel.js';
+import { peerOf } from '../ipc/peer.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { BrokerEvent } from '../protocol/api.js';
 import { BrokerNote, PING, type Role } from '../protocol/names.js';
@@ -23,17 +24,23 @@ export interface ConnectionDeps {
   note(session: Session, method: string, params: unknown): void;
   /** The connection ended: its subscriptions and its session go with it. */
   closed(context: CallContext): void;
+  /** The connection whose front-end key this is ended (its presence lease goes with it). */
+  ended?(key: string): void;
 }
 
 export class Connections {
   private readonly channels = new Set<Channel>();
+  private count = 0;
 
   constructor(private readonly o: ConnectionDeps) {}
 
   /** Take over an authenticated connection; what it may call depends on its role. */
   attach(channel: Channel, role: Role): void {
-    const context: CallContext = { channel, session: null, subscriptions: new Set() };
     const caller = role === 'wrapper' ? 'wrapper' : 'user';
+    // the process at the other end, as the OS says (a wrapper's is not needed: it loosens nothing)
+    const peer = caller === 'user' ? peerOf(channel.socket) : null;
+    const key = `conn:${++this.count}`;
+    const context: CallContext = { channel, session: null, subscriptions: new Set(), frontEnd: { kind: role === 'ui' ? 'ui' : 'cli', key, peer } };
     this.channels.add(channel);
     channel.setHandlers({
       request: (method, params) => this.o.dispatch({ method, params, caller, context }),
@@ -44,6 +51,7 @@ export class Connections {
       },
       close: () => {
         this.channels.delete(channel);
+        this.o.ended?.(key);
         this.o.closed(context);
       },
     });

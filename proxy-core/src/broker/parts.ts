@@ -17,6 +17,7 @@ import type { JournalWriter } from './journal-writer.js';
 import type { Pins } from './pins.js';
 import type { RuleBook } from './rule-book.js';
 import type { Sessions } from './sessions.js';
+import type { Presence, PresenceOptions } from './presence/presence.js';
 import type { Store } from './db/store.js';
 import type { TicketTimeout } from './tickets/timeout.js';
 import type { Tickets } from './tickets/tickets.js';
@@ -36,10 +37,16 @@ export interface BrokerOptions {
   launcher?: Launcher;
   /** How path arguments are judged (home, platform, real paths): the system's unless a test says otherwise. */
   matchEnv?: MatchEnv;
+  /**
+   * Presence proofs (presence/presence.ts). Default: required, polkit asked where it exists. `required: false`
+   * is `airlock daemon --no-presence`, the person's choice.
+   */
+  presence?: Partial<Pick<PresenceOptions, 'required' | 'appKey' | 'polkit' | 'polkitAvailable'>>;
 }
 
 export interface BrokerParts {
   readonly options: BrokerOptions;
+  readonly presence: Presence;
   readonly store: Store;
   readonly clock: Clock;
   readonly bus: EventBus;

@@ -13,6 +13,7 @@ import { WrapperNote } from '../protocol/names.js';
 import { settingOrFallback } from '../protocol/settings.js';
 import type { Bind } from './api/handlers.js';
 import { DISK_FULL_REASON } from './journal-safety.js';
+import { presenceWarning } from './presence/api.js';
 import type { BrokerParts } from './parts.js';
 import type { Session } from './sessions.js';
 import { bad } from './validate.js';
@@ -44,6 +45,7 @@ export function brokerStatus(b: BrokerParts): BrokerStatus {
     ticketTimeoutSeconds: b.ticketTimeout.seconds,
     snapshots: b.undo.totals(),
     ...b.safety.status(),
+    presence: { required: b.presence.required, warning: presenceWarning({ presence: b.presence, getSetting: (k) => b.store.getSetting(k) }) },
   };
 }
 

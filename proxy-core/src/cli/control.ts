@@ -5,7 +5,9 @@ import { dataDir } from '../ipc/paths.js';
 import type { ParamsOf, ResultOf, UserMethodKey } from '../protocol/api.js';
 import { spellOutHidden, spellOutHiddenJson } from '../classify/hidden-text.js';
 import { BrokerClient } from '../ipc/client.js';
+import { PRESENCE_REQUIRED } from '../protocol/presence.js';
 import { CliError, UsageError } from './errors.js';
+import { startTextAgent } from './polkit-agent.js';
 
 /** Connect as the CLI; a broker that is not there becomes a one-line CliError. */
 export async function connect(): Promise<BrokerClient> {
@@ -16,15 +18,39 @@ export async function connect(): Promise<BrokerClient> {
   }
 }
 
-/** Run one typed request against the broker (waiting as long as the method's declaration says); any failure becomes a one-line CliError. */
+/**
+ * Run one typed request against the broker (waiting as long as the method's declaration says); any failure
+ * becomes a one-line CliError. A loosening call the broker refuses for want of a presence proof is asked again
+ * with one where the CLI can give it: polkit checks this very process and asks the person for their password
+ * (in this terminal through polkit's text agent, or in the desktop's own prompt). Without a terminal or a
+ * desktop agent, nobody can answer, and the refusal stands: that is the point.
+ */
 export async function call<M extends UserMethodKey>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
   const client = await connect();
   try {
-    return await client.call(method, params);
+    try {
+      return await client.call(method, params);
+    } catch (err) {
+      if (!(err instanceof IpcError) || err.code !== PRESENCE_REQUIRED) throw err;
+      return await withProof(client, method, params, err);
+    }
   } catch (err) {
     throw new CliError(err instanceof IpcError ? err.message : String(err));
   } finally {
     client.close();
+  }
+}
+
+async function withProof<M extends UserMethodKey>(client: BrokerClient, method: M, params: ParamsOf<M>, refusal: IpcError): Promise<ResultOf<M>> {
+  const challenge = await client.call('presence.challenge', { method, params });
+  if (!challenge.kinds.includes('polkit')) throw refusal;
+  printError(`Airlock: ${challenge.statement}`);
+  printError('Airlock: confirm with your password (polkit)…');
+  const agent = await startTextAgent();
+  try {
+    return await client.callWithProof(method, params, { kind: 'polkit', challenge: challenge.id });
+  } finally {
+    agent?.stop();
   }
 }
 

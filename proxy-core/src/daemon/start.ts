@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Launcher } from '../clients/launcher.js';
 import type { UiHost, UiHostOptions } from '../http/ui-host.js';
 import { ensurePrivateDir, loadOrCreateSecret } from '../ipc/secret.js';
-import { Broker } from '../broker/broker.js';
+import { Broker, type BrokerOptions } from '../broker/broker.js';
 import { databaseFailure, DatabaseBackups, type DatabaseRecovery, type OpenedDatabase, openBrokerDatabase } from '../broker/db/database.js';
 import { acquireBrokerLock } from '../broker/lock.js';
 import { retentionPolicy, startRetention } from '../broker/db/retention.js';
@@ -34,6 +34,8 @@ export interface StartOptions {
   backupIntervalMs?: number;
   /** Also serve the browser UI and its HTTP API on 127.0.0.1 (http/ui-host.ts); started last, stopped first. */
   ui?: Omit<UiHostOptions, 'broker'>;
+  /** Presence proofs (broker/presence/): required unless `required: false` (`--no-presence`). */
+  presence?: BrokerOptions['presence'];
 }
 
 /** The setting that makes the broker wrap servers that appear in a client config by themselves. */
@@ -87,6 +89,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
         ...(opts.ticketTimeoutSeconds !== undefined ? { ticketTimeoutSeconds: opts.ticketTimeoutSeconds } : {}),
         env: opts.env ?? process.env,
         ...(opts.launcher ? { launcher: opts.launcher } : {}),
+        ...(opts.presence ? { presence: opts.presence } : {}),
       });
     } catch (err) {
       throw databaseFailure(opts.dir, err);

@@ -84,6 +84,8 @@ export function statusForCode(code: string): number {
     case 'unauthorized':
       return 401;
     case 'forbidden':
+    case 'presence-required':
+    case 'presence-refused':
       return 403;
     case 'unknown-method':
     case 'not-found':
@@ -152,7 +154,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     setTimeout(() => req.socket.destroy(), 2000).unref();
   };
 
-  const call = async (req: IncomingMessage, res: ServerResponse, rawMethod: string): Promise<void> => {
+  const call = async (req: IncomingMessage, res: ServerResponse, rawMethod: string, session: SessionRecord): Promise<void> => {
     let method: string;
     try {
       method = decodeURIComponent(rawMethod);
@@ -173,7 +175,8 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
       }
     }
     try {
-      const result = await broker.callUser(method, params);
+      // a UI session is one front end: its presence lease and its challenges are its own (never another tab's key)
+      const result = await broker.callUser(method, params, { kind: 'ui', key: `ui:${session.keyHash}`, peer: null });
       json(res, 200, { result: result ?? null });
     } catch (err) {
       if (err instanceof IpcError) return fail(res, statusForCode(err.code), err.code, err.message);
@@ -231,7 +234,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     const m = /^\/api\/call\/([^/]+)$/.exec(path);
     if (m) {
       if (req.method !== 'POST') return fail(res, 405, 'method-not-allowed', 'a call is a POST with a JSON body of params', { Allow: 'POST' });
-      return call(req, res, m[1]!);
+      return call(req, res, m[1]!, session);
     }
     fail(res, 404, 'not-found', `no API at ${path}`);
   };

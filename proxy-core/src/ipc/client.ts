@@ -6,8 +6,11 @@
 import { type Channel, IpcError } from './channel.js';
 import { connectBroker } from './connect.js';
 import { isObject } from '../jsonrpc/messages.js';
-import { type BrokerEvent, BrokerEventSchema, type ParamsOf, type ResultOf, userApi, type UserMethodKey, waitMs, waitsOnTicket } from '../protocol/api.js';
+import { type BrokerEvent, BrokerEventSchema, type Proof, type ParamsOf, type ResultOf, userApi, type UserMethodKey, waitMs, waitsOnTicket } from '../protocol/api.js';
 import { BrokerNote } from '../protocol/names.js';
+
+/** How long a call with a proof may take: a person typing a password into polkit's prompt. */
+export const PROOF_WAIT_MS = 130_000;
 
 export interface FollowHandlers {
   event(event: BrokerEvent): void;
@@ -50,6 +53,22 @@ export class BrokerClient {
     if (!checked.success) throw new IpcError('bad-request', `${method}: ${checked.error.issues[0]?.message ?? 'invalid parameters'}`);
     const ticketMs = timeoutMs === undefined && waitsOnTicket(spec) ? (await this.call('status', {})).ticketTimeoutSeconds * 1000 : 0;
     const answer = await this.channel.request(method, checked.data, timeoutMs ?? waitMs(spec, checked.data, ticketMs));
+    const result = spec.result.safeParse(answer);
+    if (!result.success) throw new IpcError('bad-answer', `the broker's answer to ${method} does not match the protocol (${result.error.issues[0]?.message ?? ''})`);
+    return result.data as ResultOf<M>;
+  }
+
+  /**
+   * Call a loosening method with a presence proof (protocol/presence.ts): the proof rides as the params'
+   * `presence`. It waits at least as long as a person may take to answer (polkit asks for a password).
+   */
+  async callWithProof<M extends UserMethodKey>(method: M, params: ParamsOf<M>, proof: Proof): Promise<ResultOf<M>> {
+    const spec = userApi[method];
+    const checked = spec.params.safeParse(params);
+    if (!checked.success) throw new IpcError('bad-request', `${method}: ${checked.error.issues[0]?.message ?? 'invalid parameters'}`);
+    const ticketMs = waitsOnTicket(spec) ? (await this.call('status', {})).ticketTimeoutSeconds * 1000 : 0;
+    const wait = Math.max(PROOF_WAIT_MS, waitMs(spec, checked.data, ticketMs));
+    const answer = await this.channel.request(method, { ...(checked.data as object), presence: proof }, wait);
     const result = spec.result.safeParse(answer);
     if (!result.success) throw new IpcError('bad-answer', `the broker's answer to ${method} does not match the protocol (${result.error.issues[0]?.message ?? ''})`);
     return result.data as ResultOf<M>;

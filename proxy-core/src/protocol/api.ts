@@ -12,6 +12,7 @@ import { catalogMethods } from './methods/catalog.js';
 import { clientMethods } from './methods/clients.js';
 import { estopMethods } from './methods/estop.js';
 import { journalMethods } from './methods/journal.js';
+import { presenceMethods } from './methods/presence.js';
 import { ruleMethods } from './methods/rules.js';
 import { sessionMethods } from './methods/sessions.js';
 import { settingMethods } from './methods/settings.js';
@@ -32,10 +33,12 @@ export { EventsQuerySchema, HistoryItemSchema, HistoryQuerySchema } from './meth
 export { SettingInfoSchema } from './methods/settings.js';
 export { SessionOpenSchema } from './methods/sessions.js';
 export { AskAnswerSchema, AskRequestSchema, PreviewSchema } from './methods/tickets.js';
-export { type AnyMethod, type MethodDecl, type MethodRole, QUICK_MS, type Wait, waitMs, waitsOnTicket } from './method.js';
+export { type AnyMethod, type MethodDecl, type MethodRole, QUICK_MS, rightsOf, type Wait, waitMs, waitsOnTicket } from './method.js';
+export * from './presence.js';
+export { PasskeySchema, PresenceStatusSchema } from './methods/presence.js';
 
 /** Every method of the protocol, by name. */
-export const methods = byName([...sessionMethods, ...ticketMethods, ...journalMethods, ...ruleMethods, ...estopMethods, ...settingMethods, ...catalogMethods, ...clientMethods, ...undoMethodList]);
+export const methods = byName([...sessionMethods, ...ticketMethods, ...journalMethods, ...ruleMethods, ...estopMethods, ...settingMethods, ...catalogMethods, ...clientMethods, ...undoMethodList, ...presenceMethods]);
 
 type Methods = typeof methods;
 type ForRole<Not extends string> = { readonly [K in keyof Methods as Methods[K]['role'] extends Not ? never : K]: Methods[K] };

@@ -3,6 +3,7 @@
  * events table (its `seq` orders the stream) and is what `airlock events --follow` prints and a UI subscribes to.
  */
 import type { CallRecord, FileTool, Remember, Rule, SessionInfo, Ticket } from './api.js';
+import type { FrontEndKind, PeerInfo, Via } from './presence.js';
 import type { DeclaredInverse, UndoInfo, UndoReport } from './undo-api.js';
 
 /** What a `call` event says of a call (the arguments and the result stay in the journal). */
@@ -105,6 +106,18 @@ export interface EventDetails {
   'tool-changed': { client: string; fields: string[]; pinned: string; current: string; diff: string };
   /** The user accepted a tool's new definition: it is the pin now. */
   'pin-accepted': { fingerprint: string; previous: string; fields: string[] };
+  /** A loosening call went through: what it allowed, and the proof (or lease, or --no-presence) behind it. */
+  loosened: { method: string; statement: string; via: Via };
+  /** A loosening call refused for want of a proof (or with one that did not verify); reported once per 10 s per front end and method. */
+  'presence-refused': { method: string; statement: string; channel: FrontEndKind; reason: string; peer?: PeerInfo };
+  /** The broker runs without presence proofs (`airlock daemon --no-presence`); `after`: proofs were in use before. */
+  'presence-off': { after: boolean };
+  /** Every presence lease ended (the screen locked, or a person asked). */
+  'presence-leases-ended': { leases: number; channel: FrontEndKind };
+  /** A person confirmed with a proof that the broker runs without presence proofs. */
+  'presence-confirmed': { via: Via };
+  'passkey-registered': { id: string; name: string; first: boolean; via: Via };
+  'passkey-removed': { id: string; name: string; via: Via };
 }
 
 export type EventType = keyof EventDetails;

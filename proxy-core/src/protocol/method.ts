@@ -3,10 +3,11 @@
  * and of its result, and how long a front end waits for its answer. The declarations are grouped by feature
  * (methods/*.ts) and gathered in api.ts; the broker binds one handler to each (broker/api/handlers.ts), and every
  * front end's client takes its wait from the same entry (ipc/client.ts). A wrapper loads no zod, so it keeps its
- * own copy of its methods' waits (wrap/broker-link.ts); their entries say the same. A new field of every method
- * (the rights it needs, say) is one more line in `MethodDecl` and one in each entry.
+ * own copy of its methods' waits (wrap/broker-link.ts); their entries say the same. Each entry also says what
+ * its call may change (`rights`, presence.ts): no method can be added without saying whether it loosens.
  */
 import type { z } from 'zod';
+import type { Rights, RightsLookup } from './presence.js';
 
 /** Who may call a method: a person's front end (the CLI, a UI, the app), a wrapper, or either. */
 export type MethodRole = 'user' | 'wrapper' | 'both';
@@ -24,6 +25,11 @@ export interface MethodDecl<N extends string = string, R extends MethodRole = Me
   readonly params: P;
   readonly result: O;
   readonly wait: Wait<z.output<P>>;
+  /**
+   * What a call may change: read, tighten, loosen (needs a presence proof), or a wrapper's report; a function
+   * when the direction depends on the params (E-Stop on or off) or on the broker's state (the rule removed).
+   */
+  readonly rights: Rights | ((params: z.output<P>, state: RightsLookup) => Rights);
 }
 
 /** Any declared method (what a table of them holds: `any`, as a wait computed from one method's params takes no other). */
@@ -48,6 +54,12 @@ export function waitMs(decl: AnyMethod, params: unknown, ticketTimeoutMs = 0): n
   if (typeof wait === 'number') return wait;
   if (typeof wait === 'function') return wait(params);
   return wait.ticket(ticketTimeoutMs);
+}
+
+/** What one call of `decl` with these (checked) params may change. */
+export function rightsOf(decl: AnyMethod, params: unknown, state: RightsLookup): Rights {
+  const r = decl.rights as Rights | ((p: unknown, s: RightsLookup) => Rights);
+  return typeof r === 'function' ? r(params, state) : r;
 }
 
 /** Index declarations by their name: the table the broker dispatches on and front ends check against. */

@@ -51,6 +51,14 @@ export const UserMethod = {
   pinsAccept: 'pins.accept',
   /** A fresh single-use sign-in link of the UI host (`airlock ui`); never answered over HTTP. */
   uiLink: 'ui.link',
+  presenceStatus: 'presence.status',
+  presenceChallenge: 'presence.challenge',
+  presenceEnd: 'presence.end',
+  presenceConfirm: 'presence.confirm',
+  passkeyOptions: 'passkey.options',
+  passkeyRegister: 'passkey.register',
+  passkeyList: 'passkey.list',
+  passkeyRemove: 'passkey.remove',
 } as const;
 export type UserMethodName = (typeof UserMethod)[keyof typeof UserMethod];
 

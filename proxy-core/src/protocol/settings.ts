@@ -10,6 +10,11 @@ export interface SettingSpec {
   values: readonly string[] | { min: number; max: number };
   fallback: string;
   help: string;
+  /**
+   * Which way is stricter: a setting changed that way may be changed by any front end; the other way needs a
+   * presence proof (presence.ts). A list: its values from the strictest. None: every change needs a proof.
+   */
+  stricter?: 'higher' | 'lower' | readonly string[];
 }
 
 export const SETTINGS = {
@@ -17,36 +22,43 @@ export const SETTINGS = {
     values: ['on', 'off'],
     fallback: 'off',
     help: 'wrap MCP servers that appear later in a client config, as soon as they appear',
+    stricter: ['on', 'off'],
   },
   'journal-days': {
     values: { min: 1, max: 3650 },
     fallback: '90',
     help: 'days the journal and the events are kept; older entries are removed a little at a time',
+    stricter: 'higher',
   },
   'journal-mb': {
     values: { min: 10, max: 100_000 },
     fallback: '500',
     help: 'the most the journal may hold (MB of arguments, results and details); the oldest entries go first',
+    stricter: 'higher',
   },
   'ticket-timeout': {
     values: { min: 5, max: 86_400 },
     fallback: '120',
     help: 'seconds a held call waits for your answer before it is denied (applies to calls held after a change)',
+    stricter: 'lower',
   },
   'snapshot-file-mb': {
     values: { min: 1, max: 1024 },
     fallback: '10',
     help: 'the largest file undo keeps a copy of before a call changes it (MB); a call on a bigger file runs, not undoable',
+    stricter: 'higher',
   },
   'snapshot-total-mb': {
     values: { min: 10, max: 100_000 },
     fallback: '500',
     help: "the most undo's file copies may take (MB); the oldest calls' copies go first, and those calls can no longer be undone",
+    stricter: 'higher',
   },
   'estop-grace-seconds': {
     values: { min: 0, max: 600 },
     fallback: '2',
     help: 'seconds a server gets to stop a call E-Stop cancelled before its process tree is terminated (restarted on release)',
+    stricter: 'lower',
   },
   // The tripwire's defaults: a person approving calls one by one does not pass 3 a second for 10 s, and an agent
   // working through a model makes a call per turn (seconds apart; a batch of parallel calls is rarely 10+). More
@@ -57,16 +69,19 @@ export const SETTINGS = {
     values: ['on', 'off'],
     fallback: 'on',
     help: 'engage E-Stop by itself when more than tripwire-calls changing calls run within tripwire-seconds, across all sessions',
+    stricter: ['on', 'off'],
   },
   'tripwire-calls': {
     values: { min: 1, max: 100_000 },
     fallback: '30',
     help: 'how many changing calls (allowed, and not read-only-trusted) may run within tripwire-seconds; the next one is held and E-Stop engages',
+    stricter: 'lower',
   },
   'tripwire-seconds': {
     values: { min: 1, max: 3600 },
     fallback: '10',
     help: 'the window, in seconds, in which the tripwire counts changing calls',
+    stricter: 'higher',
   },
   // The long window: a loop that stays just under the short limit (29 calls every 10 s, for ever) is a runaway
   // too. 300 in 10 minutes is one changing call every 2 s for 10 minutes without a pause, which a person
@@ -75,11 +90,21 @@ export const SETTINGS = {
     values: { min: 1, max: 1_000_000 },
     fallback: '300',
     help: 'how many changing calls may run within tripwire-long-seconds before the tripwire engages E-Stop (a slow loop that never stops)',
+    stricter: 'lower',
   },
   'tripwire-long-seconds': {
     values: { min: 1, max: 86_400 },
     fallback: '600',
     help: 'the long window, in seconds, in which the tripwire also counts changing calls',
+    stricter: 'higher',
+  },
+  // How long one presence proof holds for the front end that gave it (like sudo's timestamp): a person approving
+  // several calls in a row touches once. 0: every loosening action asks for its own proof.
+  'presence-lease': {
+    values: { min: 0, max: 3600 },
+    fallback: '300',
+    help: 'seconds a presence proof (passkey, password, Touch ID) holds for the front end that gave it; 0 asks every time',
+    stricter: 'lower',
   },
   // The desktop app's: how it asks, and the keys of its global E-Stop. The keys are a short list rather than any
   // accelerator: a chord an editor or the OS already binds would fire E-Stop by accident, or never.
@@ -109,6 +134,19 @@ export function settingProblem(key: string, value: string): string | null {
   const { min, max } = spec.values as { min: number; max: number };
   const n = Number(value);
   return /^\d+$/.test(value) && n >= min && n <= max ? null : `${key} takes a whole number from ${min} to ${max}`;
+}
+
+/** Whether changing `key` from `from` to `to` makes Airlock stricter (or changes nothing): open to every front end. */
+export function settingTightens(key: string, from: string, to: string): boolean {
+  // a value the setting does not take changes nothing (the handler refuses it): the person hears why, not "needs a proof"
+  if (!isSettingKey(key) || settingProblem(key, to) !== null) return true;
+  if (from === to) return true;
+  const order = (SETTINGS[key] as SettingSpec).stricter;
+  if (order === undefined) return false;
+  if (order === 'higher' || order === 'lower') return order === 'higher' ? Number(to) > Number(from) : Number(to) < Number(from);
+  const a = order.indexOf(from);
+  const b = order.indexOf(to);
+  return a >= 0 && b >= 0 && b < a;
 }
 
 /** A stored value of `key` if it is one the setting takes (a hand-edited database is not believed), else the fallback. */

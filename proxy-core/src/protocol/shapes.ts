@@ -179,6 +179,8 @@ export const BrokerStatusSchema = z.object({
   diskFull: z.object({ since: ms, error: z.string() }).nullable().optional(),
   /** Journal entries no copy of survived, ever (`executed`: of calls that reached their server). */
   journalLost: z.object({ executed: z.number().int().nonnegative(), notRun: z.number().int().nonnegative() }).optional(),
+  /** Whether loosening needs a presence proof, and the standing warning when it does not. */
+  presence: z.object({ required: z.boolean(), warning: z.string().nullable() }).optional(),
 });
 
 /** One entry of the broker's event stream; `seq` comes from the database and orders every event. */

@@ -28,7 +28,7 @@ function setup(opts: { ticketTimeoutSeconds?: number } = {}) {
   const store = new Store(join(dir, 'airlock.db'));
   stores.push(store);
   const clock = new FakeClock();
-  const broker = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: opts.ticketTimeoutSeconds ?? 120, ackTimeoutMs: 1500, clock });
+  const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: opts.ticketTimeoutSeconds ?? 120, ackTimeoutMs: 1500, clock });
   return { broker, clock, store, dir };
 }
 
@@ -170,7 +170,7 @@ describe('why E-Stop is on', () => {
     await broker.setEstop(true, { by: 'tripwire', reason: '31 changing calls in 10 s' });
     const cause = { by: 'tripwire', reason: '31 changing calls in 10 s', at: clock.now() };
     expect(broker.status().estopCause).toEqual(cause);
-    const again = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock });
+    const again = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock });
     expect(again.status()).toMatchObject({ estop: true, estopCause: cause });
     await again.setEstop(false);
     expect(again.status()).toMatchObject({ estop: false, estopCause: null });
@@ -182,7 +182,7 @@ describe('why E-Stop is on', () => {
     const { store, clock, dir } = setup();
     store.setSetting('estop', 'on');
     store.setSetting('estop-cause', '{"by":"someone else"}');
-    const broker = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock });
+    const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock });
     expect(broker.status()).toMatchObject({ estop: true, estopCause: null });
   });
 });

@@ -32,7 +32,7 @@ function setup(opts: Partial<BrokerOptions> = {}) {
   const store = new Store(join(dir, 'airlock.db'));
   cleanups.push(() => store.close());
   const clock = new FakeClock();
-  const broker = new Broker({ store, dataDir: dir, ackTimeoutMs: 1500, clock, ...opts });
+  const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ackTimeoutMs: 1500, clock, ...opts });
   const [server, peer] = channelPair();
   broker.attach(server, 'ui');
   const ui = <T>(method: string, params: unknown = {}) => peer.request<T>(method, params);
@@ -168,7 +168,7 @@ describe('file tools', () => {
     expect((await ui<{ tool: string; builtIn?: boolean }[]>('file-tools.list')).filter((t) => t.tool === 'write_file')).toEqual([expect.objectContaining({ builtIn: true })]);
 
     // the built-in ones survive a restart: the server is known from its earlier sessions
-    const again = new Broker({ store, dataDir: '/unused', clock: new FakeClock() });
+    const again = new Broker({ presence: { required: false }, store, dataDir: '/unused', clock: new FakeClock() });
     expect(again.fileTools.list().map((t) => t.tool)).toEqual(['edit_file', 'write_file', 'save']);
   });
 });
@@ -216,10 +216,10 @@ describe('catalog, settings, ticket timeout', () => {
   test('the daemon flag is saved as the setting when the setting can hold it, and holds for the run when shorter', () => {
     const { store } = setup({ ticketTimeoutSeconds: 300 });
     expect(store.getSetting('ticket-timeout')).toBe('300');
-    const short = new Broker({ store, dataDir: '/unused', clock: new FakeClock(), ticketTimeoutSeconds: 1 });
+    const short = new Broker({ presence: { required: false }, store, dataDir: '/unused', clock: new FakeClock(), ticketTimeoutSeconds: 1 });
     expect(short.status().ticketTimeoutSeconds).toBe(1);
     expect(store.getSetting('ticket-timeout')).toBe('300');
-    expect(new Broker({ store, dataDir: '/unused', clock: new FakeClock() }).status().ticketTimeoutSeconds).toBe(300);
+    expect(new Broker({ presence: { required: false }, store, dataDir: '/unused', clock: new FakeClock() }).status().ticketTimeoutSeconds).toBe(300);
   });
 });
 

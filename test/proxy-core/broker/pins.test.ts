@@ -286,7 +286,7 @@ function setup() {
   dirs.push(dir);
   const store = new Store(join(dir, 'airlock.db'));
   stores.push(store);
-  const broker = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
+  const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
   return { broker, store };
 }
 

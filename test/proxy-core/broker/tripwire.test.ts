@@ -181,7 +181,7 @@ describe('the broker engages E-Stop on it', () => {
     const store = new Store(join(dir, 'airlock.db'));
     stores.push(store);
     const clock = new FakeClock();
-    const broker = new Broker({ store, dataDir: dir, ackTimeoutMs: 1500, clock });
+    const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ackTimeoutMs: 1500, clock });
     const [end, peer] = channelPair();
     broker.attach(end, 'wrapper');
     const pushes: { estop: boolean }[] = [];
@@ -244,7 +244,7 @@ describe('the broker hands out places over the wrapper protocol', () => {
     dirs.push(dir);
     const store = new Store(join(dir, 'airlock.db'));
     stores.push(store);
-    const broker = new Broker({ store, dataDir: dir, ackTimeoutMs: 1500, clock: new FakeClock() });
+    const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ackTimeoutMs: 1500, clock: new FakeClock() });
     const wrappers: FakeWrapper[] = [];
     for (let i = 0; i < n; i++) {
       const [end, peer] = channelPair();

@@ -5,7 +5,10 @@
  * refusal is thrown and travels back through the chain; the channel answers it as an error frame.
  */
 import { IpcError } from '../../ipc/channel.js';
+import { type Proof, ProofSchema, type RightsLookup, type Via } from '../../protocol/presence.js';
 import type { JournalSafety } from '../journal-safety.js';
+import { presenceGate } from '../presence/gate.js';
+import type { Presence } from '../presence/presence.js';
 import { bad, schemaMessage } from '../validate.js';
 import type { Bound, CallContext, Handlers } from './handlers.js';
 
@@ -21,6 +24,10 @@ export interface Call {
   bound?: Bound;
   /** Set by `checkParams`: the params as the schema gives them (defaults filled in). */
   checked?: unknown;
+  /** Set by `checkParams`: the presence proof the params carried (`presence`, taken off them). */
+  presence?: Proof;
+  /** Set by the presence step: how the call is attributed (channel, process, proof). */
+  via?: Via;
 }
 
 export type Middleware = (call: Call, next: () => unknown) => unknown;
@@ -58,18 +65,30 @@ export function resolve(handlers: Handlers): Middleware {
   };
 }
 
-/** The params must meet the method's schema; the handler gets what the schema gives (defaults filled in). */
+/**
+ * The params must meet the method's schema; the handler gets what the schema gives (defaults filled in). A
+ * presence proof rides beside them as `presence` (any method's params may carry one): taken off and checked on
+ * its own, so no method's schema has to know of it.
+ */
 export const checkParams: Middleware = (call, next) => {
-  const parsed = call.bound!.decl.params.safeParse(call.params ?? {});
+  let params = call.params ?? {};
+  if (typeof params === 'object' && params !== null && !Array.isArray(params) && Object.hasOwn(params, 'presence')) {
+    const { presence, ...rest } = params as Record<string, unknown>;
+    const proof = ProofSchema.safeParse(presence);
+    if (!proof.success) throw bad(`${call.method}: presence: ${schemaMessage(proof.error)}`);
+    call.presence = proof.data;
+    params = rest;
+  }
+  const parsed = call.bound!.decl.params.safeParse(params);
   if (!parsed.success) throw bad(`${call.method}: ${schemaMessage(parsed.error)}`);
   call.checked = parsed.data;
   return next();
 };
 
-export const runHandler: Middleware = (call) => call.bound!.run(call.checked, call.context);
+export const runHandler: Middleware = (call) => call.bound!.run(call.checked, call.context, call.via!);
 
 /** The chain for a request on a socket connection, and for a call from an in-process host (no disk translation, as before). */
-export function dispatchers(handlers: Handlers, safety: Pick<JournalSafety, 'translate'>): { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown } {
-  const common = [resolve(handlers), checkParams, runHandler];
+export function dispatchers(handlers: Handlers, safety: Pick<JournalSafety, 'translate'>, presence: Presence, state: RightsLookup): { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown } {
+  const common = [resolve(handlers), checkParams, presenceGate(presence, state), runHandler];
   return { socket: compose([diskErrors(safety), ...common]), inProcess: compose(common) };
 }

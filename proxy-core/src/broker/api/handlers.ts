@@ -7,6 +7,8 @@
 import type { z } from 'zod';
 import { type Channel, IpcError } from '../../ipc/channel.js';
 import { type AnyMethod, methods } from '../../protocol/api.js';
+import type { Via } from '../../protocol/presence.js';
+import type { FrontEnd } from '../presence/presence.js';
 import type { Session } from '../sessions.js';
 
 /** What a handler knows of the call besides its params: the connection it came on. */
@@ -17,21 +19,25 @@ export interface CallContext {
   session: Session | null;
   /** Event subscriptions made on this connection: they end with it. */
   readonly subscriptions: Set<string>;
+  /** Who is calling, for presence: the front end's kind, its lease key, its process. */
+  readonly frontEnd: FrontEnd;
 }
 
-/** A context for a call that comes on no connection. */
-export function inProcess(): CallContext {
-  return { channel: null, session: null, subscriptions: new Set() };
+let inProcessCount = 0;
+
+/** A context for a call that comes on no connection (a UI session's key, or one of its own). */
+export function inProcess(frontEnd?: FrontEnd): CallContext {
+  return { channel: null, session: null, subscriptions: new Set(), frontEnd: frontEnd ?? { kind: 'in-process', key: `in-process:${++inProcessCount}`, peer: null } };
 }
 
-export type Handler<D extends AnyMethod> = (params: z.output<D['params']>, call: CallContext) => z.output<D['result']> | Promise<z.output<D['result']>>;
+export type Handler<D extends AnyMethod> = (params: z.output<D['params']>, call: CallContext, via: Via) => z.output<D['result']> | Promise<z.output<D['result']>>;
 
 /** How a feature binds a handler to one of its declared methods. */
 export type Bind = <D extends AnyMethod>(decl: D, handler: Handler<D>) => void;
 
 export interface Bound {
   readonly decl: AnyMethod;
-  readonly run: (params: unknown, call: CallContext) => unknown;
+  readonly run: (params: unknown, call: CallContext, via: Via) => unknown;
 }
 
 export class Handlers {

@@ -9,12 +9,14 @@ import { literalGlob } from '../../policy/glob.js';
 import type { AskAnswer, CheckedParamsOf, ResultOf, Ticket, WrapperParamsOf } from '../../protocol/api.js';
 import { approve, ask, deny, pending, preview, ticketArguments } from '../../protocol/methods/tickets.js';
 import { BrokerToWrapper } from '../../protocol/names.js';
+import { describeOrigin, describeVia, type Via } from '../../protocol/presence.js';
 import { type Bind, inSession } from '../api/handlers.js';
 import { DISK_FULL_REASON } from '../journal-safety.js';
 import type { EstopSwitch } from '../estop.js';
 import type { RuleBook } from '../rule-book.js';
 import type { FileTools } from '../undo/file-tools.js';
 import type { MatchEnv } from '../../policy/arg-conditions.js';
+import type { Clock } from '../../util/clock.js';
 import type { JournalSafety } from '../journal-safety.js';
 import type { Session, Sessions } from '../sessions.js';
 import { bad, checkArgConditions } from '../validate.js';
@@ -34,13 +36,14 @@ export interface TicketsApiParts {
   readonly ruleBook: Pick<RuleBook, 'insert'>;
   readonly fileTools: Pick<FileTools, 'get'>;
   readonly matchEnv: MatchEnv;
+  readonly clock: Pick<Clock, 'now'>;
 }
 
 export function bindTickets(on: Bind, b: TicketsApiParts): void {
   on(ask, inSession((session, p) => askCall(b, session, p)));
   on(pending, () => b.tickets.pending());
-  on(approve, (p) => approveTicket(b, p));
-  on(deny, (p) => denyTicket(b, p.id, p.reason));
+  on(approve, (p, _call, via) => approveTicket(b, p, via));
+  on(deny, (p, _call, via) => denyTicket(b, p.id, p.reason, via));
   // what approving a held call would do to the file it writes (preview.ts)
   on(preview, (p) => {
     const { ticket, session } = b.tickets.require(p.id);
@@ -57,7 +60,10 @@ function askCall(b: TicketsApiParts, session: Session, p: WrapperParamsOf<'call.
 }
 
 /** Approve a held call; `always` adds an allow rule, scoped to calls whose arguments meet `args` when given. */
-export async function approveTicket(b: TicketsApiParts, p: CheckedParamsOf<'approve'>): Promise<ResultOf<'approve'>> {
+/** A decision made in-process (a test, a host with no front end): said as such, never as "by you". */
+export const IN_PROCESS: Via = { channel: 'in-process', proof: 'none' };
+
+export async function approveTicket(b: TicketsApiParts, p: CheckedParamsOf<'approve'>, via: Via = IN_PROCESS): Promise<ResultOf<'approve'>> {
   const { id, remember, args, undoable, argsSeen } = p;
   if (args !== undefined && remember !== 'always') throw bad('argument conditions scope an "always" approval: give remember "always" with them');
   if (undoable && remember !== 'always') throw bad('"only calls Airlock can undo" scopes an "always" approval: give remember "always" with it');
@@ -78,13 +84,15 @@ export async function approveTicket(b: TicketsApiParts, p: CheckedParamsOf<'appr
   }
   // E-Stop may have been pressed while the push was in flight; it wins.
   if (!b.tickets.has(id)) throw new IpcError('not-pending', `ticket ${id} ended while it was being approved`);
-  b.tickets.end(open, { decision: 'allow', decidedBy: 'user', ticketId: id, reason: 'approved by you', remember }, 'approved', remember);
+  b.tickets.end(open, { decision: 'allow', decidedBy: 'user', ticketId: id, reason: `approved ${describeVia(via, b.clock.now())}`, remember }, 'approved', remember);
   return { ok: true, ticket, remember };
 }
 
-export function denyTicket(b: TicketsApiParts, id: string, reason?: string): { ok: true; ticket: Ticket } {
+export function denyTicket(b: TicketsApiParts, id: string, reason?: string, via: Via = IN_PROCESS): { ok: true; ticket: Ticket } {
   const open = b.tickets.require(id);
-  const text = reason ? `denied by you: ${reason}` : 'denied by you';
+  // denying is open to every front end, the agent's shell too: it says where it came from, not who
+  const from = `denied from ${describeOrigin(via)}`;
+  const text = reason ? `${from}: ${reason}` : from;
   b.tickets.end(open, { decision: 'deny', decidedBy: 'user', ticketId: id, reason: text }, 'denied', null);
   return { ok: true, ticket: open.ticket };
 }

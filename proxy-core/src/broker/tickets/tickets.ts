@@ -120,6 +120,11 @@ export class Tickets {
     this.denyAll((t) => t.session === session && t.callId === callId, 'cancelled', 'the client cancelled the call', 'cancelled');
   }
 
+  /** The held ticket with this id, or null. */
+  get(id: string): Ticket | null {
+    return this.open.get(id)?.ticket ?? null;
+  }
+
   has(id: string): boolean {
     return this.open.has(id);
   }

@@ -1,4 +1,5 @@
 /** `airlock daemon`: the broker in the foreground, until SIGINT/SIGTERM; with --ui, also the browser UI's host. */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DatabaseRefused } from '../../broker/db/database.js';
 import { DatabaseFileError } from '../../broker/db/files.js';
@@ -22,6 +23,22 @@ function launcherForAutoProtect(): Launcher | undefined {
   }
 }
 
+/**
+ * The key the app that starts this broker hands it on a pipe (never a file, an argument or the environment: a
+ * process of the same user can read those). Its Touch ID and click proofs are MACs under it.
+ */
+function readAppKey(fdText: string): Buffer {
+  if (!/^\d{1,4}$/.test(fdText) || Number(fdText) < 3) throw new UsageError('--app-key-fd takes the number of a pipe the app opened (3 or more)');
+  let text: string;
+  try {
+    text = readFileSync(Number(fdText), 'utf8').trim();
+  } catch (err) {
+    throw new CliError(`cannot read the app's key from fd ${fdText}: ${(err as Error).message}`);
+  }
+  if (!/^[0-9a-f]{64}$/.test(text)) throw new CliError(`fd ${fdText} did not hold the app's key (64 hex digits)`);
+  return Buffer.from(text, 'hex');
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(
     argv.slice(1),
@@ -31,6 +48,8 @@ export async function run(argv: string[]): Promise<number> {
       'fresh-database': { type: 'boolean' },
       ui: { type: 'boolean' },
       port: { type: 'string' },
+      'no-presence': { type: 'boolean' },
+      'app-key-fd': { type: 'string' },
     },
     false,
   );
@@ -45,6 +64,8 @@ export async function run(argv: string[]): Promise<number> {
   // the built renderer, at the repo root (the same relative spot from src/ and dist/): the library is told, never guesses
   const ui = values.ui ? { port, staticDir: fileURLToPath(new URL('../../../../renderer/dist', import.meta.url)) } : undefined;
   const dir = dataDir();
+  const presence = { required: values['no-presence'] !== true, ...(values['app-key-fd'] !== undefined ? { appKey: readAppKey(values['app-key-fd']) } : {}) };
+  if (!presence.required) process.stderr.write('airlock: warning: presence proofs are off (--no-presence): any process of yours can approve calls and loosen rules\n');
   let running;
   try {
     running = await startBroker({
@@ -53,6 +74,7 @@ export async function run(argv: string[]): Promise<number> {
       database,
       launcher: launcherForAutoProtect(),
       ...(ui ? { ui } : {}),
+      presence,
     });
   } catch (err) {
     if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError || err instanceof UiHostError) throw new CliError(err.message);

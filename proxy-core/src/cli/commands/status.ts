@@ -14,6 +14,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   print(`Airlock broker: running (pid ${status.pid}), data in ${status.dataDir}`);
+  if (status.presence?.warning) print(`WARNING: ${status.presence.warning}`);
   print(`E-Stop: ${status.estop ? `ON — every tool call is refused${estopWhy(status.estopCause)}` : 'off'}`);
   if (status.diskFull) {
     print(`Disk: FULL since ${ago(status.diskFull.since)} — every tool call is refused until the data dir's disk takes writes again (${status.diskFull.error})`);

@@ -54,12 +54,13 @@ export const CatalogToolSchema = z.object({
 });
 
 
-export const catalog = method({ name: UserMethod.catalog, role: 'user', params: z.object({ server: text(LIMITS.name) }).strict(), result: z.array(CatalogToolSchema), wait: QUICK_MS });
+export const catalog = method({ name: UserMethod.catalog, role: 'user', rights: 'read', params: z.object({ server: text(LIMITS.name) }).strict(), result: z.array(CatalogToolSchema), wait: QUICK_MS });
 
 /** A wrapper's listing of its server's tools (their verdicts) and what it found wrong with them. */
 export const catalogUpdate = method({
   name: WrapperMethod.catalogUpdate,
   role: 'wrapper',
+  rights: 'report',
   params: z.object({ verdicts: z.array(z.unknown()).max(100_000).default([]), problems: z.array(z.unknown()).max(1000).default([]) }),
   result: Ok,
   // the wrapper does not wait on it: its calls go on being asked for meanwhile
@@ -70,6 +71,7 @@ export const catalogUpdate = method({
 export const observed = method({
   name: WrapperMethod.observed,
   role: 'wrapper',
+  rights: 'report',
   params: z.object({ contradictions: z.array(z.object({ tool: z.string().max(LIMITS.toolName), evidence: z.string() })).max(10_000) }),
   result: Ok,
   // the wrapper does not wait on it
@@ -77,7 +79,7 @@ export const observed = method({
 });
 
 /** Pinned tool definitions, of one server or all; changed ones first. */
-export const pinsList = method({ name: UserMethod.pinsList, role: 'user', params: z.object({ server: text(LIMITS.name).optional() }).strict(), result: z.array(PinInfoSchema), wait: QUICK_MS });
+export const pinsList = method({ name: UserMethod.pinsList, role: 'user', rights: 'read', params: z.object({ server: text(LIMITS.name).optional() }).strict(), result: z.array(PinInfoSchema), wait: QUICK_MS });
 
 /**
  * Accept the definitions a server lists now in place of the pinned ones (every changed tool, or one); the
@@ -87,16 +89,18 @@ export const pinsList = method({ name: UserMethod.pinsList, role: 'user', params
 export const pinsAccept = method({
   name: UserMethod.pinsAccept,
   role: 'user',
+  rights: 'loosen',
   params: z.object({ server: text(LIMITS.name), tool: text(LIMITS.toolName).optional(), fingerprint: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict(),
   result: z.object({ accepted: z.array(PinInfoSchema) }),
   wait: QUICK_MS,
 });
 
-export const fileToolsList = method({ name: UserMethod.fileToolsList, role: 'user', params: Empty, result: z.array(FileToolSchema), wait: QUICK_MS });
-export const fileToolsSet = method({ name: UserMethod.fileToolsSet, role: 'user', params: FileToolSchema.omit({ builtIn: true }).strict(), result: FileToolSchema, wait: QUICK_MS });
+export const fileToolsList = method({ name: UserMethod.fileToolsList, role: 'user', rights: 'read', params: Empty, result: z.array(FileToolSchema), wait: QUICK_MS });
+export const fileToolsSet = method({ name: UserMethod.fileToolsSet, role: 'user', rights: 'loosen', params: FileToolSchema.omit({ builtIn: true }).strict(), result: FileToolSchema, wait: QUICK_MS });
 export const fileToolsRemove = method({
   name: UserMethod.fileToolsRemove,
   role: 'user',
+  rights: 'loosen',
   params: z.object({ server: text(LIMITS.name), tool: text(LIMITS.toolName) }).strict(),
   result: Ok,
   wait: QUICK_MS,

@@ -96,14 +96,15 @@ export const InspectReportSchema = z.object({
 /** Reading and rewriting client config files. */
 const CONFIG_FILES_MS = 60_000;
 
-export const clientsList = method({ name: UserMethod.clientsList, role: 'user', params: Empty, result: z.array(ClientConfigsSchema), wait: CONFIG_FILES_MS });
-export const protect = method({ name: UserMethod.protect, role: 'user', params: ChangeParams, result: ChangeReportSchema, wait: CONFIG_FILES_MS });
-export const unprotect = method({ name: UserMethod.unprotect, role: 'user', params: ChangeParams, result: ChangeReportSchema, wait: CONFIG_FILES_MS });
+export const clientsList = method({ name: UserMethod.clientsList, role: 'user', rights: 'read', params: Empty, result: z.array(ClientConfigsSchema), wait: CONFIG_FILES_MS });
+export const protect = method({ name: UserMethod.protect, role: 'user', rights: 'tighten', params: ChangeParams, result: ChangeReportSchema, wait: CONFIG_FILES_MS });
+export const unprotect = method({ name: UserMethod.unprotect, role: 'user', rights: 'loosen', params: ChangeParams, result: ChangeReportSchema, wait: CONFIG_FILES_MS });
 
 /** A check-up of a configured server (`airlock inspect --client C --server S`): read-only unless the person allows more. */
 export const inspect = method({
   name: UserMethod.inspect,
   role: 'user',
+  rights: 'loosen',
   params: z.object({ client: text(64), server: text(LIMITS.name), timeoutSeconds: z.number().min(1).max(300).default(20) }).strict(),
   result: InspectReportSchema,
   // it runs the server for up to its own timeout, then reports

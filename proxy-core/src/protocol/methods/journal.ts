@@ -51,6 +51,7 @@ export const EventsQuerySchema = z
 export const history = method({
   name: UserMethod.history,
   role: 'user',
+  rights: 'read',
   params: HistoryQuerySchema,
   result: z.object({ calls: z.array(HistoryItemSchema), nextCursor: z.number().int().nullable() }),
   wait: QUICK_MS,
@@ -59,6 +60,7 @@ export const history = method({
 export const events = method({
   name: UserMethod.events,
   role: 'user',
+  rights: 'read',
   params: EventsQuerySchema,
   result: z.object({ events: z.array(BrokerEventSchema), nextCursor: z.number().int().nullable() }),
   wait: QUICK_MS,
@@ -67,18 +69,20 @@ export const events = method({
 export const subscribe = method({
   name: UserMethod.subscribe,
   role: 'user',
+  rights: 'read',
   /** Every event after `since` (0: from the start of what the journal keeps), then live ones, in order. */
   params: z.object({ since: z.number().int().nonnegative().default(0) }).strict(),
   result: z.object({ subscription: z.string(), head: z.number().int().nonnegative() }),
   wait: QUICK_MS,
 });
 
-export const unsubscribe = method({ name: UserMethod.unsubscribe, role: 'user', params: z.object({ subscription: z.string() }).strict(), result: Ok, wait: QUICK_MS });
+export const unsubscribe = method({ name: UserMethod.unsubscribe, role: 'user', rights: 'read', params: z.object({ subscription: z.string() }).strict(), result: Ok, wait: QUICK_MS });
 
 /** A wrapper's journal entries (its calls), acknowledged once they are written. */
 export const journal = method({
   name: WrapperMethod.journal,
   role: 'wrapper',
+  rights: 'report',
   params: z.object({
     entries: z.array(z.unknown()).max(10_000),
     /** Entries the wrapper could not keep (memory full of refused calls, the spill refused by the disk). */

@@ -5,11 +5,12 @@ import { method, QUICK_MS } from '../method.js';
 import { UserMethod } from '../names.js';
 import { ArgConditionSchema, Empty, Ok, RuleActionSchema, RuleSchema, text } from '../shapes.js';
 
-export const rulesList = method({ name: UserMethod.rulesList, role: 'user', params: Empty, result: z.array(RuleSchema), wait: QUICK_MS });
+export const rulesList = method({ name: UserMethod.rulesList, role: 'user', rights: 'read', params: Empty, result: z.array(RuleSchema), wait: QUICK_MS });
 
 export const rulesAdd = method({
   name: UserMethod.rulesAdd,
   role: 'user',
+  rights: (p) => (p.action === 'allow' ? 'loosen' : 'tighten'),
   params: z
     .object({
       action: RuleActionSchema,
@@ -24,16 +25,17 @@ export const rulesAdd = method({
   wait: QUICK_MS,
 });
 
-export const rulesRemove = method({ name: UserMethod.rulesRemove, role: 'user', params: z.object({ id: text(64) }).strict(), result: Ok, wait: QUICK_MS });
+export const rulesRemove = method({ name: UserMethod.rulesRemove, role: 'user', rights: (p, state) => (state.ruleAction(p.id) === 'allow' ? 'tighten' : 'loosen'), params: z.object({ id: text(64) }).strict(), result: Ok, wait: QUICK_MS });
 
 export const trustSet = method({
   name: UserMethod.trustSet,
   role: 'user',
+  rights: (p) => (p.on ? 'loosen' : 'tighten'),
   params: z.object({ server: text(LIMITS.name), on: z.boolean() }).strict(),
   result: z.object({ server: z.string(), trust: z.boolean() }),
   wait: QUICK_MS,
 });
 
-export const trustList = method({ name: UserMethod.trustList, role: 'user', params: Empty, result: z.array(z.string()), wait: QUICK_MS });
+export const trustList = method({ name: UserMethod.trustList, role: 'user', rights: 'read', params: Empty, result: z.array(z.string()), wait: QUICK_MS });
 
 export const ruleMethods = [rulesList, rulesAdd, rulesRemove, trustSet, trustList] as const;

@@ -21,12 +21,13 @@ export const SessionOpenSchema = z.object({
   undo: z.array(InverseDeclSchema).max(256).optional(),
 });
 
-export const status = method({ name: UserMethod.status, role: 'user', params: Empty, result: BrokerStatusSchema, wait: QUICK_MS });
+export const status = method({ name: UserMethod.status, role: 'user', rights: 'read', params: Empty, result: BrokerStatusSchema, wait: QUICK_MS });
 
 /** A wrapper's first request: who it is; the answer is its session and the policy it applies from now on. */
 export const sessionOpen = method({
   name: WrapperMethod.sessionOpen,
   role: 'wrapper',
+  rights: 'report',
   params: SessionOpenSchema,
   result: z.object({ sessionId: z.string(), policy: PolicySnapshotSchema, ticketTimeoutSeconds: z.number().optional() }),
   wait: 5000,
@@ -35,6 +36,7 @@ export const sessionOpen = method({
 export const wrapperRequest = method({
   name: UserMethod.wrapperRequest,
   role: 'user',
+  rights: 'read',
   /** Ask one connected wrapper something through the broker (its status today; an inverse call later). */
   params: z.object({ sessionId: text(64), method: z.literal('wrapper.status') }).strict(),
   result: z.object({ sessionId: z.string(), answer: z.unknown() }),
@@ -42,6 +44,6 @@ export const wrapperRequest = method({
 });
 
 /** A fresh sign-in link of the UI host (single-use, short-lived); bad-state when the broker serves no UI. */
-export const uiLink = method({ name: UserMethod.uiLink, role: 'user', params: Empty, result: z.object({ url: z.string() }), wait: QUICK_MS });
+export const uiLink = method({ name: UserMethod.uiLink, role: 'user', rights: 'read', params: Empty, result: z.object({ url: z.string() }), wait: QUICK_MS });
 
 export const sessionMethods = [status, sessionOpen, wrapperRequest, uiLink] as const;

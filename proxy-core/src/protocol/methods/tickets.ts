@@ -47,11 +47,12 @@ export const AskAnswerSchema = z.object({
   remember: RememberSchema.optional(),
 });
 
-export const pending = method({ name: UserMethod.pending, role: 'user', params: Empty, result: z.array(TicketSchema), wait: QUICK_MS });
+export const pending = method({ name: UserMethod.pending, role: 'user', rights: 'read', params: Empty, result: z.array(TicketSchema), wait: QUICK_MS });
 
 export const approve = method({
   name: UserMethod.approve,
   role: 'user',
+  rights: 'loosen',
   params: z
     .object({
       id: text(64),
@@ -74,12 +75,13 @@ export const approve = method({
 export const deny = method({
   name: UserMethod.deny,
   role: 'user',
+  rights: 'tighten',
   params: z.object({ id: text(64), reason: z.string().max(LIMITS.reason).optional() }).strict(),
   result: z.object({ ok: z.literal(true), ticket: TicketSchema }),
   wait: QUICK_MS,
 });
 
-export const preview = method({ name: UserMethod.preview, role: 'user', params: z.object({ id: text(64) }).strict(), result: PreviewSchema, wait: QUICK_MS });
+export const preview = method({ name: UserMethod.preview, role: 'user', rights: 'read', params: z.object({ id: text(64) }).strict(), result: PreviewSchema, wait: QUICK_MS });
 
 /**
  * A page of a held call's whole arguments, from the wrapper that holds the call (a ticket carries only their
@@ -89,6 +91,7 @@ export const preview = method({ name: UserMethod.preview, role: 'user', params: 
 export const ticketArguments = method({
   name: UserMethod.ticketArguments,
   role: 'user',
+  rights: 'read',
   params: z.object({ id: text(64), offset: z.number().int().nonnegative().default(0) }).strict(),
   result: z.object({ text: z.string(), offset: z.number().int().nonnegative(), total: z.number().int().nonnegative(), argsSha256: z.string() }),
   wait: 30_000,
@@ -98,6 +101,7 @@ export const ticketArguments = method({
 export const ask = method({
   name: WrapperMethod.ask,
   role: 'wrapper',
+  rights: 'report',
   params: AskRequestSchema,
   result: AskAnswerSchema,
   // the broker ends every ticket itself by its timeout; the wrapper's bound only catches a broker that forgot

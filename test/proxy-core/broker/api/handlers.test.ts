@@ -32,7 +32,7 @@ function setup(): Broker {
   dirs.push(dir);
   const store = new Store(join(dir, 'airlock.db'));
   stores.push(store);
-  return new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
+  return new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
 }
 
 const declared = Object.values(methods as Record<string, AnyMethod>);

@@ -38,7 +38,7 @@ function setup() {
   mkdirSync(files);
   const store = new Store(join(dir, 'airlock.db'));
   stores.push(store);
-  const broker = new Broker({ store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
+  const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
   brokers.push(broker);
   return { dir, files, store, broker };
 }
