@@ -163,7 +163,7 @@ export class Presence {
     if (!this.o.polkitAvailable) return { ok: false, reason: 'polkit is not available on this machine' };
     if (!frontEnd.peer) return { ok: false, reason: 'the broker cannot see which process is asking, and polkit checks that process' };
     const answer = await (this.o.polkit ?? checkPolkit)(frontEnd.peer, c.statement);
-    return answer.ok ? { ok: true, label: 'polkit' } : { ok: false, reason: answer.reason };
+    return answer.ok ? { ok: true } : { ok: false, reason: answer.reason };
   }
 
   private appProof(proof: Proof, c: OpenChallenge): Verified {
