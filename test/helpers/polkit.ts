@@ -22,7 +22,8 @@ import { installPolkitPolicy } from '../../proxy-core/src/broker/presence/polkit
 
 export const PERSON = 'airlock-person';
 const POLKITD = '/usr/lib/polkit-1/polkitd';
-const RULES = '/etc/polkit-1/rules.d/49-airlock-test.rules';
+// one file per test process: two suites side by side each add their own, and each answers only its own pids
+const RULES = `/etc/polkit-1/rules.d/49-airlock-test-${process.pid}.rules`;
 
 const rulesText = (verdicts: string) => `// Airlock's presence tests: answers what the test wrote for the subject's pid, for ${PERSON} only
 polkit.addRule(function (action, subject) {
@@ -124,8 +125,6 @@ export async function startPolkit(): Promise<Polkit> {
   );
   const children: ChildProcess[] = [];
   let server: Server | undefined;
-  const action = '/usr/share/polkit-1/actions/dev.airlock.loosen.policy';
-  const actionWasThere = existsSync(action);
   const priorAddress = process.env.DBUS_SYSTEM_BUS_ADDRESS;
   const stop = async () => {
     for (const c of children.reverse()) {
@@ -137,7 +136,6 @@ export async function startPolkit(): Promise<Polkit> {
     }
     server?.close();
     rmSync(RULES, { force: true });
-    if (!actionWasThere) rmSync(action, { force: true });
     rmSync(dir, { recursive: true, force: true });
     if (priorAddress === undefined) delete process.env.DBUS_SYSTEM_BUS_ADDRESS;
     else process.env.DBUS_SYSTEM_BUS_ADDRESS = priorAddress;
@@ -153,6 +151,7 @@ export async function startPolkit(): Promise<Polkit> {
     const verdicts = join(dir, 'verdicts');
     mkdirSync(verdicts, { mode: 0o755 });
     writeFileSync(RULES, rulesText(verdicts), { mode: 0o644 });
+    // Airlock's own action, as `airlock service install` writes it; left installed (another suite may use it)
     const installed = installPolkitPolicy();
     if (!installed.installed) throw new Error(installed.reason);
 
@@ -166,12 +165,13 @@ export async function startPolkit(): Promise<Polkit> {
     // the subjects' server: reachable by PERSON, reading each peer as soon as it connects (as the broker does)
     const sock = join(dir, 'subjects.sock');
     const arrivals: ((peer: Peer | null, socket: Socket) => void)[] = [];
-    server = createServer((socket) => {
+    const subjects = createServer((socket) => {
       const peer = peerOf(socket);
       socket.on('error', () => {});
       arrivals.shift()?.(peer, socket);
     });
-    await new Promise<void>((resolve) => server.listen({ path: sock, readableAll: true, writableAll: true }, resolve));
+    server = subjects;
+    await new Promise<void>((resolve) => subjects.listen({ path: sock, readableAll: true, writableAll: true }, resolve));
 
     const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, DBUS_SYSTEM_BUS_ADDRESS: address };
     const subjectCode = `const s=require('net').createConnection(process.argv[1]);s.on('end',()=>process.exit(0));s.on('error',()=>process.exit(1));`;
