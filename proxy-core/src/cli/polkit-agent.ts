@@ -60,6 +60,8 @@ export function startTextAgent(opts: TextAgentOptions = {}): Promise<TextAgent |
     }
     notify.on('data', () => {});
     notify.on('error', () => {});
+    // a pkttyagent that fails also closes the fd (by exiting); if its exit is seen after the close, this answers
+    // an agent that is not there, and polkit, finding none, says no: the mistake can only refuse
     notify.on('close', () => {
       if (child.exitCode === null && child.signalCode === null) settle({ stop });
     });
