@@ -1,11 +1,15 @@
-# Airlock's optional native reaper (reaper.c), Linux only: built by build/native.mjs at install, never required
-# (the wrapper falls back to finding descendants through /proc). Node-API, so the same binary loads in Node and
-# in Electron's Node.
+# Airlock's optional native addon, built by install.mjs at install, never required: without it the wrapper
+# finds a server's descendants through /proc, and the broker knows no socket peer (presence proofs that need
+# one are refused). Linux: the reaper and peer credentials; macOS: peer credentials. Node-API, so the same
+# binary loads in Node and in Electron's Node.
 {
   "targets": [
     {
-      "target_name": "airlock_reaper",
-      "conditions": [["OS=='linux'", { "sources": ["reaper.c"] }]],
+      "target_name": "airlock_native",
+      "conditions": [
+        ["OS=='linux'", { "sources": ["addon.c", "reaper.c", "peer.c"] }],
+        ["OS=='mac'", { "sources": ["addon.c", "peer.c"] }]
+      ],
       "cflags": ["-Wall", "-Wextra", "-O2"]
     }
   ]

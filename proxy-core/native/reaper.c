@@ -5,15 +5,14 @@
  * once such an orphan is killed, the wrapper reaps it by its pid. Never waitpid(-1): libuv reaps its own
  * children by pid, and must keep finding them.
  */
-#define NAPI_VERSION 8
-#include <node_api.h>
+#include "native.h"
 #include <errno.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
 /* setChildSubreaper(): true when this process is now a child subreaper. */
-static napi_value set_child_subreaper(napi_env env, napi_callback_info info) {
+napi_value airlock_set_child_subreaper(napi_env env, napi_callback_info info) {
   (void)info;
   napi_value result;
   napi_get_boolean(env, prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0, &result);
@@ -21,7 +20,7 @@ static napi_value set_child_subreaper(napi_env env, napi_callback_info info) {
 }
 
 /* reap(pid): true when pid was a child of this process that had ended and is now reaped (never blocks). */
-static napi_value reap(napi_env env, napi_callback_info info) {
+napi_value airlock_reap(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   napi_value result;
@@ -39,14 +38,3 @@ static napi_value reap(napi_env env, napi_callback_info info) {
   napi_get_boolean(env, got == (pid_t)pid, &result);
   return result;
 }
-
-static napi_value init(napi_env env, napi_value exports) {
-  napi_property_descriptor props[] = {
-    {"setChildSubreaper", NULL, set_child_subreaper, NULL, NULL, NULL, napi_default, NULL},
-    {"reap", NULL, reap, NULL, NULL, NULL, napi_default, NULL},
-  };
-  napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
-  return exports;
-}
-
-NAPI_MODULE(NODE_GYP_MODULE_NAME, init)

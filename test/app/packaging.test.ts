@@ -45,13 +45,14 @@ describe('electron-builder config', () => {
   test('says what the app relies on', () => {
     expect(config.appId).toBe(APP_ID);
     expect(config.asarUnpack.join()).toContain('better-sqlite3');
-    // the wrapper's native reaper ships with proxy-core, unpacked, at the path util/reaper.ts loads it from
+    // the native addon (the wrapper's reaper, the broker's socket peers) ships with proxy-core, unpacked, at the
+    // path util/native.ts loads it from
     const core = (config.files as unknown[]).find((f) => (f as { to?: string }).to === 'node_modules/@airlock/proxy-core') as { filter: string[] };
     expect(core.filter).toContain('native/build/Release/*.node');
     expect(config.asarUnpack).toContain('**/node_modules/@airlock/proxy-core/native/**/*');
-    expect(readFileSync(join(ROOT, 'proxy-core', 'src', 'util', 'reaper.ts'), 'utf8')).toContain("'../../native/build/Release/airlock_reaper.node'");
+    expect(readFileSync(join(ROOT, 'proxy-core', 'src', 'util', 'native.ts'), 'utf8')).toContain("'../../native/build/Release/airlock_native.node'");
     // `airlock wrap` starts from the bundle of its entry, one folder below dist/ as the compiled files are (so the
-    // reaper's relative path holds), with the list the launcher checks it against
+    // addon's relative path holds), with the list the launcher checks it against
     expect(core.filter).toEqual(expect.arrayContaining(['bin/**/*', 'dist/**/*.js', 'dist/wrap-bundle/inputs.json']));
     expect(readFileSync(join(BUILD, 'wrap-bundle.mjs'), 'utf8')).toContain("join(DIST, 'wrap-bundle')");
     expect(readFileSync(join(ROOT, 'proxy-core', 'bin', 'airlock.js'), 'utf8')).toContain("'../dist/wrap-bundle/wrap.js'");

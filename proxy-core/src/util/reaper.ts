@@ -1,31 +1,24 @@
 /**
- * Airlock's optional native reaper (proxy-core/native/reaper.c, Linux only, built at install when a compiler is
- * there): makes this process a child subreaper, so what its server's processes leave behind (setsid, a double
- * fork) is reparented here rather than to init and stays findable, and reaps such an orphan by its pid once it
- * is killed. Absent (no compiler, another OS, or AIRLOCK_NATIVE_REAPER=off), every call says so and the process
+ * Airlock's optional native reaper (proxy-core/native/reaper.c, Linux only, in the native addon built at install
+ * when a compiler is there: util/native.ts): makes this process a child subreaper, so what its server's
+ * processes leave behind (setsid, a double fork) is reparented here rather than to init and stays findable, and
+ * reaps such an orphan by its pid once it is killed. Absent (no compiler, another OS, or AIRLOCK_NATIVE_REAPER=off), every call says so and the process
  * tree is found through /proc alone (util/tree-watch.ts).
  */
-import { createRequire } from 'node:module';
+import { nativeAddon } from './native.js';
 
 interface ReaperAddon {
   setChildSubreaper(): boolean;
   reap(pid: number): boolean;
 }
 
-let addon: ReaperAddon | null | undefined;
 let subreaper = false;
 
 function load(): ReaperAddon | null {
-  if (addon !== undefined) return addon;
-  addon = null;
-  if (process.platform !== 'linux' || process.env.AIRLOCK_NATIVE_REAPER === 'off') return addon;
-  try {
-    // the same relative path from src/util and from dist/util
-    addon = createRequire(import.meta.url)('../../native/build/Release/airlock_reaper.node') as ReaperAddon;
-  } catch {
-    // not built here: the /proc fallback is what there is
-  }
-  return addon;
+  if (process.platform !== 'linux' || process.env.AIRLOCK_NATIVE_REAPER === 'off') return null;
+  const addon = nativeAddon();
+  // the reaper's calls are built on Linux only
+  return addon?.setChildSubreaper && addon.reap ? (addon as ReaperAddon) : null;
 }
 
 /** Make this process a child subreaper (once). True when it is one. */
