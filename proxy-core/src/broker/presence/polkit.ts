@@ -1,7 +1,3 @@
-<<<<<<< HEAD
-/** polkit (placeholder until the OS check lands: it refuses). */
-import type { Peer } from '../../ipc/peer.js';
-=======
 /**
  * A presence proof from the operating system: polkit is asked whether the process on the other end of the
  * broker's socket (its pid, start time and uid from the kernel: ipc/peer.ts) may perform Airlock's loosening
@@ -24,17 +20,12 @@ import type { Peer } from '../../ipc/peer.js';
 import { spawn } from 'node:child_process';
 import type { Peer } from '../../ipc/peer.js';
 import { POLKIT_ACTION_ID } from './polkit-policy.js';
->>>>>>> polkit
 
 export interface PolkitAnswer {
   ok: boolean;
   reason: string;
 }
 
-<<<<<<< HEAD
-export async function checkPolkit(_peer: Peer, _statement: string, _opts?: { actionId?: string; pkcheck?: string; timeoutMs?: number; interactive?: boolean }): Promise<PolkitAnswer> {
-  return { ok: false, reason: 'polkit is not available' };
-=======
 export interface PolkitOptions {
   /** The polkit action asked about; Airlock's own unless a test names another. */
   actionId?: string;
@@ -145,5 +136,4 @@ export async function checkPolkit(peer: Peer, statement: string, opts: PolkitOpt
     });
     child.on('close', (status, signal) => settle(answerFor(status, signal, stderr)));
   });
->>>>>>> polkit
 }
