@@ -162,6 +162,10 @@ export class Presence {
   private async polkit(c: OpenChallenge, frontEnd: FrontEnd): Promise<Verified> {
     if (!this.o.polkitAvailable) return { ok: false, reason: 'polkit is not available on this machine' };
     if (!frontEnd.peer) return { ok: false, reason: 'the broker cannot see which process is asking, and polkit checks that process' };
+    // a password typed into the desktop's prompt for a process with no terminal would be typed blind: that prompt
+    // cannot show what it allows (polkit takes no details from a broker that is not root). The CLI in a terminal
+    // prints the statement first and asks in the same terminal
+    if (!frontEnd.peer.tty) return { ok: false, reason: 'a process without a terminal cannot confirm with your password (the prompt could not show what it allows)' };
     const answer = await (this.o.polkit ?? checkPolkit)(frontEnd.peer, c.statement);
     return answer.ok ? { ok: true } : { ok: false, reason: answer.reason };
   }

@@ -194,6 +194,7 @@ describe('a proof', () => {
       ['no', terminal, /not authorized/],
       ['throws', terminal, /could not be checked: pkcheck crashed/],
       ['yes', null, /cannot see which process/],
+      ['yes', shell, /without a terminal cannot confirm/],
     ] as const) {
       const { broker } = setup({ polkit });
       const person = fe(peer);
