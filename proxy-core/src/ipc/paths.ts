@@ -48,6 +48,21 @@ export function secretPath(dir: string): string {
   return join(dir, 'secret');
 }
 
+/** Where a client finds the broker: its socket (or pipe) and the secret it must prove it knows. */
+export interface BrokerEndpoint {
+  socketPath: string;
+  secretPath: string;
+  /** The system broker's user id: the socket's folder and the secret must be that user's (ipc/system.ts). */
+  owner?: number;
+  /** How a client is told to start this broker when it is not there. */
+  startHint?: string;
+}
+
+/** The broker a person runs on a data dir of their own. */
+export function userEndpoint(dir: string): BrokerEndpoint {
+  return { socketPath: brokerAddress(dir).path, secretPath: secretPath(dir) };
+}
+
 export function databasePath(dir: string): string {
   return join(dir, 'airlock.db');
 }
