@@ -3,6 +3,7 @@
  * client's start-up) never loads SQLite, the SDK or any other command's code.
  */
 import { WRAP_USAGE } from './wrap-usage.js';
+import { SERVICE_USAGE } from './service-usage.js';
 
 export interface Command {
   /** One line for `airlock --help`. */
@@ -23,6 +24,11 @@ export const commands: Record<string, Command> = {
     usage:
       'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]]\n  --ticket-timeout: sets the ticket-timeout setting (default 120 s; below 5 s, for this run only). AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a sign-in link (airlock: UI at http://127.0.0.1:PORT/?token=...), good once and for 2 minutes;\n    `airlock ui` prints a fresh one, `airlock ui --open` opens it.',
     load: () => import('./daemon.js'),
+  },
+  service: {
+    summary: 'install, remove or check the broker as a system service of its own user (hardened mode)',
+    usage: SERVICE_USAGE,
+    load: () => import('./service.js'),
   },
   ui: {
     summary: 'print (or --open) a fresh sign-in link of the browser UI of the running broker',
