@@ -45,13 +45,13 @@ export async function run(argv: string[]): Promise<number> {
 
   if (action === 'status') return status(layout, root, values.json === true);
 
+  if (!values['dry-run'] && process.getuid?.() !== 0) throw new CliError(`airlock service ${action} changes the system: run it with sudo (or --dry-run to see what it would do)`);
   const steps = action === 'install' ? planInstall(layout) : uninstallPlan(layout, values.purge === true, exists(layout));
   if (values['dry-run']) {
     print(`airlock service ${action} would do${root !== '/' ? ` (files under ${root})` : ''}:`);
     for (const s of steps) print(describeStep(s));
     return 0;
   }
-  if (process.getuid?.() !== 0) throw new CliError(`airlock service ${action} changes the system: run it with sudo (or --dry-run to see what it would do)`);
   try {
     execute(steps, { root, platform: process.platform, say: print });
   } catch (err) {
