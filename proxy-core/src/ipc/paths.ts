@@ -89,3 +89,17 @@ export function databaseBackupPath(dir: string): string {
 export function configBackupDir(dir: string): string {
   return join(dir, 'backups');
 }
+
+/**
+ * The system service's places (hardened mode, ipc/system.ts and service/): its marker under a root, and on
+ * Linux its user, data dir and run folder, where its socket and the users group's copy of the secret are.
+ */
+export const SYSTEM_PLACES = {
+  marker: join('etc', 'airlock', 'service.json'),
+  socket: 'broker.sock',
+  secret: 'secret',
+  user: 'airlock',
+  usersGroup: 'airlock-users',
+  dataDir: '/var/lib/airlock',
+  runDir: '/run/airlock',
+} as const;

@@ -13,12 +13,12 @@
  */
 import { lstatSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join, sep } from 'node:path';
-import { type BrokerEndpoint, dataDir, type Env, userEndpoint } from './paths.js';
+import { type BrokerEndpoint, dataDir, type Env, SYSTEM_PLACES, userEndpoint } from './paths.js';
 
 /** The marker's place under a root (`/` on a real system). */
-export const MARKER_PATH = join('etc', 'airlock', 'service.json');
-export const SYSTEM_SOCKET = 'broker.sock';
-export const SYSTEM_SECRET = 'secret';
+export const MARKER_PATH = SYSTEM_PLACES.marker;
+export const SYSTEM_SOCKET = SYSTEM_PLACES.socket;
+export const SYSTEM_SECRET = SYSTEM_PLACES.secret;
 
 /** What `airlock service install` records about the service it set up. */
 export interface ServiceMarker {

@@ -29,7 +29,7 @@ export function firstWritable(dir: string): string | null {
 export function assertRootOnlyCode(node: string, packageRoot: string): void {
   try {
     assertRootOwned(node, 'the Node binary');
-    assertRootOwned(packageRoot, "Airlock's installed folder");
+    assertRootOwned(packageRoot, 'the installed folder of Airlock');
   } catch (err) {
     throw new WritableCode(`${(err as Error).message}; the service would run code that someone other than root can change`);
   }

@@ -3,13 +3,14 @@
  * a staged root (`--root`, for tests and packaging) only changes where the files are written (execute.ts).
  */
 import { join } from 'node:path';
+import { SYSTEM_PLACES } from '../ipc/paths.js';
 import { MARKER_PATH } from '../ipc/system.js';
 
 export const SERVICE_DEFAULTS = {
-  user: 'airlock',
-  usersGroup: 'airlock-users',
-  dataDir: '/var/lib/airlock',
-  runDir: '/run/airlock',
+  user: SYSTEM_PLACES.user,
+  usersGroup: SYSTEM_PLACES.usersGroup,
+  dataDir: SYSTEM_PLACES.dataDir,
+  runDir: SYSTEM_PLACES.runDir,
 } as const;
 
 export interface ServiceLayout {
