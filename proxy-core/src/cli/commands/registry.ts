@@ -22,7 +22,10 @@ export const commands: Record<string, Command> = {
   daemon: {
     summary: 'run the broker (one per user) in the foreground',
     usage:
-      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]]\n  --ticket-timeout: sets the ticket-timeout setting (default 120 s; below 5 s, for this run only). AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a sign-in link (airlock: UI at http://127.0.0.1:PORT/?token=...), good once and for 2 minutes;\n    `airlock ui` prints a fresh one, `airlock ui --open` opens it.',
+      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]]\n  --ticket-timeout: sets the ticket-timeout setting (default 120 s; below 5 s, for this run only). AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a sign-in link (airlock: UI at http://127.0.0.1:PORT/?token=...), good once and for 2 minutes;\n    `airlock ui` prints a fresh one, `airlock ui --open` opens it.\n' +
+      'airlock daemon --system [--home DIR] [--run-dir DIR] [--users-group NAME]\n' +
+      '  the broker as the system service runs it (`airlock service install`): data in DIR (/var/lib/airlock), the\n' +
+      '  socket and a group-readable copy of the secret in the run folder (/run/airlock), for the group airlock-users.',
     load: () => import('./daemon.js'),
   },
   service: {
