@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { BrokerEvent, HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
+import type { BrokerEndpoint } from '../../proxy-core/src/ipc/paths.js';
 import type { UndoReport } from '../../proxy-core/src/protocol/undo-api.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -79,10 +80,12 @@ export interface Daemon {
 
 /**
  * Start `airlock daemon` and wait until it says it listens. Without presence proofs (`--no-presence`) unless
- * `presence` is true: the suites that are not about presence approve as a script would.
+ * `presence` is true: the suites that are not about presence approve as a script would. `prefix`: a command the
+ * daemon runs under (setpriv as another user), which execs it: the pid stays the broker's.
  */
-export async function startDaemon(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, presence = false): Promise<Daemon> {
-  const proc = spawn(process.execPath, [CLI, 'daemon', ...(presence ? [] : ['--no-presence']), ...args], { env: { ...process.env, AIRLOCK_HOME: home, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+export async function startDaemon(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, presence = false, prefix: string[] = []): Promise<Daemon> {
+  const argv = [...prefix, process.execPath, CLI, 'daemon', ...(presence ? [] : ['--no-presence']), ...args];
+  const proc = spawn(argv[0]!, argv.slice(1), { env: { ...process.env, AIRLOCK_HOME: home, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   let closed = false;
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -181,14 +184,17 @@ export async function finishedCalls(
  * Wait on the broker's own readiness signal rather than by polling the CLI: subscribe to its event stream,
  * look once, and look again only when an event that can change the answer arrives.
  */
+/** A data dir, or a broker found otherwise (the system broker's endpoint). */
+export type BrokerTarget = string | { dir: string; endpoint: BrokerEndpoint };
+
 export async function untilBroker<T>(
-  home: string,
+  home: BrokerTarget,
   relevant: (e: BrokerEvent) => boolean,
   check: (client: BrokerClient) => Promise<T | undefined>,
   timeoutMs: number,
   what: string,
 ): Promise<T> {
-  const client = await BrokerClient.connect({ dir: home, role: 'cli' });
+  const client = await BrokerClient.connect({ ...(typeof home === 'string' ? { dir: home } : home), role: 'cli' });
   try {
     return await new Promise<T>((resolve, reject) => {
       let done = false;
@@ -296,7 +302,7 @@ export interface Ticket {
   createdAt: number;
 }
 
-export async function waitForTicket(home: string, tool?: string, timeoutMs = 8000): Promise<Ticket> {
+export async function waitForTicket(home: BrokerTarget, tool?: string, timeoutMs = 8000): Promise<Ticket> {
   return untilBroker(
     home,
     (e) => e.type === 'ticket-created',

@@ -2,7 +2,7 @@
  * The broker's socket: one listener per user, authenticated by the shared secret in both directions.
  * A stale socket left by a crashed broker is removed only after a connect attempt is refused.
  */
-import { chmodSync, unlinkSync } from 'node:fs';
+import { chmodSync, chownSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Channel, IpcError } from '../ipc/channel.js';
 import { AUTH, HELLO, type Role, USER_ROLES, WRAPPER_ROLES } from '../protocol/names.js';
@@ -26,9 +26,19 @@ export class AlreadyRunning extends Error {
   }
 }
 
-/** Whether a process answers on the broker address of `dir` (without talking to it). */
-export function probeBroker(dir: string): Promise<'alive' | 'stale' | 'absent'> {
-  return probe(brokerAddress(dir).path);
+/** Whether a process answers on the broker address of `dir`, or on `socketPath` (without talking to it). */
+export function probeBroker(dir: string, socketPath?: string): Promise<'alive' | 'stale' | 'absent'> {
+  return probe(socketPath ?? brokerAddress(dir).path);
+}
+
+/**
+ * A socket somewhere else than the data dir's, in a folder the caller has prepared (the system broker's run
+ * folder): its mode, and the group that may connect to it.
+ */
+export interface ListenAt {
+  path: string;
+  mode: number;
+  gid?: number;
 }
 
 function probe(path: string): Promise<'alive' | 'stale' | 'absent'> {
@@ -49,8 +59,8 @@ export interface Listening {
 }
 
 /** Listen on the broker address for `dir`; each authenticated connection goes to `onConnection`. */
-export async function listenBroker(dir: string, secret: Buffer, onConnection: (channel: Channel, role: Role) => void): Promise<Listening> {
-  const { path, folder } = brokerAddress(dir);
+export async function listenBroker(dir: string, secret: Buffer, onConnection: (channel: Channel, role: Role) => void, at?: ListenAt): Promise<Listening> {
+  const { path, folder } = at ? { path: at.path, folder: null } : brokerAddress(dir);
   if (folder) ensurePrivateDir(folder);
   const state = await probe(path);
   if (state === 'alive') throw new AlreadyRunning(path);
@@ -62,7 +72,11 @@ export async function listenBroker(dir: string, secret: Buffer, onConnection: (c
     // umask would leave the socket group/world-connectable for a moment; the 0700 folder already closes that gap
     server.listen(path, () => resolve());
   });
-  if (process.platform !== 'win32') chmodSync(path, 0o600);
+  if (process.platform !== 'win32') {
+    // the group first: until the mode is widened, no member can connect to a socket of the wrong group
+    if (at?.gid !== undefined) chownSync(path, -1, at.gid);
+    chmodSync(path, at?.mode ?? 0o600);
+  }
   // out of file handles (EMFILE), libuv closes the connection it cannot take and goes on accepting once handles
   // are free (measured: the broker stays up and the next CLI gets in). This listener is there so that an accept
   // error that does surface as an event can never end the broker: an unhandled 'error' would

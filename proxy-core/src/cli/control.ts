@@ -1,7 +1,7 @@
 /** Shared plumbing for CLI commands that talk to the broker. */
 import { IpcError } from '../ipc/channel.js';
 import { type ArgCondition, parseArgCondition } from '../policy/arg-conditions.js';
-import { dataDir } from '../ipc/paths.js';
+import { locateBroker } from '../ipc/system.js';
 import type { ParamsOf, ResultOf, UserMethodKey } from '../protocol/api.js';
 import { spellOutHidden, spellOutHiddenJson } from '../classify/hidden-text.js';
 import { BrokerClient } from '../ipc/client.js';
@@ -12,7 +12,8 @@ import { startTextAgent } from './polkit-agent.js';
 /** Connect as the CLI; a broker that is not there becomes a one-line CliError. */
 export async function connect(): Promise<BrokerClient> {
   try {
-    return await BrokerClient.connect({ dir: dataDir(), role: 'cli' });
+    const { dir, endpoint } = locateBroker(undefined, process.env, (msg) => process.stderr.write(msg + '\n'));
+    return await BrokerClient.connect({ dir, endpoint, role: 'cli' });
   } catch (err) {
     throw new CliError((err as Error).message);
   }

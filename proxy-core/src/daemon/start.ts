@@ -10,6 +10,7 @@ import { retentionPolicy, startRetention } from '../broker/db/retention.js';
 import { AlreadyRunning, type Listening, listenBroker, probeBroker } from '../broker/server.js';
 import type { Store } from '../broker/db/store.js';
 import { systemClock } from '../util/clock.js';
+import { prepareSystemDirs, publishSecret, type SystemMode, systemSocketPath } from './system-mode.js';
 
 export interface StartOptions {
   dir: string;
@@ -36,6 +37,8 @@ export interface StartOptions {
   ui?: Omit<UiHostOptions, 'broker'>;
   /** Presence proofs (broker/presence/): required unless `required: false` (`--no-presence`). */
   presence?: BrokerOptions['presence'];
+  /** Run as the system service (system-mode.ts): the socket and a group-readable secret in this run folder. */
+  system?: SystemMode;
 }
 
 /** The setting that makes the broker wrap servers that appear in a client config by themselves. */
@@ -65,7 +68,9 @@ export interface RunningBroker {
  *    that tries earlier is refused by the OS and reports "not running": clean, nothing half-served).
  */
 export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
-  ensurePrivateDir(opts.dir);
+  if (opts.system) prepareSystemDirs(opts.dir, opts.system);
+  else ensurePrivateDir(opts.dir);
+  const socketAt = opts.system ? systemSocketPath(opts.system) : undefined;
   const clock = systemClock;
   const lock = acquireBrokerLock(opts.dir);
   let store: Store | null = null;
@@ -73,7 +78,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
   let broker: Broker;
   let opened: OpenedDatabase;
   try {
-    if ((await probeBroker(opts.dir)) === 'alive') {
+    if ((await probeBroker(opts.dir, socketAt)) === 'alive') {
       throw new AlreadyRunning(opts.dir, `another Airlock broker is already answering on the socket of the data dir ${opts.dir}`);
     }
     // one clock for the broker and the times its database stamps itself (events, ends of sessions and tickets)
@@ -102,7 +107,9 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
     const { validateStructuredContent } = await import('../util/json-schema.js');
     broker.setOutputSchemaCheck(validateStructuredContent);
     const ready = broker;
-    listening = await listenBroker(opts.dir, secret, (channel, role) => ready.attach(channel, role));
+    if (opts.system) publishSecret(opts.system, secret);
+    const at = opts.system && socketAt ? { path: socketAt, mode: 0o660, gid: opts.system.gid } : undefined;
+    listening = await listenBroker(opts.dir, secret, (channel, role) => ready.attach(channel, role), at);
   } catch (err) {
     store?.close();
     lock.release();

@@ -5,6 +5,7 @@
  */
 import { type Channel, IpcError } from './channel.js';
 import { connectBroker } from './connect.js';
+import type { BrokerEndpoint } from './paths.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { type BrokerEvent, BrokerEventSchema, type Proof, type ParamsOf, type ResultOf, userApi, type UserMethodKey, waitMs, waitsOnTicket } from '../protocol/api.js';
 import { BrokerNote } from '../protocol/names.js';
@@ -38,8 +39,13 @@ export class BrokerClient {
     });
   }
 
-  static async connect(opts: { dir: string; role?: 'cli' | 'ui'; timeoutMs?: number }): Promise<BrokerClient> {
-    const channel = await connectBroker({ dir: opts.dir, role: opts.role ?? 'cli', ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
+  static async connect(opts: { dir: string; endpoint?: BrokerEndpoint; role?: 'cli' | 'ui'; timeoutMs?: number }): Promise<BrokerClient> {
+    const channel = await connectBroker({
+      dir: opts.dir,
+      role: opts.role ?? 'cli',
+      ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+    });
     return new BrokerClient(channel);
   }
 

@@ -2,13 +2,16 @@
 import { connect as netConnect } from 'node:net';
 import { AUTH, HELLO, type Role } from '../protocol/names.js';
 import { Channel, IpcError } from './channel.js';
-import { brokerAddress } from './paths.js';
-import { newNonce, proof, proofMatches, readSecret } from './secret.js';
+import { type BrokerEndpoint, userEndpoint } from './paths.js';
+import { newNonce, proof, proofMatches, readSecretFile } from './secret.js';
+import { assertServiceOwned } from './system.js';
 
 export type { Role } from '../protocol/names.js';
 
 export interface ConnectOptions {
   dir: string;
+  /** Where the broker is, when not the broker of `dir` (the system broker: ipc/system.ts). */
+  endpoint?: BrokerEndpoint;
   role: Role;
   /** Give up on connect plus handshake after this long. */
   timeoutMs?: number;
@@ -26,15 +29,22 @@ export const START_HINT = 'start it with `airlock daemon` (or open the Airlock a
 /** Connect and authenticate. Rejects with BrokerUnavailable when nothing is listening. */
 export function connectBroker(opts: ConnectOptions): Promise<Channel> {
   const timeoutMs = opts.timeoutMs ?? 2000;
+  const endpoint = opts.endpoint ?? userEndpoint(opts.dir);
+  const startHint = endpoint.startHint ?? START_HINT;
   let secret: Buffer;
   try {
-    secret = readSecret(opts.dir);
+    assertServiceOwned(endpoint);
+    secret = readSecretFile(endpoint.secretPath);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') return Promise.reject(new BrokerUnavailable(`Airlock is not running (no broker has run in ${opts.dir}); ${START_HINT}`));
+    if (code === 'ENOENT') {
+      const where = opts.endpoint ? `no secret at ${endpoint.secretPath}` : `no broker has run in ${opts.dir}`;
+      return Promise.reject(new BrokerUnavailable(`Airlock is not running (${where}); ${startHint}`));
+    }
+    if (code === 'EACCES') return Promise.reject(new BrokerUnavailable(`cannot read Airlock's secret ${endpoint.secretPath} (permission denied)${endpoint.owner !== undefined ? ': only members of the service\'s users group may use the system broker (sudo usermod -aG GROUP $USER, then log in again)' : ''}`));
     return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }
-  const { path } = brokerAddress(opts.dir);
+  const path = endpoint.socketPath;
   return new Promise<Channel>((resolve, reject) => {
     const socket = netConnect(path);
     let settled = false;
@@ -52,8 +62,8 @@ export function connectBroker(opts: ConnectOptions): Promise<Channel> {
     );
     timer.unref();
     socket.once('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') fail(new BrokerUnavailable(`Airlock is not running; ${START_HINT}`));
-      else fail(new BrokerUnavailable(`cannot reach Airlock (${err.code ?? err.message}); ${START_HINT}`));
+      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') fail(new BrokerUnavailable(`Airlock is not running; ${startHint}`));
+      else fail(new BrokerUnavailable(`cannot reach Airlock (${err.code ?? err.message}); ${startHint}`));
     });
     socket.once('connect', () => {
       const channel = new Channel(socket);
@@ -76,7 +86,7 @@ export function connectBroker(opts: ConnectOptions): Promise<Channel> {
               resolve(channel);
             }, (err: Error) => fail(err instanceof IpcError && err.code === 'unauthorized' ? err : new BrokerUnavailable(err.message)));
         },
-        close: (err) => fail(err ?? new BrokerUnavailable(`Airlock closed the connection; ${START_HINT}`)),
+        close: (err) => fail(err ?? new BrokerUnavailable(`Airlock closed the connection; ${startHint}`)),
       });
     });
   });

@@ -48,6 +48,21 @@ export function secretPath(dir: string): string {
   return join(dir, 'secret');
 }
 
+/** Where a client finds the broker: its socket (or pipe) and the secret it must prove it knows. */
+export interface BrokerEndpoint {
+  socketPath: string;
+  secretPath: string;
+  /** The system broker's user id: the socket's folder and the secret must be that user's (ipc/system.ts). */
+  owner?: number;
+  /** How a client is told to start this broker when it is not there. */
+  startHint?: string;
+}
+
+/** The broker a person runs on a data dir of their own. */
+export function userEndpoint(dir: string): BrokerEndpoint {
+  return { socketPath: brokerAddress(dir).path, secretPath: secretPath(dir) };
+}
+
 export function databasePath(dir: string): string {
   return join(dir, 'airlock.db');
 }
@@ -74,3 +89,17 @@ export function databaseBackupPath(dir: string): string {
 export function configBackupDir(dir: string): string {
   return join(dir, 'backups');
 }
+
+/**
+ * The system service's places (hardened mode, ipc/system.ts and service/): its marker under a root, and on
+ * Linux its user, data dir and run folder, where its socket and the users group's copy of the secret are.
+ */
+export const SYSTEM_PLACES = {
+  marker: join('etc', 'airlock', 'service.json'),
+  socket: 'broker.sock',
+  secret: 'secret',
+  user: 'airlock',
+  usersGroup: 'airlock-users',
+  dataDir: '/var/lib/airlock',
+  runDir: '/run/airlock',
+} as const;

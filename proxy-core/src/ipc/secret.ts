@@ -32,8 +32,12 @@ export function loadOrCreateSecret(dir: string): Buffer {
 }
 
 export function readSecret(dir: string): Buffer {
-  const text = readFileSync(secretPath(dir), 'utf8').trim();
-  if (!/^[0-9a-f]{64}$/.test(text)) throw new Error(`the secret file ${secretPath(dir)} is damaged; delete it and restart the broker`);
+  return readSecretFile(secretPath(dir));
+}
+
+export function readSecretFile(path: string): Buffer {
+  const text = readFileSync(path, 'utf8').trim();
+  if (!/^[0-9a-f]{64}$/.test(text)) throw new Error(`the secret file ${path} is damaged; delete it and restart the broker`);
   return Buffer.from(text, 'hex');
 }
 

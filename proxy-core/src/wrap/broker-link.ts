@@ -10,6 +10,7 @@
 import { EventEmitter } from 'node:events';
 import { type Channel, IpcError } from '../ipc/channel.js';
 import { connectBroker } from '../ipc/connect.js';
+import type { BrokerEndpoint } from '../ipc/paths.js';
 import { BrokerNote, BrokerToWrapper, PING, WrapperMethod, WrapperNote } from '../protocol/names.js';
 import type { AskAnswer, AskRequest, SessionOpen, WrapperParamsOf, WrapperResultOf } from '../protocol/api.js';
 
@@ -92,6 +93,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     private readonly dir: string,
     private readonly session: SessionOpen,
     private readonly log: (msg: string) => void,
+    /** Where the broker is, when not the broker of `dir` (the system broker); `dir` still holds the spill. */
+    private readonly endpoint?: BrokerEndpoint,
   ) {
     super();
     this.queue = new JournalQueue(dir, MAX_HELD, log);
@@ -118,7 +121,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.state = 'connecting';
     this.connecting = (async () => {
       try {
-        const channel = await connectBroker({ dir: this.dir, role: 'wrapper', timeoutMs: 1500 });
+        const channel = await connectBroker({ dir: this.dir, role: 'wrapper', timeoutMs: 1500, ...(this.endpoint ? { endpoint: this.endpoint } : {}) });
         channel.setHandlers({
           notify: (method, params) => this.onNotify(method, params),
           // what the broker may ask a wrapper (a front end's `wrapper.request`): who it is and how it is

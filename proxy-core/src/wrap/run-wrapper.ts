@@ -5,7 +5,7 @@
  * UI code (the SDK comes in only for a remote upstream, in its own module).
  */
 import type { Readable, Writable } from 'node:stream';
-import { dataDir } from '../ipc/paths.js';
+import { type Located, locateBroker } from '../ipc/system.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { BrokerLink } from './broker-link.js';
 import { keepYoungGenerationSmall } from './memory.js';
@@ -29,6 +29,8 @@ export interface WrapOptions {
   client: string;
   trustFlag: boolean;
   home?: string;
+  /** The broker to report to, when the caller has looked it up already (the wrap command, before it spawns). */
+  located?: Located;
   /** What the broker shows as this session's upstream: the command and args, or the URL. */
   command: string[];
   /** Declared inverses (`--undo`), reported to the broker when the session opens. */
@@ -46,7 +48,10 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   keepYoungGenerationSmall();
   const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
   const session = { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag, ...(o.undo?.length ? { undo: o.undo } : {}) };
-  const link = new BrokerLink(o.home ?? dataDir(), session, log);
+  // an installed service's broker wins over --home (ipc/system.ts); a marker that cannot be believed throws here,
+  // before the server is wired: the wrapper refuses to relay rather than report to a broker it cannot trust
+  const located = o.located ?? locateBroker(o.home, process.env, log);
+  const link = new BrokerLink(located.dir, session, log, located.endpoint);
   // loosening flags count only as the person's recorded choice: say so once when the broker has not got it
   if (o.trustFlag || o.undo?.length) {
     link.once('policy', (p: { trustReadOnlyHints?: boolean }) => {

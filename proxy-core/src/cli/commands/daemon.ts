@@ -1,5 +1,6 @@
 /** `airlock daemon`: the broker in the foreground, until SIGINT/SIGTERM; with --ui, also the browser UI's host. */
 import { readFileSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DatabaseRefused } from '../../broker/db/database.js';
 import { DatabaseFileError } from '../../broker/db/files.js';
@@ -8,6 +9,10 @@ import { startBroker } from '../../daemon/start.js';
 import { LauncherError, type Launcher } from '../../clients/launcher.js';
 import { DEFAULT_UI_PORT, UiHostError } from '../../http/ui-host.js';
 import { dataDir } from '../../ipc/paths.js';
+import { installedService, ServiceMarkerError } from '../../ipc/system.js';
+import { SystemModeError } from '../../daemon/system-mode.js';
+import { groupId } from '../../service/accounts.js';
+import { SERVICE_DEFAULTS } from '../../service/layout.js';
 import { parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
 import { cliLauncher } from '../launcher.js';
@@ -39,6 +44,40 @@ function readAppKey(fdText: string): Buffer {
   return Buffer.from(text, 'hex');
 }
 
+type DaemonValues = { system?: boolean; home?: string; 'run-dir'?: string; 'users-group'?: string };
+
+/**
+ * --system: the service's folders and group. Without it, a person's broker, refused when the service is
+ * installed: no client would use it (ipc/system.ts sends them all to the service), so starting one is a mistake.
+ */
+function systemMode(values: DaemonValues): { dir: string; mode: { runDir: string; gid: number } } | undefined {
+  if (!values.system) {
+    if (values.home !== undefined || values['run-dir'] !== undefined || values['users-group'] !== undefined) throw new UsageError('--home, --run-dir and --users-group go with --system (AIRLOCK_HOME sets a person\'s data dir)');
+    let marker;
+    try {
+      marker = installedService();
+    } catch (err) {
+      if (err instanceof ServiceMarkerError) throw new CliError(err.message);
+      throw err;
+    }
+    if (marker) throw new CliError(`the Airlock service is installed: its broker runs as the user ${marker.user} (data in ${marker.dataDir}); see \`airlock service status\``);
+    return undefined;
+  }
+  for (const key of ['home', 'run-dir'] as const) {
+    const v = values[key];
+    if (v !== undefined && (v === '' || !isAbsolute(v))) throw new UsageError(`--${key} must be an absolute path (got "${v}")`);
+  }
+  const group = values['users-group'] ?? SERVICE_DEFAULTS.usersGroup;
+  let gid: number | null;
+  try {
+    gid = groupId(group);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (gid === null) throw new CliError(`there is no group "${group}" for the people who may use the broker (\`airlock service install\` makes it)`);
+  return { dir: values.home ?? SERVICE_DEFAULTS.dataDir, mode: { runDir: values['run-dir'] ?? SERVICE_DEFAULTS.runDir, gid } };
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values } = parse(
     argv.slice(1),
@@ -50,9 +89,14 @@ export async function run(argv: string[]): Promise<number> {
       port: { type: 'string' },
       'no-presence': { type: 'boolean' },
       'app-key-fd': { type: 'string' },
+      system: { type: 'boolean' },
+      home: { type: 'string' },
+      'run-dir': { type: 'string' },
+      'users-group': { type: 'string' },
     },
     false,
   );
+  const system = systemMode(values);
   // given: saved as the ticket-timeout setting (5..86400); a shorter one (tests) holds for this run only
   const timeout = values['ticket-timeout'] === undefined ? undefined : Number(values['ticket-timeout']);
   if (timeout !== undefined && (!Number.isFinite(timeout) || timeout <= 0 || timeout > 86_400)) throw new UsageError('--ticket-timeout takes seconds between 1 and 86400');
@@ -63,7 +107,7 @@ export async function run(argv: string[]): Promise<number> {
   if (!/^\d{1,5}$/.test(values.port ?? '0') || port > 65_535) throw new UsageError('--port takes a port number from 0 (any free port) to 65535');
   // the built renderer, at the repo root (the same relative spot from src/ and dist/): the library is told, never guesses
   const ui = values.ui ? { port, staticDir: fileURLToPath(new URL('../../../../renderer/dist', import.meta.url)) } : undefined;
-  const dir = dataDir();
+  const dir = system?.dir ?? dataDir();
   const presence = { required: values['no-presence'] !== true, ...(values['app-key-fd'] !== undefined ? { appKey: readAppKey(values['app-key-fd']) } : {}) };
   if (!presence.required) process.stderr.write('airlock: warning: presence proofs are off (--no-presence): any process of yours can approve calls and loosen rules\n');
   let running;
@@ -72,12 +116,15 @@ export async function run(argv: string[]): Promise<number> {
       dir,
       ...(timeout !== undefined ? { ticketTimeoutSeconds: timeout } : {}),
       database,
-      launcher: launcherForAutoProtect(),
+      // the system broker's HOME is not a person's: the config files it would watch and write are people's, and
+      // theirs to protect with their own CLI
+      ...(system ? { system: system.mode, watchConfigs: false } : { launcher: launcherForAutoProtect() }),
       ...(ui ? { ui } : {}),
       presence,
     });
   } catch (err) {
-    if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError || err instanceof UiHostError) throw new CliError(err.message);
+    if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError || err instanceof UiHostError || err instanceof SystemModeError) throw new CliError(err.message);
+    if ((err as NodeJS.ErrnoException).code === 'EACCES' || (err as NodeJS.ErrnoException).code === 'EPERM') throw new CliError(`cannot set up the broker's files: ${(err as Error).message}`);
     throw err;
   }
   const r = running.recovered;

@@ -3,6 +3,7 @@
  * client's start-up) never loads SQLite, the SDK or any other command's code.
  */
 import { WRAP_USAGE } from './wrap-usage.js';
+import { SERVICE_USAGE } from './service-usage.js';
 
 export interface Command {
   /** One line for `airlock --help`. */
@@ -21,8 +22,16 @@ export const commands: Record<string, Command> = {
   daemon: {
     summary: 'run the broker (one per user) in the foreground',
     usage:
-      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]] [--no-presence]\n  --ticket-timeout: sets the ticket-timeout setting (default 120 s; below 5 s, for this run only). AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a sign-in link (airlock: UI at http://127.0.0.1:PORT/?token=...), good once and for 2 minutes;\n    `airlock ui` prints a fresh one, `airlock ui --open` opens it.\n  --no-presence: let loosening (approving, allow rules, trust, E-Stop off, looser settings) through without a\n    presence proof (a passkey, your password through polkit, Touch ID or a click in the app). For a headless box,\n    CI or scripts: then any process of yours can approve. Shown as a standing warning, and recorded as an event.',
+      'airlock daemon [--ticket-timeout SECONDS] [--restore-backup | --fresh-database] [--ui [--port N]] [--no-presence]\n  --ticket-timeout: sets the ticket-timeout setting (default 120 s; below 5 s, for this run only). AIRLOCK_HOME sets the data dir.\n  --restore-backup: put the last database backup in place of a damaged database (the damaged one is kept aside).\n  --fresh-database: start with an empty database (the damaged one is kept aside).\n  --ui: also serve the browser UI and its HTTP API on 127.0.0.1 (port 7331; --port N for another, 0 for any free one).\n    It prints a sign-in link (airlock: UI at http://127.0.0.1:PORT/?token=...), good once and for 2 minutes;\n    `airlock ui` prints a fresh one, `airlock ui --open` opens it.\n  --no-presence: let loosening (approving, allow rules, trust, E-Stop off, looser settings) through without a\n    presence proof (a passkey, your password through polkit, Touch ID or a click in the app). For a headless box,\n    CI or scripts: then any process of yours can approve. Shown as a standing warning, and recorded as an event.\n' +
+      'airlock daemon --system [--home DIR] [--run-dir DIR] [--users-group NAME]\n' +
+      '  the broker as the system service runs it (`airlock service install`): data in DIR (/var/lib/airlock), the\n' +
+      '  socket and a group-readable copy of the secret in the run folder (/run/airlock), for the group airlock-users.',
     load: () => import('./daemon.js'),
+  },
+  service: {
+    summary: 'install, remove or check the broker as a system service of its own user (hardened mode)',
+    usage: SERVICE_USAGE,
+    load: () => import('./service.js'),
   },
   ui: {
     summary: 'print (or --open) a fresh sign-in link of the browser UI of the running broker',

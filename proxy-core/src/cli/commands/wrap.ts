@@ -6,6 +6,7 @@ import { isAbsolute } from 'node:path';
 import { parseWrapArgv, WrapArgvError, type WrapArgv } from '../../clients/wrapped.js';
 import { type EarlyEvents, spawnUpstream, stdioUpstream, type Upstream } from '../../wrap/upstream.js';
 import { declarationProblems, type InverseDecl, parseUndoSpec, UndoSpecError } from '../../policy/undo-spec.js';
+import { locateBroker } from '../../ipc/system.js';
 import { CliError, UsageError } from '../errors.js';
 
 const SEE_HELP = 'see `airlock wrap --help`';
@@ -42,11 +43,13 @@ async function wrap(rest: string[]): Promise<number> {
     throw new UsageError(`--home must be an absolute path (got "${values.home}")`);
   }
   const undo = undoDeclarations(values.undo);
+  // before the server starts: a service marker that cannot be believed stops the wrapper here, with nothing spawned
+  const located = locateBroker(values.home, process.env, (msg) => process.stderr.write(msg + '\n'));
   const common = {
     server: values.name,
     client: values.client ?? 'unknown',
     trustFlag: values.trustReadOnlyHints,
-    ...(values.home !== undefined ? { home: values.home } : {}),
+    located,
     ...(undo.length ? { undo } : {}),
   };
 
