@@ -174,7 +174,8 @@ export class Broker implements BrokerParts {
     });
 
     this.rightsState = {
-      ruleAction: (id) => this.ruleBook.list().find((r) => r.id === id)?.action ?? null,
+      // a rule row ignored for want of a seal is an allow rule not in force: removing it loosens nothing
+      ruleAction: (id) => this.ruleBook.list().find((r) => r.id === id)?.action ?? (this.store.ruleSet.rows().some(({ row }) => row.id === id) ? 'allow' : null),
       settingTightens: (key, value) => settingTightens(key, isSettingKey(key) ? (key === 'ticket-timeout' ? this.ticketTimeout.shown() : settingOrFallback(key, this.store.getSetting(key))) : '', value),
     };
     const presence = options.presence ?? {};
