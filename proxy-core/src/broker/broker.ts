@@ -54,8 +54,12 @@ import { type FrontEnd, Presence } from './presence/presence.js';
 import { polkitAvailable } from './presence/polkit-available.js';
 import { settingTightens, settingOrFallback, isSettingKey } from '../protocol/settings.js';
 import type { RightsLookup } from '../protocol/presence.js';
+import { reportIntegrity } from './integrity-api.js';
 
 export type { BrokerOptions } from './parts.js';
+
+/** How often the newest seqs of the logs are recorded while the broker runs. */
+const CHECKPOINT_MS = 60_000;
 
 export class Broker implements BrokerParts {
   readonly store: Store;
@@ -87,6 +91,8 @@ export class Broker implements BrokerParts {
   readonly handlers = new Handlers();
   private readonly dispatch: { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown };
   private readonly attached: Connections;
+  /** Records the newest seqs of the journal and the events now and then (db/log-marks.ts). */
+  private readonly checkpoints: NodeJS.Timeout;
   /** Where `ui.link` gets a fresh sign-in link (`setUiLinks`). */
   uiLinks: (() => string) | null = null;
 
@@ -104,6 +110,9 @@ export class Broker implements BrokerParts {
       diskChanged: () => void this.sessions.push().catch(() => {}),
     });
     const record = this.record;
+    // before anything reads a rule or a setting: put back the tightening rows that went, find the rest (db/integrity.ts)
+    this.safety.disk.write(() => void this.store.checkIntegrity());
+    reportIntegrity(this.store.integrity, record);
     this.sessions = new Sessions({ clock: this.clock, ackTimeoutMs: options.ackTimeoutMs ?? 1500, snapshot: (s) => policySnapshot(this, s) });
     this.matchEnv = options.matchEnv ?? systemMatchEnv;
     this.ticketTimeout = new TicketTimeout(this.store, options.ticketTimeoutSeconds);
@@ -116,8 +125,8 @@ export class Broker implements BrokerParts {
       record,
       denyHeld: () => this.tickets.denyAll(() => true, 'estop', 'E-Stop was pressed', 'estop'),
     });
-    this.fileTools = new FileTools({ db: this.store.db, now: () => this.clock.now(), record });
-    this.pins = new Pins({ db: this.store.db, now: () => this.clock.now(), record });
+    this.fileTools = new FileTools({ db: this.store.db, now: () => this.clock.now(), record, seals: this.store });
+    this.pins = new Pins({ db: this.store.db, now: () => this.clock.now(), record, seals: this.store });
     this.undo = new Undo(
       new BrokerUndoPort({
         store: this.store,
@@ -165,7 +174,8 @@ export class Broker implements BrokerParts {
     });
 
     this.rightsState = {
-      ruleAction: (id) => this.ruleBook.list().find((r) => r.id === id)?.action ?? null,
+      // a rule row ignored for want of a seal is an allow rule not in force: removing it loosens nothing
+      ruleAction: (id) => this.ruleBook.list().find((r) => r.id === id)?.action ?? (this.store.ruleSet.rows().some(({ row }) => row.id === id) ? 'allow' : null),
       settingTightens: (key, value) => settingTightens(key, isSettingKey(key) ? (key === 'ticket-timeout' ? this.ticketTimeout.shown() : settingOrFallback(key, this.store.getSetting(key))) : '', value),
     };
     const presence = options.presence ?? {};
@@ -227,6 +237,8 @@ export class Broker implements BrokerParts {
       orphans = this.store.closeOrphanTickets();
     });
     if (orphans > 0) this.record('broker-restart', null, null, { orphanTickets: orphans });
+    this.checkpoints = setInterval(() => this.safety.disk.write(() => this.store.marks.checkpoint()), CHECKPOINT_MS);
+    this.checkpoints.unref();
   }
 
   /** Store an event and publish it to subscribers (kept and stored later while the disk refuses: journal-safety.ts). */
@@ -323,9 +335,12 @@ export class Broker implements BrokerParts {
 
   /** Fail every pending ticket closed and write what is queued (the broker is going away). */
   shutdown(): void {
+    clearInterval(this.checkpoints);
     this.inspections.stopAll();
     this.tickets.denyAll(() => true, 'broker-down', 'Airlock is shutting down', 'broker-shutdown');
     this.journalWriter.flush();
+    // the newest seqs, so rows deleted from the top while the broker is stopped are seen at the next start
+    this.safety.disk.write(() => this.store.marks.checkpoint());
     this.safety.stop();
     this.bus.close('the broker is stopping');
   }

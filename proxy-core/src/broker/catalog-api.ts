@@ -3,6 +3,7 @@
  * pinned definitions, and the tools declared to write files. A change a server's wrappers act on reaches them
  * before it is reported done.
  */
+import type { Via } from '../protocol/presence.js';
 import { catalog, catalogUpdate, fileToolsList, fileToolsRemove, fileToolsSet, observed, pinsAccept, pinsList } from '../protocol/methods/catalog.js';
 import type { FileTool } from '../protocol/api.js';
 import { type Bind, inSession } from './api/handlers.js';
@@ -43,13 +44,13 @@ export function bindCatalog(on: Bind, b: BrokerParts): void {
   );
   on(pinsList, (p) => b.pins.list(p.server));
   // accept the definitions a server lists now (pins.ts); resolves once every wrapper of the server lifted the hold
-  on(pinsAccept, async ({ server, tool, fingerprint }) => {
-    const accepted = b.pins.accept(server, tool, fingerprint);
+  on(pinsAccept, async ({ server, tool, fingerprint }, _call, via) => {
+    const accepted = b.pins.accept(server, tool, fingerprint, via);
     if (accepted.length > 0) await b.sessions.push((s) => s.info.server === server);
     return { accepted };
   });
   on(fileToolsList, () => b.fileTools.list());
-  on(fileToolsSet, (p) => setFileTool(b, p));
+  on(fileToolsSet, (p, _call, via) => setFileTool(b, p, via));
   on(fileToolsRemove, async ({ server, tool }) => {
     const out = b.fileTools.remove(server, tool);
     await b.sessions.push((s) => s.info.server === server);
@@ -58,8 +59,8 @@ export function bindCatalog(on: Bind, b: BrokerParts): void {
 }
 
 /** Declare a file tool; the server's wrappers learn it (they snapshot its files before each call) before this resolves. */
-export async function setFileTool(b: BrokerParts, p: FileToolDeclaration): Promise<FileTool> {
-  const tool = b.fileTools.set(p);
+export async function setFileTool(b: BrokerParts, p: FileToolDeclaration, via?: Via): Promise<FileTool> {
+  const tool = b.fileTools.set(p, via);
   await b.sessions.push((s) => s.info.server === p.server);
   return tool;
 }

@@ -9,6 +9,9 @@
  * The wrapper fingerprints definitions (classify/definition.ts) and sends them with its catalog; nothing here
  * trusts their shape: what does not read as a definition is not pinned, and texts are cut to their limits.
  */
+import type { RowOrigin } from '../protocol/presence.js';
+import type { RowSeals } from './db/sealed-tables.js';
+import { BY_AIRLOCK } from './db/seals.js';
 import type Database from 'better-sqlite3';
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from 'diff';
 import { changedParts, DEFINITION_PARTS, FIRST_DEFINITION_PARTS, isFingerprint, PART_TEXT_LIMITS, type ToolDefinition } from '../classify/definition.js';
@@ -32,9 +35,14 @@ const CHANGE_CACHE = 64;
 
 type PinEvent = 'tool-added' | 'tool-removed' | 'tool-changed' | 'pin-accepted';
 
+/** What the policy push carries for a pin without a good seal: a fingerprint no definition has. */
+const UNSEALED_PIN = 'unsealed';
+
 export interface PinsOptions {
   db: Database.Database;
   now(): number;
+  /** Seals on the accepted part of a pin (db/seals.ts): a pin without a good one matches no definition. */
+  seals?: RowSeals;
   record<K extends PinEvent>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
 }
 
@@ -73,6 +81,8 @@ export class Pins {
       forServer: db.prepare('SELECT * FROM tool_pins WHERE server = ?'),
       // what a report and the policy push compare, without the definitions' texts (read only for a change)
       states: db.prepare('SELECT tool, fingerprint, seen_fingerprint, present FROM tool_pins WHERE server = ?'),
+      // what a pin's seal covers, for the policy push (read once per server, then kept)
+      sealedStates: db.prepare('SELECT server, tool, fingerprint, definition, pinned_at, via, seal FROM tool_pins WHERE server = ?'),
       all: db.prepare('SELECT * FROM tool_pins ORDER BY server, tool'),
       get: db.prepare('SELECT * FROM tool_pins WHERE server = ? AND tool = ?'),
       insert: db.prepare(`INSERT INTO tool_pins (server, tool, fingerprint, definition, pinned_at, seen_fingerprint, seen_definition, seen_at, present)
@@ -88,7 +98,12 @@ export class Pins {
     let pins = this.byServer.get(server);
     if (!pins) {
       // own properties only: a tool named "__proto__" is a pin like any other
-      pins = Object.fromEntries((this.stmts.states.all(server) as PinState[]).map((r) => [r.tool, r.fingerprint]));
+      // a pin without a good seal (edited to the new definition's fingerprint, say) is no pin: every call of the
+      // tool asks until the person accepts a definition, which seals it again
+      const seals = this.o.seals;
+      pins = seals
+        ? Object.fromEntries((this.stmts.sealedStates.all(server) as Row[]).map((r) => [r.tool, seals.sealed('tool_pins', r as never) ? r.fingerprint : UNSEALED_PIN]))
+        : Object.fromEntries((this.stmts.states.all(server) as PinState[]).map((r) => [r.tool, r.fingerprint]));
       this.byServer.set(server, pins);
     }
     return pins;
@@ -134,6 +149,7 @@ export class Pins {
           count++;
           const text = storedText(d.parts);
           this.stmts.insert.run(server, tool, d.fingerprint, text, now, d.fingerprint, text, now);
+          this.o.seals?.reseal('tool_pins', [server, tool], BY_AIRLOCK);
           added = true;
           if (!first) note('tool-added', tool, { client, fingerprint: d.fingerprint });
           continue;
@@ -150,6 +166,7 @@ export class Pins {
           // Pinned by an Airlock that fingerprinted fewer parts, and the same in every part it did: the pin now
           // covers the whole definition as listed, with its first pinning time (the person accepted nothing new).
           this.stmts.accept.run(d.fingerprint, text, pinned!.pinned_at, server, tool);
+          this.o.seals?.reseal('tool_pins', [server, tool], BY_AIRLOCK);
           added = true;
         } else if (d.fingerprint !== row.fingerprint) {
           const change = this.change(row.fingerprint, readParts(pinnedText), d.fingerprint, d.parts);
@@ -206,7 +223,8 @@ export class Pins {
    * tool listed now with two new definitions (two releases running) needs the fingerprint. Returns what was
    * accepted (nothing when nothing changed); the caller pushes the new pins.
    */
-  accept(server: string, tool?: string, fingerprint?: string): PinInfo[] {
+  /** `origin`: the decision's via, sealed with the accepted pin. */
+  accept(server: string, tool?: string, fingerprint?: string, origin: RowOrigin = BY_AIRLOCK): PinInfo[] {
     if (fingerprint !== undefined && tool === undefined) throw bad("a fingerprint names one tool's definition: give the tool too");
     let rows: Row[];
     if (tool !== undefined) {
@@ -237,6 +255,7 @@ export class Pins {
     for (const { row, next } of chosen) {
       const fields = changedParts(readParts(row.definition), readParts(next.text));
       this.stmts.accept.run(next.fingerprint, next.text, now, server, row.tool);
+      this.o.seals?.reseal('tool_pins', [server, row.tool], origin);
       this.o.record('pin-accepted', server, row.tool, { fingerprint: next.fingerprint, previous: row.fingerprint, fields });
       accepted.push(this.info({ ...row, fingerprint: next.fingerprint, definition: next.text, pinned_at: now }));
     }

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { IpcError } from '../ipc/channel.js';
 import type { Rule } from '../policy/rules.js';
+import type { RowOrigin } from '../protocol/presence.js';
 import type { Clock } from '../util/clock.js';
 import type { RecordEvent } from './events.js';
 import type { Store } from './db/store.js';
@@ -20,9 +21,10 @@ export class RuleBook {
     return this.cache;
   }
 
-  insert(r: Omit<Rule, 'id' | 'createdAt'>): Rule {
+  /** `origin`: the decision that made it (its via), sealed with the row. */
+  insert(r: Omit<Rule, 'id' | 'createdAt'>, origin: RowOrigin): Rule {
     const rule: Rule = { ...r, id: `r${randomBytes(3).toString('hex')}`, createdAt: this.o.clock.now() };
-    this.o.store.addRule(rule);
+    this.o.store.addRule(rule, origin);
     this.cache = this.o.store.rules();
     this.o.record('rule-added', null, null, rule);
     return rule;

@@ -5,16 +5,18 @@
 import type { Rule } from '../policy/rules.js';
 import type { CheckedParamsOf } from '../protocol/api.js';
 import { rulesAdd, rulesList, rulesRemove, trustList, trustSet } from '../protocol/methods/rules.js';
+import type { Via } from '../protocol/presence.js';
 import type { Bind } from './api/handlers.js';
+import { IN_PROCESS } from './tickets/api.js';
 import type { BrokerParts } from './parts.js';
 import { checkArgConditions, checkUndoCondition } from './validate.js';
 
 export function bindRules(on: Bind, b: BrokerParts): void {
   on(rulesList, () => b.ruleBook.list());
-  on(rulesAdd, (p) => addRule(b, p));
+  on(rulesAdd, (p, _call, via) => addRule(b, p, via));
   on(rulesRemove, (p) => removeRule(b, p.id));
-  on(trustSet, async ({ server, on: trust }) => {
-    b.store.setTrust(server, trust);
+  on(trustSet, async ({ server, on: trust }, _call, via) => {
+    b.store.setTrust(server, trust, via);
     b.record(trust ? 'trust-on' : 'trust-off', server, null, {});
     await b.sessions.push((s) => s.info.server === server);
     return { server, trust };
@@ -22,7 +24,8 @@ export function bindRules(on: Bind, b: BrokerParts): void {
   on(trustList, () => b.store.trustedServers());
 }
 
-export async function addRule(b: BrokerParts, p: CheckedParamsOf<'rules.add'>): Promise<Rule> {
+/** `via`: how the decision was made, sealed with the rule (db/seals.ts). */
+export async function addRule(b: BrokerParts, p: CheckedParamsOf<'rules.add'>, via: Via = IN_PROCESS): Promise<Rule> {
   checkArgConditions(p.args);
   checkUndoCondition(p.action, p.undoable);
   const rule = b.ruleBook.insert({
@@ -32,7 +35,7 @@ export async function addRule(b: BrokerParts, p: CheckedParamsOf<'rules.add'>): 
     ...(p.client !== undefined ? { client: p.client } : {}),
     ...(p.args?.length ? { args: p.args } : {}),
     ...(p.undoable !== undefined ? { undoable: p.undoable } : {}),
-  });
+  }, via);
   await b.sessions.push();
   return rule;
 }

@@ -3,6 +3,7 @@
  * connection's end closes), the policy each session is pushed (policy/decide.ts applies it), the notifications a
  * wrapper sends, asking one wrapper something, and the UI host's sign-in link.
  */
+import { unsealedRows } from './db/integrity.js';
 import { IpcError } from '../ipc/channel.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { PolicySnapshot } from '../policy/decide.js';
@@ -46,6 +47,8 @@ export function brokerStatus(b: BrokerParts): BrokerStatus {
     snapshots: b.undo.totals(),
     ...b.safety.status(),
     presence: { required: b.presence.required, warning: presenceWarning({ presence: b.presence, getSetting: (k) => b.store.getSetting(k) }) },
+    // rows without a seal as they are now (one removed since the start is no longer listed); the rest as found at start
+    ...(b.store.integrity ? { integrity: { ...b.store.integrity, unsealed: unsealedRows(b.store) } } : {}),
   };
 }
 

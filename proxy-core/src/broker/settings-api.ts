@@ -5,7 +5,9 @@
 import type { SettingInfo } from '../protocol/api.js';
 import { settingsGet, settingsList, settingsSet } from '../protocol/methods/settings.js';
 import { settingInfos, type SettingKey } from '../protocol/settings.js';
+import type { Via } from '../protocol/presence.js';
 import type { Bind } from './api/handlers.js';
+import { IN_PROCESS } from './tickets/api.js';
 import type { BrokerParts } from './parts.js';
 import { TICKET_TIMEOUT_KEY } from './tickets/timeout.js';
 import { checkSetting } from './validate.js';
@@ -15,14 +17,14 @@ export function bindSettings(on: Bind, b: BrokerParts): void {
     checkSetting(p.key);
     return { value: settingValue(b, p.key as SettingKey) ?? null };
   });
-  on(settingsSet, (p) => setSetting(b, p.key, p.value));
+  on(settingsSet, (p, _call, via) => setSetting(b, p.key, p.value, via));
   on(settingsList, () => settingList(b));
 }
 
 /** Change a setting; the ticket timeout also reaches every connected wrapper before this resolves. */
-export async function setSetting(b: BrokerParts, key: string, value: string): Promise<{ ok: true }> {
+export async function setSetting(b: BrokerParts, key: string, value: string, via: Via = IN_PROCESS): Promise<{ ok: true }> {
   checkSetting(key, value);
-  b.store.setSetting(key, value);
+  b.store.setSetting(key, value, via);
   b.record('setting-changed', null, null, { key, value });
   if (key.startsWith('tripwire')) {
     b.estop.reloadLimits();

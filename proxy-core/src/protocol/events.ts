@@ -2,7 +2,7 @@
  * The broker's events as a typed union: each `type` with the shape of its `detail`. Every one is a row of the
  * events table (its `seq` orders the stream) and is what `airlock events --follow` prints and a UI subscribes to.
  */
-import type { CallRecord, FileTool, Remember, Rule, SessionInfo, Ticket } from './api.js';
+import type { CallRecord, FileTool, LogGap, Remember, Rule, SessionInfo, Ticket, UnsealedRow } from './api.js';
 import type { FrontEndKind, PeerInfo, Via } from './presence.js';
 import type { DeclaredInverse, UndoInfo, UndoReport } from './undo-api.js';
 
@@ -118,6 +118,13 @@ export interface EventDetails {
   'presence-confirmed': { via: Via };
   'passkey-registered': { id: string; name: string; first: boolean; via: Via };
   'passkey-removed': { id: string; name: string; via: Via };
+  /** Rows found at start without a good seal: loosening ones ignored, tightening ones applied (reported once per start). */
+  'unsealed-rows': { rows: UnsealedRow[] };
+  /** Tightening rows that had gone from the database (or were changed), put back from their sealed record. */
+  'tightening-restored': { rows: string[]; manifestMissing?: true };
+  /** Journal rows gone that retention did not delete: `missing` in the middle, `backwards` at the top. */
+  'journal-gap': LogGap;
+  'events-gap': LogGap;
 }
 
 export type EventType = keyof EventDetails;

@@ -125,3 +125,20 @@ export type PresenceChallenge = z.infer<typeof ChallengeSchema>;
 export const PRESENCE_REQUIRED = 'presence-required';
 /** The error code of a proof that did not verify. */
 export const PRESENCE_REFUSED = 'presence-refused';
+
+/**
+ * What made a stored row that loosens (an allow rule, trust, a looser setting, ...), kept with the row under its
+ * seal (broker/db/seals.ts): the decision's `via`, or one of two origins that had no decision of a person: rows
+ * that existed before the database kept seals, and the broker's own bookkeeping (a disk probe, its marks).
+ */
+export const RowOriginSchema = z.union([
+  ViaSchema,
+  z.object({ made: z.enum(['before-presence-proofs', 'by-airlock']) }).strict(),
+]);
+export type RowOrigin = z.infer<typeof RowOriginSchema>;
+
+/** A row's origin in words: "made before presence proofs", or how its decision was made (describeVia). */
+export function describeRowOrigin(origin: RowOrigin, now = Date.now()): string {
+  if ('made' in origin) return origin.made === 'by-airlock' ? 'written by Airlock itself' : 'made before presence proofs';
+  return describeVia(origin, now);
+}

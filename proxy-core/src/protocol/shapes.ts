@@ -164,6 +164,37 @@ export const SessionInfoSchema = z.object({
 /** Who turned E-Stop on (a person, or the tripwire, which says why) and when. */
 export const EstopCauseSchema = z.object({ by: z.enum(['user', 'tripwire']), reason: z.string().max(LIMITS.reason).optional(), at: ms.optional() });
 
+/**
+ * A stored row whose seal is missing or wrong (broker/db/seals.ts): a loosening one is ignored, a tightening
+ * one (a deny rule) is applied, since it only makes Airlock stricter. `what`: "allow srv → tool".
+ */
+export const UnsealedRowSchema = z.object({
+  table: z.string(),
+  key: z.string(),
+  what: z.string(),
+  applied: z.boolean(),
+});
+
+/** Rows missing from the journal or the event stream that retention did not delete. */
+export const LogGapSchema = z.object({
+  log: z.enum(['journal', 'events']),
+  /** Rows missing between the retention's low-water mark and the newest row. */
+  missing: z.number().int().nonnegative(),
+  /** Rows missing at the top: the newest seq is below the one the broker had recorded. */
+  backwards: z.number().int().nonnegative(),
+  from: z.number().int(),
+  to: z.number().int(),
+});
+
+export const IntegritySchema = z.object({
+  unsealed: z.array(UnsealedRowSchema),
+  /** Tightening rows (deny and ask rules, stricter settings, E-Stop on) that were gone or changed: put back. */
+  restored: z.array(z.string()),
+  gaps: z.array(LogGapSchema),
+  /** The sealed record of the tightening rows was gone: removals before this start cannot be told. */
+  manifestMissing: z.boolean().optional(),
+});
+
 export const BrokerStatusSchema = z.object({
   estop: z.boolean(),
   /** Why E-Stop is on; null when it is off (or was turned on before Airlock kept the cause). */
@@ -181,6 +212,8 @@ export const BrokerStatusSchema = z.object({
   journalLost: z.object({ executed: z.number().int().nonnegative(), notRun: z.number().int().nonnegative() }).optional(),
   /** Whether loosening needs a presence proof, and the standing warning when it does not. */
   presence: z.object({ required: z.boolean(), warning: z.string().nullable() }).optional(),
+  /** What the start-up check of the database found: rows without a good seal, tightening rows restored, gaps. */
+  integrity: IntegritySchema.optional(),
 });
 
 /** One entry of the broker's event stream; `seq` comes from the database and orders every event. */

@@ -3,6 +3,7 @@
  * wrapper holding a changed tool in the same tick with no round trip (relay harness), and the broker's pin
  * bookkeeping, events, tickets and accept (broker/pins.ts, on in-memory channels).
  */
+import { BEFORE_PROOFS } from '../../../proxy-core/src/broker/db/seals.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -380,6 +381,8 @@ describe('the broker pins', () => {
     for (const t of [tool('same'), tool('reworded')]) {
       const o = old(t);
       insert.run(t.name, o.fingerprint, o.text, o.fingerprint, o.text);
+      // as the migration that brought seals in sealed the pins it found
+      store.reseal('tool_pins', ['fs', t.name], BEFORE_PROOFS);
     }
     const w = await wrapper(broker);
     expect(w.opened.policy.pins!.same).toBe(old(tool('same')).fingerprint);

@@ -58,6 +58,8 @@ export class JournalTable {
   private readonly s;
   private readonly batch: (records: readonly CallRecord[]) => CallEvent[];
   private prunerInstance: Pruner | undefined;
+  /** Retention deleted rows of a log up to a seq, in its transaction (the Store keeps the low-water mark). */
+  pruned: (log: 'journal' | 'events', seq: number) => void = () => {};
 
   constructor(
     private readonly db: Database.Database,
@@ -82,6 +84,7 @@ export class JournalTable {
       call: db.prepare('SELECT * FROM journal_calls WHERE id = ?'),
       startedAtBelow: db.prepare('SELECT started_at FROM journal_calls WHERE seq < ? ORDER BY seq DESC LIMIT 1 OFFSET ?').pluck(),
       countJournal: db.prepare('SELECT COUNT(*) AS n FROM journal_calls').pluck(),
+      giveBackSeq: db.prepare("UPDATE sqlite_sequence SET seq = seq - 1 WHERE name = 'journal_calls'"),
     };
     this.batch = db.transaction((records: readonly CallRecord[]) => this.journalBatch(records));
   }
@@ -133,6 +136,9 @@ export class JournalTable {
         r.durationMs ?? null,
       );
       const inserted = ins.changes === 1;
+      // a copy that inserted nothing still took a seq (SQLite gives it before it sees the conflict): given back,
+      // so the seqs stay without gaps and a gap means deleted rows (log-marks.ts). Only this writer inserts.
+      if (!inserted) s.giveBackSeq.run();
       if (inserted) s.insertSearch.run(ins.lastInsertRowid, r.tool, r.arguments, r.detail);
       let detail: StoredCallSummary;
       if (inserted) {
@@ -281,6 +287,6 @@ export class JournalTable {
   }
 
   private pruner(): Pruner {
-    return (this.prunerInstance ??= new Pruner(this.db));
+    return (this.prunerInstance ??= new Pruner(this.db, (log, seq) => this.pruned(log, seq)));
   }
 }

@@ -318,4 +318,21 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM event_log WHERE seq = OLD.seq;
   END;
   `,
+  // Migration 12, seals (seals.ts): the rows that loosen keep the origin of the decision that made them (`via`,
+  // JSON) and an HMAC over their content and that origin (`seal`). The rows already here are sealed in the same
+  // transaction, as made before presence proofs (migration-steps.ts).
+  `
+  ALTER TABLE rules ADD COLUMN via TEXT;
+  ALTER TABLE rules ADD COLUMN seal TEXT;
+  ALTER TABLE server_settings ADD COLUMN via TEXT;
+  ALTER TABLE server_settings ADD COLUMN seal TEXT;
+  ALTER TABLE settings ADD COLUMN via TEXT;
+  ALTER TABLE settings ADD COLUMN seal TEXT;
+  ALTER TABLE tool_pins ADD COLUMN via TEXT;
+  ALTER TABLE tool_pins ADD COLUMN seal TEXT;
+  ALTER TABLE inverses ADD COLUMN via TEXT;
+  ALTER TABLE inverses ADD COLUMN seal TEXT;
+  ALTER TABLE file_tools ADD COLUMN via TEXT;
+  ALTER TABLE file_tools ADD COLUMN seal TEXT;
+  `,
 ];

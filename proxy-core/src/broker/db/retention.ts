@@ -68,9 +68,16 @@ export class Pruner {
   private readonly s;
   private readonly run: (o: PruneOptions) => PruneResult;
 
-  constructor(db: Database.Database) {
+  /**
+   * `pruned`: rows of a log were deleted up to a seq (inside the prune's transaction): the low-water mark a gap
+   * check reads (log-marks.ts).
+   */
+  constructor(
+    db: Database.Database,
+    private readonly pruned: (log: 'journal' | 'events', seq: number) => void = () => {},
+  ) {
     this.s = {
-      oldCalls: db.prepare('DELETE FROM journal_calls WHERE seq IN (SELECT seq FROM journal_calls WHERE started_at < ? ORDER BY started_at LIMIT ?)'),
+      oldCalls: db.prepare('DELETE FROM journal_calls WHERE seq IN (SELECT seq FROM journal_calls WHERE started_at < ? ORDER BY started_at LIMIT ?) RETURNING seq').pluck(),
       stats: db.prepare('SELECT bytes, size_horizon FROM journal_stats WHERE id = 1').raw(),
       oldest: db.prepare(`SELECT seq, ${ROW_BYTES}, started_at FROM journal_calls ORDER BY seq LIMIT ?`).raw(),
       upTo: db.prepare('DELETE FROM journal_calls WHERE seq <= ?'),
@@ -94,7 +101,9 @@ export class Pruner {
     const batch = Math.max(1, Math.floor(o.batch ?? PRUNE_BATCH));
     // an infinite age keeps everything
     const cutoff = Number.isFinite(o.maxAgeMs) ? o.now - o.maxAgeMs : -Infinity;
-    let journal = cutoff > -Infinity ? this.s.oldCalls.run(cutoff, batch).changes : 0;
+    const aged = cutoff > -Infinity ? (this.s.oldCalls.all(cutoff, batch) as number[]) : [];
+    let journal = aged.length;
+    if (journal > 0) this.pruned('journal', aged.reduce((a, b) => Math.max(a, b)));
     let done = journal < batch;
     const [bytes, storedHorizon] = this.s.stats.get() as [number, number | null];
     let sizeHorizon = storedHorizon ?? -Infinity;
@@ -114,6 +123,7 @@ export class Pruner {
       }
       if (last !== undefined) {
         journal += this.s.upTo.run(last).changes;
+        this.pruned('journal', last);
         this.s.horizon.run({ h: horizon });
         sizeHorizon = Math.max(sizeHorizon, horizon);
       }
@@ -129,7 +139,10 @@ export class Pruner {
       const window = this.s.oldestEvents.all(batch) as [number, number][];
       let last: number | undefined;
       for (const [seq, at] of window) if (at < eventCutoff) last = seq;
-      if (last !== undefined) events = this.s.eventsUpTo.run(last, eventCutoff).changes;
+      if (last !== undefined) {
+        events = this.s.eventsUpTo.run(last, eventCutoff).changes;
+        this.pruned('events', last);
+      }
       const newest = window[window.length - 1];
       if (window.length === batch && newest !== undefined && newest[1] < eventCutoff) done = false;
     }

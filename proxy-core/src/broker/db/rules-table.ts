@@ -1,23 +1,65 @@
-/** The user's allow, deny and ask rules, oldest first, and what happens to a stored rule that cannot be read. */
+/**
+ * The user's allow, deny and ask rules, oldest first, and what happens to a stored rule that cannot be read or
+ * carries no good seal (seals.ts): an allow rule without one is not applied (nothing proves a person made it); a
+ * deny or an ask rule is, since it only makes Airlock stricter.
+ */
 import type Database from 'better-sqlite3';
 import { z } from 'zod';
 import { ArgConditionSchema } from '../../protocol/api.js';
+import type { RowOrigin } from '../../protocol/presence.js';
 import type { Rule, RuleAction } from '../../policy/rules.js';
 import { parseJson, type Row } from './queries.js';
+import { rowSealed, signRow } from './sealed-tables.js';
+import { BY_AIRLOCK, type Sealer } from './seals.js';
+
+/** A rule's columns as stored (what its seal covers). */
+export function ruleRow(rule: Rule): Row {
+  return {
+    id: rule.id,
+    action: rule.action,
+    server: rule.server,
+    tool: rule.tool,
+    client: rule.client ?? null,
+    created_at: rule.createdAt,
+    note: rule.note ?? null,
+    args: rule.args?.length ? JSON.stringify(rule.args) : null,
+    undoable: rule.undoable === undefined ? null : rule.undoable ? 1 : 0,
+  };
+}
 
 export class RulesTable {
   private readonly s;
 
-  constructor(db: Database.Database) {
+  /** Called after a rule is added or removed (the record of tightening rows follows them: tightening.ts). */
+  changed: () => void = () => {};
+
+  constructor(
+    db: Database.Database,
+    private readonly sealer: Sealer,
+  ) {
     this.s = {
       list: db.prepare('SELECT * FROM rules ORDER BY created_at, id'),
-      insert: db.prepare('INSERT INTO rules (id, action, server, tool, client, created_at, note, args, undoable) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+      insert: db.prepare(`INSERT INTO rules (id, action, server, tool, client, created_at, note, args, undoable, via, seal)
+        VALUES (@id, @action, @server, @tool, @client, @created_at, @note, @args, @undoable, @via, @seal)
+        ON CONFLICT(id) DO UPDATE SET action = excluded.action, server = excluded.server, tool = excluded.tool, client = excluded.client,
+          created_at = excluded.created_at, note = excluded.note, args = excluded.args, undoable = excluded.undoable, via = excluded.via, seal = excluded.seal`),
       delete: db.prepare('DELETE FROM rules WHERE id = ?'),
     };
   }
 
+  /** The rules in force: every stored rule that can be read, but an allow rule without a good seal. */
   list(): Rule[] {
-    return (this.s.list.all() as Row[]).map((r) => {
+    return this.read((r) => r.action !== 'allow' || rowSealed(this.sealer, 'rules', r));
+  }
+
+  /** Every stored row as it is, with its seal judged (the start-up check, `airlock rules`). */
+  rows(): { row: Row; sealed: boolean }[] {
+    return (this.s.list.all() as Row[]).map((row) => ({ row, sealed: rowSealed(this.sealer, 'rules', row) }));
+  }
+
+  /** Rules as stored, without judging their seals (what `airlock rules` lists as ignored, too). */
+  read(keep: (row: Row) => boolean = () => true): Rule[] {
+    return (this.s.list.all() as Row[]).filter(keep).map((r) => {
       const rule: Rule = {
         id: String(r.id),
         action: r.action as RuleAction,
@@ -41,12 +83,20 @@ export class RulesTable {
     }).filter((r): r is Rule => r !== null);
   }
 
-  add(rule: Rule): void {
-    const undoable = rule.undoable === undefined ? null : rule.undoable ? 1 : 0;
-    this.s.insert.run(rule.id, rule.action, rule.server, rule.tool, rule.client ?? null, rule.createdAt, rule.note ?? null, rule.args?.length ? JSON.stringify(rule.args) : null, undoable);
+  /** Store a rule sealed with the origin of the decision that made it (a rule of the same id is replaced). */
+  add(rule: Rule, origin: RowOrigin = BY_AIRLOCK): void {
+    this.put(ruleRow(rule), origin);
+    this.changed();
+  }
+
+  /** Store a row as given, sealed (a tightening rule put back from its record: tightening.ts). */
+  put(row: Row, origin: RowOrigin): void {
+    this.s.insert.run({ ...row, ...signRow(this.sealer, 'rules', row, origin) });
   }
 
   remove(id: string): boolean {
-    return this.s.delete.run(id).changes > 0;
+    const gone = this.s.delete.run(id).changes > 0;
+    if (gone) this.changed();
+    return gone;
   }
 }

@@ -6,7 +6,17 @@
  *
  * The Store's own methods hand on to the tables, for callers written before them.
  */
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import type { Integrity } from '../../protocol/api.js';
+import { isSettingKey } from '../../protocol/settings.js';
+import type { RowOrigin } from '../../protocol/presence.js';
+import { checkIntegrity } from './integrity.js';
+import { initialMarks, LogMarks } from './log-marks.js';
+import type { Row } from './queries.js';
+import { rowSealed, sealEveryRow, SEALED_TABLES, type SealedTableName, signRow } from './sealed-tables.js';
+import { BEFORE_PROOFS, loadOrCreateSealKey, Sealer } from './seals.js';
+import { TIGHTENING_KEY, TighteningRecord } from './tightening.js';
 import type { Verdict } from '../../classify/classify.js';
 import type { BrokerEvent, CallRecord, HistoryItem, HistoryQuery, Remember, SessionInfo, Ticket } from '../../protocol/api.js';
 import type { Rule } from '../../policy/rules.js';
@@ -30,7 +40,12 @@ export type { EventsQuery } from './events-table.js';
 export interface StoreOptions {
   /** The clock for times the Store stamps itself (events, ends of sessions and tickets, the catalog). */
   now?: () => number;
+  /** The seal key (seals.ts); by default `presence.key` beside the database, made at first start. */
+  sealKey?: Buffer;
 }
+
+/** The migration (1-based number) that brings seals in: the rows already there are sealed as it runs. */
+const SEALS_MIGRATION = 12;
 
 export class Store {
   readonly db: Database.Database;
@@ -41,16 +56,23 @@ export class Store {
   readonly ruleSet: RulesTable;
   readonly eventLog: EventsTable;
   readonly journal: JournalTable;
+  readonly sealer: Sealer;
+  readonly tightening: TighteningRecord;
+  readonly marks: LogMarks;
+  /** What the start-up check found (checkIntegrity; null until it ran). */
+  integrity: Integrity | null = null;
 
   /** Opens (creating when absent) the database at `path`; its files are 0600 and any failure names the file. */
   constructor(path: string, options: StoreOptions = {}) {
     this.db = openPrivateDatabase(path);
+    let sealsNew = false;
     try {
+      this.sealer = new Sealer(options.sealKey ?? loadOrCreateSealKey(dirname(path)));
       this.db.pragma('journal_mode = WAL');
       // NORMAL in WAL mode survives a process crash; only an OS crash can lose the last commits.
       this.db.pragma('synchronous = NORMAL');
       this.db.pragma('busy_timeout = 5000');
-      this.migrate();
+      sealsNew = this.migrate();
       // SQLite quietly falls back to read-only when it cannot open the file for writing: a real write (the
       // schema version, unchanged) finds out now, not at the first E-Stop that could not be saved
       try {
@@ -69,13 +91,22 @@ export class Store {
     try {
       const cache = new StatementCache(this.db);
       const names = new Names(this.db);
-      this.settings = new SettingsTable(this.db);
+      this.settings = new SettingsTable(this.db, this.sealer);
       this.sessions = new SessionsTable(this.db, now);
       this.catalogs = new CatalogTable(this.db, now);
       this.tickets = new TicketsTable(this.db, now);
-      this.ruleSet = new RulesTable(this.db);
+      this.ruleSet = new RulesTable(this.db, this.sealer);
       this.eventLog = new EventsTable(this.db, now, cache, names);
       this.journal = new JournalTable(this.db, this.eventLog, now, cache, names);
+      this.tightening = new TighteningRecord(this.db, this.ruleSet, this.settings);
+      this.marks = new LogMarks(this.db, this.settings);
+      // the record of tightening rows follows every change of a rule or a setting it could hold
+      this.ruleSet.changed = () => this.tightening.write();
+      this.settings.changed = (key) => {
+        if (key !== TIGHTENING_KEY && (key === 'estop' || isSettingKey(key))) this.tightening.write();
+      };
+      this.journal.pruned = (log, seq) => this.marks.pruned(log, seq);
+      if (sealsNew) this.tightening.write();
     } catch (err) {
       // a schema version that claims tables the file does not have: close, and name the file
       this.db.close();
@@ -83,7 +114,8 @@ export class Store {
     }
   }
 
-  private migrate(): void {
+  /** Applies the migrations this file lacks; true when the one that brings seals in ran now. */
+  private migrate(): boolean {
     const version = this.db.pragma('user_version', { simple: true }) as number;
     if (version > MIGRATIONS.length) {
       throw new Error(`the database was written by a newer Airlock (schema ${version}, this one knows ${MIGRATIONS.length}); refusing to touch it`);
@@ -92,9 +124,36 @@ export class Store {
       const sql = MIGRATIONS[i]!;
       this.db.transaction(() => {
         this.db.exec(sql);
+        if (i + 1 === SEALS_MIGRATION) {
+          sealEveryRow(this.db, this.sealer, BEFORE_PROOFS);
+          initialMarks(this.db, this.sealer);
+        }
         this.db.pragma(`user_version = ${i + 1}`);
       })();
     }
+    return version < SEALS_MIGRATION && MIGRATIONS.length >= SEALS_MIGRATION;
+  }
+
+  /**
+   * The start-up check (integrity.ts): tightening rows put back, rows without a good seal found, gaps in the
+   * logs counted. Run once, before the broker reads its rules; its result is kept for `status`.
+   */
+  checkIntegrity(): Integrity {
+    return (this.integrity = checkIntegrity(this));
+  }
+
+  /** Seal the row of `table` named by `key` (its key columns' values) as it is now, as made by `origin`. */
+  reseal(table: SealedTableName, key: readonly unknown[], origin: RowOrigin): void {
+    const where = SEALED_TABLES[table].key.map((c) => `${c} = ?`).join(' AND ');
+    const row = this.db.prepare(`SELECT * FROM ${table} WHERE ${where}`).get(...key) as Row | undefined;
+    if (!row) return;
+    const { via, seal } = signRow(this.sealer, table, row, origin);
+    this.db.prepare(`UPDATE ${table} SET via = ?, seal = ? WHERE ${where}`).run(via, seal, ...key);
+  }
+
+  /** Whether a row read with its via and seal columns carries a good seal. */
+  sealed(table: SealedTableName, row: Row): boolean {
+    return rowSealed(this.sealer, table, row);
   }
 
   close(): void {
@@ -107,8 +166,8 @@ export class Store {
     return this.settings.get(key);
   }
 
-  setSetting(key: string, value: string): void {
-    this.settings.set(key, value);
+  setSetting(key: string, value: string, origin?: RowOrigin): void {
+    this.settings.set(key, value, origin);
   }
 
   /** See JournalTable.insertBatch. */
@@ -190,8 +249,8 @@ export class Store {
     return this.ruleSet.list();
   }
 
-  addRule(rule: Rule): void {
-    this.ruleSet.add(rule);
+  addRule(rule: Rule, origin?: RowOrigin): void {
+    this.ruleSet.add(rule, origin);
   }
 
   removeRule(id: string): boolean {
@@ -202,8 +261,8 @@ export class Store {
     return this.settings.trusts(server);
   }
 
-  setTrust(server: string, on: boolean): void {
-    this.settings.setTrust(server, on);
+  setTrust(server: string, on: boolean, origin?: RowOrigin): void {
+    this.settings.setTrust(server, on, origin);
   }
 
   trustedServers(): string[] {

@@ -79,7 +79,7 @@ export async function approveTicket(b: TicketsApiParts, p: CheckedParamsOf<'appr
   } else if (remember === 'always') {
     const server = exactName(ticket.server);
     const tool = exactName(ticket.tool);
-    b.ruleBook.insert({ action: 'allow', server, tool, ...(args?.length ? { args } : {}), ...(undoable ? { undoable } : {}), note: `from ticket ${ticket.id}` });
+    b.ruleBook.insert({ action: 'allow', server, tool, ...(args?.length ? { args } : {}), ...(undoable ? { undoable } : {}), note: `from ticket ${ticket.id}` }, via);
     await b.sessions.push();
   }
   // E-Stop may have been pressed while the push was in flight; it wins.

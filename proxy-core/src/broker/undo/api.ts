@@ -12,7 +12,7 @@ export function bindUndo(on: Bind, u: Undo): void {
   on(undoLast, (p) => u.undoLast(p.server, p.force));
   on(rollback, (p) => u.rollback(p.sessionId, p.force));
   on(inversesList, () => u.declarations());
-  on(inversesSet, (p) => u.declare(p));
+  on(inversesSet, (p, _call, via) => u.declare(p, via));
   on(inversesRemove, (p) => u.removeDeclaration(p.server, p.tool));
   on(prepare, inSession((session, p) => u.prepare(session, p)));
 }

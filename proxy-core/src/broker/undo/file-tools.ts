@@ -6,6 +6,9 @@
  * `write_file` and `edit_file`, built in for every server Airlock has seen started with its command. A
  * declaration for the same server and tool wins over the built-in one.
  */
+import type { RowOrigin } from '../../protocol/presence.js';
+import type { RowSeals } from '../db/sealed-tables.js';
+import { BY_AIRLOCK } from '../db/seals.js';
 import type Database from 'better-sqlite3';
 import { CONTROL_CHARACTERS } from '../../classify/classify.js';
 import { IpcError } from '../../ipc/channel.js';
@@ -52,6 +55,8 @@ export function startsFilesystemServer(command: readonly string[]): boolean {
 export interface FileToolsOptions {
   db: Database.Database;
   now(): number;
+  /** Seals on declared file tools (db/seals.ts): a declaration without a good one is not used. */
+  seals?: RowSeals;
   record<K extends 'file-tool-set' | 'file-tool-removed'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
 }
 
@@ -63,10 +68,10 @@ export class FileTools {
   constructor(private readonly o: FileToolsOptions) {
     const db = o.db;
     this.stmts = {
-      list: db.prepare('SELECT server, tool, kind, path_arg, content_arg FROM file_tools ORDER BY server, tool'),
-      get: db.prepare('SELECT server, tool, kind, path_arg, content_arg FROM file_tools WHERE server = ? AND tool = ?'),
+      list: db.prepare('SELECT * FROM file_tools ORDER BY server, tool'),
+      get: db.prepare('SELECT * FROM file_tools WHERE server = ? AND tool = ?'),
       upsert: db.prepare(`INSERT INTO file_tools (server, tool, kind, path_arg, content_arg, created_at) VALUES (?, ?, ?, ?, ?, ?)
-        ON CONFLICT(server, tool) DO UPDATE SET kind = excluded.kind, path_arg = excluded.path_arg, content_arg = excluded.content_arg`),
+        ON CONFLICT(server, tool) DO UPDATE SET kind = excluded.kind, path_arg = excluded.path_arg, content_arg = excluded.content_arg, created_at = excluded.created_at`),
       remove: db.prepare('DELETE FROM file_tools WHERE server = ? AND tool = ?'),
       // sessions of earlier runs count: a server is known by what it was started with, not only by who is connected
       seen: db.prepare("SELECT DISTINCT server, command FROM sessions WHERE command LIKE '%server-filesystem%'"),
@@ -82,6 +87,11 @@ export class FileTools {
     }
   }
 
+  /** A stored declaration is used only with a good seal (when the broker keeps seals). */
+  private believed(row: Row): boolean {
+    return !this.o.seals || this.o.seals.sealed('file_tools', row as never);
+  }
+
   /** A wrapper session opened: its server may be the filesystem server. */
   noteSession(server: string, command: readonly string[]): void {
     if (startsFilesystemServer(command)) this.filesystemServers.add(server);
@@ -89,7 +99,7 @@ export class FileTools {
 
   /** Every file tool Airlock knows, declared and built in, by server then tool. */
   list(): FileTool[] {
-    const declared = (this.stmts.list.all() as Row[]).map(fromRow);
+    const declared = (this.stmts.list.all() as Row[]).filter((r) => this.believed(r)).map(fromRow);
     const taken = new Set(declared.map((d) => `${d.server}\0${d.tool}`));
     const builtIn = [...this.filesystemServers].flatMap((server) =>
       FILESYSTEM_TOOLS.filter((t) => !taken.has(`${server}\0${t.tool}`)).map((t): FileTool => ({ server, ...t, builtIn: true })),
@@ -100,7 +110,7 @@ export class FileTools {
   /** How this tool of this server writes files, when Airlock knows. */
   get(server: string, tool: string): FileTool | undefined {
     const row = this.stmts.get.get(server, tool) as Row | undefined;
-    if (row) return fromRow(row);
+    if (row && this.believed(row)) return fromRow(row);
     if (!this.filesystemServers.has(server)) return undefined;
     const t = FILESYSTEM_TOOLS.find((x) => x.tool === tool);
     return t ? { server, ...t, builtIn: true } : undefined;
@@ -126,7 +136,8 @@ export class FileTools {
   }
 
   /** Declare (or re-declare) a file tool; throws bad-request for names a person could not have meant. */
-  set(p: FileToolDeclaration): FileTool {
+  /** `origin`: the decision's via, sealed with the declaration. */
+  set(p: FileToolDeclaration, origin: RowOrigin = BY_AIRLOCK): FileTool {
     if (CONTROL_CHARACTERS.test(p.server) || CONTROL_CHARACTERS.test(p.tool)) throw bad('a server or tool name with control characters cannot be a file tool');
     for (const [what, name] of [['pathArg', p.pathArg], ['contentArg', p.contentArg]] as const) {
       if (name.trim() === '' || CONTROL_CHARACTERS.test(name)) throw bad(`${what} must name an argument`);
@@ -134,6 +145,7 @@ export class FileTools {
     if (p.pathArg === p.contentArg) throw bad('pathArg and contentArg must be two different arguments');
     const tool: FileTool = { server: p.server, tool: p.tool, kind: p.kind, pathArg: p.pathArg, contentArg: p.contentArg };
     this.stmts.upsert.run(tool.server, tool.tool, tool.kind, tool.pathArg, tool.contentArg, this.o.now());
+    this.o.seals?.reseal('file_tools', [tool.server, tool.tool], origin);
     this.o.record('file-tool-set', tool.server, tool.tool, tool);
     return tool;
   }

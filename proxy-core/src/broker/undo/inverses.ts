@@ -11,6 +11,9 @@
  * A declared inverse is also evidence: a tool that can be undone changes something, so its read-only claim is
  * not believed (the evidence goes into the policy's withdrawn claims, as observed contradictions do).
  */
+import type { RowOrigin } from '../../protocol/presence.js';
+import type { RowSeals } from '../db/sealed-tables.js';
+import { BY_AIRLOCK } from '../db/seals.js';
 import type Database from 'better-sqlite3';
 import { IpcError } from '../../ipc/channel.js';
 import type { EventDetails } from '../../protocol/events.js';
@@ -28,6 +31,8 @@ export interface InversesOptions {
   /** Why a rule denies calls of `tool` of `server` (for `client`, or any client when undefined), or undefined. */
   denies(server: string, client: string | undefined, tool: string): string | undefined;
   record<K extends InverseEvent>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
+  /** Seals on declared inverses (db/seals.ts): a declaration without a good one is not used. */
+  seals?: RowSeals;
 }
 
 interface SessionDecls {
@@ -58,11 +63,12 @@ export class Inverses {
   constructor(private readonly o: InversesOptions) {
     const db = o.db;
     this.stmts = {
-      list: db.prepare('SELECT server, tool, inverse, source, map FROM inverses ORDER BY server, tool'),
+      list: db.prepare('SELECT * FROM inverses ORDER BY server, tool'),
       insert: db.prepare('INSERT INTO inverses (server, tool, inverse, source, map, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
       remove: db.prepare('DELETE FROM inverses WHERE server = ? AND tool = ?'),
     };
     for (const r of this.stmts.list.all() as Row[]) {
+      if (o.seals && !o.seals.sealed('inverses', r as never)) continue;
       const decl = fromRow(r);
       if (decl) this.forServer(r.server).set(decl.tool, decl);
     }
@@ -86,7 +92,8 @@ export class Inverses {
   }
 
   /** Store a declaration for a server, checked against its catalog; throws bad-request with what is wrong. */
-  set(server: string, d: InverseDecl): DeclaredInverse {
+  /** `origin`: the decision's via, sealed with the declaration. */
+  set(server: string, d: InverseDecl, origin: RowOrigin = BY_AIRLOCK): DeclaredInverse {
     const decl: InverseDecl = { tool: d.tool, inverse: d.inverse, from: d.from, ...(d.map ? { map: d.map } : {}) };
     try {
       checkDecl(decl);
@@ -102,6 +109,7 @@ export class Inverses {
     const denied = this.o.denies(server, undefined, decl.inverse);
     if (denied) throw bad(deniedInverse(decl, denied));
     this.stmts.insert.run(server, decl.tool, decl.inverse, decl.from, decl.map ? JSON.stringify(decl.map) : null, this.o.now());
+    this.o.seals?.reseal('inverses', [server, decl.tool], origin);
     this.forServer(server).set(decl.tool, decl);
     const out = shown(server, decl, 'setting');
     this.o.record('inverse-declared', server, decl.tool, { ...out, via: 'api' });

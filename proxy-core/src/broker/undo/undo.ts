@@ -4,6 +4,7 @@
  * its end is journaled (finish.ts), declared inverses (inverses.ts, inverse.ts), running an undo (run.ts), what
  * a history entry says (info.ts). What it needs of the broker comes through one port (port.ts).
  */
+import type { Via } from '../../protocol/presence.js';
 import { isReadOnlyClass, type ToolClass } from '../../classify/classify.js';
 import { IpcError } from '../../ipc/channel.js';
 import { describeRule } from '../../policy/decide.js';
@@ -62,6 +63,7 @@ export class Undo {
       listed: (server) => port.store.catalog(server).map((t) => t.name),
       denies: (server, client, tool) => this.deniedBy(server, client, tool),
       record: (type, server, tool, detail) => port.record(type, server, tool, detail),
+      seals: port.store,
     });
     this.ctx = {
       port,
@@ -138,9 +140,9 @@ export class Undo {
     return this.inverses.list();
   }
 
-  async declare(p: InverseDeclInput & { server: string }): Promise<DeclaredInverse> {
+  async declare(p: InverseDeclInput & { server: string }, via?: Via): Promise<DeclaredInverse> {
     const { server, ...decl } = p;
-    const out = this.inverses.set(server, decl);
+    const out = this.inverses.set(server, decl, via);
     await this.port.push(server);
     return out;
   }

@@ -17,10 +17,15 @@ export async function run(argv: string[]): Promise<number> {
   const verb = positionals[0] ?? 'list';
   if (verb === 'list') {
     const rules = await call('rules.list', {});
-    if (values.json) printJson(rules);
-    else if (rules.length === 0) print('No rules: every call that is not trusted read-only asks.');
+    // rows of the rules table without a good seal: an allow rule among them is not in force (db/seals.ts)
+    const unsealed = ((await call('status', {})).integrity?.unsealed ?? []).filter((u) => u.table === 'rules');
+    const ignored = unsealed.filter((u) => !u.applied);
+    if (values.json) printJson(ignored.length ? { rules, ignored } : rules);
+    else if (rules.length === 0 && ignored.length === 0) print('No rules: every call that is not trusted read-only asks.');
     else {
-      const rows = rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', describeConditions(r), r.note ?? '']);
+      const unsealedIds = new Set(unsealed.map((u) => u.key));
+      const rows = rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', describeConditions(r), unsealedIds.has(r.id) ? `${r.note ?? ''} (appeared without your approval; applied: it only tightens)`.trim() : r.note ?? '']);
+      for (const u of ignored) rows.push([u.key, 'IGNORED', '', '', '', u.what, 'appeared in the database without your approval; not applied (airlock rules remove ' + u.key + ')']);
       print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'WHEN', 'NOTE'], rows));
     }
     return 0;

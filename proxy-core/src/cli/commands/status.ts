@@ -1,4 +1,5 @@
 /** `airlock status`: E-Stop, sessions, pending count. */
+import { integrityLines } from '../../protocol/integrity.js';
 import { redactCommand } from '../../clients/redact.js';
 import type { BrokerStatus } from '../../protocol/api.js';
 import { parse } from '../args.js';
@@ -15,6 +16,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   print(`Airlock broker: running (pid ${status.pid}), data in ${status.dataDir}`);
   if (status.presence?.warning) print(`WARNING: ${status.presence.warning}`);
+  if (status.integrity) for (const line of integrityLines(status.integrity)) print(`WARNING: ${line}`);
   print(`E-Stop: ${status.estop ? `ON — every tool call is refused${estopWhy(status.estopCause)}` : 'off'}`);
   if (status.diskFull) {
     print(`Disk: FULL since ${ago(status.diskFull.since)} — every tool call is refused until the data dir's disk takes writes again (${status.diskFull.error})`);
