@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { cleanup, cli, cliJson, connectWrapped, FILESYSTEM, tempDir, untilBroker } from '../helpers/airlock.js';
-import { type App, launchApp, type MenuItem, menuItem, type Rec } from './app.js';
+import { type App, launchApp, type MenuItem, menuItem, personCall, type Rec } from './app.js';
 
 afterEach(cleanup);
 
@@ -29,8 +29,9 @@ async function setup(settings: [string, string][] = []) {
   mkdirSync(root);
   const app = launchApp({ home });
   await app.until(trayReady, 'the tray of a running broker');
-  for (const [key, value] of settings) expect((await cli(home, ['settings', key, value])).code).toBe(0);
-  expect((await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file'])).code).toBe(0);
+  // as a person sets them up: in the app's window (an allow rule loosens: it needs their click there)
+  for (const [key, value] of settings) expect((await personCall(app, 'settings.set', { key, value })).value).toEqual({ ok: true });
+  expect((await personCall(app, 'rules.add', { action: 'allow', server: 'filesystem', tool: 'write_file' })).value).toMatchObject({ action: 'allow' });
   const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
   return { home, root, app, w };
 }

@@ -38,7 +38,7 @@ export class BrokerClient {
     });
   }
 
-  static async connect(opts: { dir: string; role?: 'cli' | 'ui'; timeoutMs?: number }): Promise<BrokerClient> {
+  static async connect(opts: { dir: string; role?: 'cli' | 'ui' | 'app'; timeoutMs?: number }): Promise<BrokerClient> {
     const channel = await connectBroker({ dir: opts.dir, role: opts.role ?? 'cli', ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}) });
     return new BrokerClient(channel);
   }
