@@ -11,6 +11,8 @@
 //   context bridge that copies values and keeps only the message of an Error; `ipcRenderer.invoke/send` reach
 //   `ipcMain` with an event whose sender is the window's webContents and whose frame shows its URL;
 // - dialogs stay open until answered, and close when their AbortSignal fires.
+// - input reaches a window as Chromium reports it (`input-event`), Touch ID exists only where STANDIN_TOUCH_ID
+//   says this is a Mac (its prompt stays up until answered), and the OS's power events (lock-screen, suspend).
 //
 // Everything the app does to it is recorded and sent to the test (the parent process, over Node's IPC
 // channel); the test drives it back with commands, as a person would: click a tray item, press the shortcut,
