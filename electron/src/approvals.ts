@@ -11,6 +11,7 @@ import type { Environment } from './environment.js';
 import { type Log, messageOf } from './log.js';
 import type { Rect } from './popup-layout.js';
 import { PopupStack } from './popups.js';
+import type { Proofs } from './proofs.js';
 import type { AppState } from './state.js';
 import { approvalStyle, type ApprovalStyle, argsText, native, STYLE_SETTING } from './ticket-text.js';
 import type { Windows } from './windows.js';
@@ -19,6 +20,7 @@ export interface ApprovalDeps {
   env: Environment;
   state: AppState;
   broker: BrokerLink;
+  proofs: Proofs;
   windows: Windows;
   log: Log;
   trayBounds: () => Rect | null;
@@ -71,7 +73,8 @@ export function setupApprovals(deps: ApprovalDeps): Approvals {
 
   const answer = async (id: string, remember: 'once' | 'session' | 'always' | null, via: string) => {
     try {
-      if (remember) await broker.call('approve', { id, remember });
+      // the box's or the notification's button is the person's input to the app itself (proofs.ts)
+      if (remember) await deps.proofs.call('approve', { id, remember }, { via });
       else await broker.call('deny', { id, reason: `denied from the ${via}` });
     } catch (err) {
       // answered elsewhere first, or timed out: the ticket's end closes what is left

@@ -64,6 +64,19 @@ export class BrokerLink {
     return this.starting;
   }
 
+  /**
+   * The key the app's presence proofs are MACs under: the broker the app started holds it; one it attached to
+   * (started by someone else) does not, and then the app has no proofs to give.
+   */
+  get appKey(): Buffer | null {
+    return this.daemon?.appKey ?? null;
+  }
+
+  /** The connection calls go on now (a challenge and the proof answering it must travel on the same one). */
+  async line(opts: { waitMs?: number } = {}): Promise<BrokerClient> {
+    return this.client ?? (await this.whenConnected(opts.waitMs ?? CONNECT_WAIT_MS));
+  }
+
   /** One request to the broker, waiting up to `waitMs` for it when it is (re)starting. */
   async call<M extends UiMethod>(method: M, params: ParamsOf<M>, opts: { waitMs?: number } = {}): Promise<ResultOf<M>> {
     const client = this.client ?? (await this.whenConnected(opts.waitMs ?? CONNECT_WAIT_MS));
@@ -74,7 +87,7 @@ export class BrokerLink {
   /** A connection of its own (for one window's event stream): the broker tags a stream per connection. */
   async openClient(): Promise<BrokerClient> {
     if (!this.client) throw new Unreachable("Airlock's broker is not running");
-    return BrokerClient.connect({ dir: this.deps.env.dataDir, role: 'ui' });
+    return BrokerClient.connect({ dir: this.deps.env.dataDir, role: 'app' });
   }
 
   get isConnected(): boolean {
@@ -119,7 +132,7 @@ export class BrokerLink {
         if (!(err instanceof AlreadyServed)) throw err;
       }
     }
-    const client = await BrokerClient.connect({ dir: env.dataDir, role: 'ui', timeoutMs: 5000 });
+    const client = await BrokerClient.connect({ dir: env.dataDir, role: 'app', timeoutMs: 5000 });
     this.client = client;
     try {
       // from the newest event on: what happened before it is in the load, what happens after is replayed

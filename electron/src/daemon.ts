@@ -4,7 +4,9 @@
  * stall the tray or a popup, and a broker crash never takes the app down with it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 
 export interface DaemonOptions {
   execPath: string;
@@ -18,6 +20,12 @@ export interface DaemonOptions {
 
 export interface Daemon {
   pid: number;
+  /**
+   * The key this broker checks the app's presence proofs with (Touch ID, a click the app saw): made here, in
+   * memory, and handed over on a pipe of the child's own (fd 3). Never in a file, an argument or the
+   * environment: a process of the same user can read all three (/proc/PID/cmdline, /proc/PID/environ).
+   */
+  appKey: Buffer;
   /** Settles when the process has exited, with how it ended. */
   exited: Promise<string>;
   /** SIGTERM (the daemon closes its database and socket), SIGKILL if it is still there after `graceMs`. */
@@ -29,17 +37,25 @@ export class AlreadyServed extends Error {
   override name = 'AlreadyServed';
 }
 
+/** The child's fd on which it reads the app's key (`--app-key-fd`). */
+const KEY_FD = 3;
+
 /** The line `airlock daemon` writes once its socket accepts connections. */
 const READY = /airlock: broker running/;
 const ALREADY = /another Airlock broker is already (running|answering)/;
 
 /** Start the daemon and resolve once it serves; rejects with the reason it gave when it exits first. */
 export function startDaemon(o: DaemonOptions): Promise<Daemon> {
-  const child = spawn(o.execPath, [o.cli, 'daemon'], {
+  const appKey = randomBytes(32);
+  const child = spawn(o.execPath, [o.cli, 'daemon', '--app-key-fd', String(KEY_FD)], {
     env: { ...o.env, ELECTRON_RUN_AS_NODE: '1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
     windowsHide: true,
   });
+  // the daemon reads its key to the end of the pipe before it does anything else: write it and close
+  const keyPipe = child.stdio[KEY_FD] as Writable | null;
+  keyPipe?.on('error', () => undefined);
+  keyPipe?.end(`${appKey.toString('hex')}\n`);
   const exited = new Promise<string>((resolve) => {
     child.once('exit', (code, signal) => resolve(signal ? `stopped by ${signal}` : `exited with code ${code}`));
     child.once('error', (err) => resolve(`could not start (${err.message})`));
@@ -63,7 +79,7 @@ export function startDaemon(o: DaemonOptions): Promise<Daemon> {
         if (!ready && READY.test(line)) {
           ready = true;
           clearTimeout(timer);
-          resolve(handle(child, exited));
+          resolve(handle(child, exited, appKey));
         }
       }
     });
@@ -81,9 +97,10 @@ export function startDaemon(o: DaemonOptions): Promise<Daemon> {
   });
 }
 
-function handle(child: ChildProcess, exited: Promise<string>): Daemon {
+function handle(child: ChildProcess, exited: Promise<string>, appKey: Buffer): Daemon {
   return {
     pid: child.pid ?? 0,
+    appKey,
     exited,
     async stop(graceMs = 5000) {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -6,11 +6,13 @@
 import type { BrokerLink } from './broker.js';
 import { type Log, messageOf } from './log.js';
 import type { Notices } from './notices.js';
+import type { Proofs } from './proofs.js';
 import type { AppState } from './state.js';
 import { tripwireNotice } from './tray-look.js';
 
 export interface EstopDeps {
   broker: BrokerLink;
+  proofs: Proofs;
   state: AppState;
   notices: Notices;
   log: Log;
@@ -20,8 +22,9 @@ export interface EstopDeps {
 export async function setEstop(deps: EstopDeps, opts: { on?: boolean; quietly?: boolean; via: string }): Promise<void> {
   const on = opts.on ?? !deps.state.estop;
   try {
-    // a brake does not wait: with no broker it says so at once
-    await deps.broker.call('estop', { on }, { waitMs: 0 });
+    // a brake does not wait: with no broker it says so at once. Releasing it loosens: proven (proofs.ts)
+    if (on) await deps.broker.call('estop', { on }, { waitMs: 0 });
+    else await deps.proofs.call('estop', { on }, { via: opts.via });
     deps.log.info(`E-Stop ${on ? 'on' : 'off'} (${opts.via})`);
     if (!opts.quietly) {
       deps.notices.say(

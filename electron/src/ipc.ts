@@ -10,12 +10,14 @@ import type { BrokerLink } from './broker.js';
 import { CHANNELS, type CallReply, isUiMethod } from './ipc-contract.js';
 import { type Log, messageOf } from './log.js';
 import type { StartAtLogin } from './login-item.js';
+import type { Proofs } from './proofs.js';
 import type { Streams } from './streams.js';
 import { checkBoolean, checkParams, checkSince, checkSubscriptionId } from './validate.js';
 import type { Windows } from './windows.js';
 
 export interface IpcDeps {
   broker: BrokerLink;
+  proofs: Proofs;
   windows: Windows;
   streams: Streams;
   startAtLogin: StartAtLogin;
@@ -25,7 +27,7 @@ export interface IpcDeps {
 const refused = (code: string, message: string): CallReply => ({ ok: false, error: { code, message } });
 
 export function setupIpc(deps: IpcDeps): void {
-  const { broker, windows, streams, startAtLogin, log } = deps;
+  const { proofs, windows, streams, startAtLogin, log } = deps;
   const trusted = (event: IpcMainEvent | IpcMainInvokeEvent, channel: string): boolean => {
     if (windows.senderOf(event)) return true;
     log.warn(`refused ${channel} from a sender that is not an Airlock window (${event.senderFrame?.url.slice(0, 200) ?? 'no frame'})`);
@@ -33,12 +35,14 @@ export function setupIpc(deps: IpcDeps): void {
   };
 
   ipcMain.handle(CHANNELS.call, async (event, method: unknown, params: unknown): Promise<CallReply> => {
-    if (!trusted(event, CHANNELS.call)) return refused('forbidden', 'this page may not talk to Airlock');
+    const win = windows.senderOf(event);
+    if (!win || !trusted(event, CHANNELS.call)) return refused('forbidden', 'this page may not talk to Airlock');
     if (!isUiMethod(method)) return refused('unknown-method', `${typeof method === 'string' ? method.slice(0, 64) : typeof method} is not a method the UI may call`);
     const checked = checkParams(params);
     if (!checked.ok) return refused('bad-request', `${method}: ${checked.reason}`);
     try {
-      return { ok: true, result: await broker.call(method, checked.value as ParamsOf<UiMethod>) };
+      // a call that loosens counts only with the person's input on this window (proofs.ts)
+      return { ok: true, result: await proofs.call(method, checked.value as ParamsOf<UiMethod>, { window: win }) };
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       return refused(typeof code === 'string' ? code : 'error', messageOf(err));

@@ -13,7 +13,9 @@ import { appFiles, type Environment, launcherFor } from './environment.js';
 import { setupIpc } from './ipc.js';
 import { fileLog, messageOf } from './log.js';
 import { setupStartAtLogin } from './login-item.js';
+import { InputWitness } from './input-witness.js';
 import { Notices } from './notices.js';
+import { Proofs } from './proofs.js';
 import { setupPlatform, trayAvailable } from './platform.js';
 import { registerScheme, setupProtocol } from './protocol.js';
 import { setupQuit } from './quit.js';
@@ -61,7 +63,9 @@ async function main(): Promise<void> {
   let tray: Tray | null = null;
   const state = new AppState();
   const broker = new BrokerLink({ env, state, log });
-  const windows = new Windows({ env, log });
+  const witness = new InputWitness();
+  const windows = new Windows({ env, log, witness });
+  const proofs = new Proofs({ broker, state, witness, log });
   // a second launch (Windows, Linux), or opening the app again from the Finder or the Dock (macOS): the window
   const openWindow = () => windows.openMain('/approvals', { small: tray === null });
   app.on('second-instance', openWindow);
@@ -69,11 +73,11 @@ async function main(): Promise<void> {
   const notices = new Notices({ log, platform: env.platform });
   const streams = new Streams({ broker, log });
   const startAtLogin = setupStartAtLogin({ env, log });
-  const shortcut = setupShortcut({ broker, state, notices, log });
+  const shortcut = setupShortcut({ broker, proofs, state, notices, log });
   // the tray's place on screen is known on macOS and Windows only (Tray.getBounds exists nowhere else)
   const trayBounds = () => (tray && !tray.isDestroyed() && (env.platform === 'darwin' || env.platform === 'win32') ? tray.getBounds() : null);
-  const approvals = setupApprovals({ env, state, broker, windows, log, trayBounds });
-  setupIpc({ broker, windows, streams, startAtLogin, log });
+  const approvals = setupApprovals({ env, state, broker, proofs, windows, log, trayBounds });
+  setupIpc({ broker, proofs, windows, streams, startAtLogin, log });
   setupTripwireNotice({ state, notices, openActivity: () => windows.openMain('/activity') });
 
   const quit = setupQuit({
@@ -81,6 +85,7 @@ async function main(): Promise<void> {
     log,
     teardown: () => {
       shortcut.dispose();
+      proofs.dispose();
       streams.closeAll();
       approvals.closeAll();
       tray?.destroy();
@@ -88,8 +93,8 @@ async function main(): Promise<void> {
   });
   if (await trayAvailable(env.platform, process.env)) {
     // Undo last is an item of the tray's menu: without a tray, nothing to keep current
-    const undoLast = setupUndoLast({ broker, state, notices, windows, log });
-    tray = setupTray({ env, state, broker, windows, approvals, shortcut, startAtLogin, notices, undoLast, log });
+    const undoLast = setupUndoLast({ broker, proofs, state, notices, windows, log });
+    tray = setupTray({ env, state, broker, proofs, windows, approvals, shortcut, startAtLogin, notices, undoLast, log });
   } else {
     // no tray on this desktop: a small window is the app's face, and closing it is quitting (with the question)
     log.info('no system tray here: showing a small window instead');

@@ -19,6 +19,8 @@ export type EstopCause = EventDetails['estop-on'];
 
 /** Events after which what "Undo last" would undo may be different. */
 const UNDO_EVENTS: ReadonlySet<string> = new Set(['undo-known', 'undo', 'rollback', 'snapshots-pruned', 'snapshot-failed']);
+/** Events after which this front end's presence lease or the broker's standing warning may be different. */
+const PRESENCE_EVENTS: ReadonlySet<string> = new Set(['presence-leases-ended', 'presence-confirmed', 'presence-off']);
 
 export class AppState {
   health: BrokerHealth = { state: 'starting' };
@@ -37,6 +39,8 @@ export class AppState {
   readonly estopEngaged = new Signal<EstopCause>();
   /** Something happened that may change which call "Undo last" would undo. */
   readonly undoChanged = new Signal<void>();
+  /** Leases ended (anywhere), proofs confirmed or turned off: what presence.status says may be different. */
+  readonly presenceChanged = new Signal<void>();
   readonly changed = new Signal<void>();
   private scheduled = false;
 
@@ -102,6 +106,7 @@ export class AppState {
         return;
       default:
         if (UNDO_EVENTS.has(e.type)) this.undoChanged.emit();
+        if (PRESENCE_EVENTS.has(e.type)) this.presenceChanged.emit();
         return;
     }
     this.touch();

@@ -11,6 +11,7 @@ import type { Environment } from './environment.js';
 import { type EstopDeps, setEstop } from './estop.js';
 import type { StartAtLogin } from './login-item.js';
 import type { Notices } from './notices.js';
+import { leaseLine, NO_APP_PROOFS, withPresence } from './presence-text.js';
 import type { Shortcut } from './shortcut.js';
 import type { AppState } from './state.js';
 import { native } from './ticket-text.js';
@@ -48,7 +49,8 @@ export function setupTray(deps: TrayDeps): Tray {
       look = now;
       tray.setImage(nativeImage.createFromPath(trayIconFile(env.trayIcons, now, env.platform)));
     }
-    tray.setToolTip(native(trayTooltip(state.health, state.estop, pending, state.estopCause, state.diskFull !== null)));
+    const base = trayTooltip(state.health, state.estop, pending, state.estopCause, state.diskFull !== null);
+    tray.setToolTip(native(withPresence(base, deps.proofs.warning)));
     // the count: next to the icon in the macOS menu bar; a badge where the OS has one (macOS Dock, Unity launcher)
     if (env.platform === 'darwin') tray.setTitle(pending > 0 ? String(pending) : '');
     if (env.platform !== 'win32') app.setBadgeCount(pending);
@@ -59,6 +61,7 @@ export function setupTray(deps: TrayDeps): Tray {
   state.changed.on(render);
   deps.shortcut.changed.on(render);
   deps.undoLast.changed.on(render);
+  deps.proofs.changed.on(render);
   deps.startAtLogin.changed.on((on) => {
     startAtLogin = on;
     render();
@@ -74,7 +77,7 @@ export function setupTray(deps: TrayDeps): Tray {
 }
 
 function menu(deps: TrayDeps, startAtLogin: boolean): MenuItemConstructorOptions[] {
-  const { state, broker, windows, approvals, shortcut, undoLast } = deps;
+  const { state, broker, windows, approvals, shortcut, undoLast, proofs } = deps;
   const items: MenuItemConstructorOptions[] = [];
   const health = state.health;
   if (health.state === 'problem') {
@@ -93,6 +96,12 @@ function menu(deps: TrayDeps, startAtLogin: boolean): MenuItemConstructorOptions
       items.push({ id: 'more-waiting', label: `${tickets.length - MENU_TICKETS} more…`, click: () => windows.openMain('/approvals') });
     }
   }
+  // presence: the broker's standing warning, where approving here cannot work, and how long a proof holds
+  if (proofs.warning) items.push({ id: 'presence-warning', label: `WARNING: ${proofs.warning}`, enabled: false });
+  if (health.state === 'ready' && proofs.unavailable) items.push({ id: 'presence-unavailable', label: `Approving here is not available: ${NO_APP_PROOFS}`, enabled: false });
+  const until = proofs.leaseUntil;
+  const lease = until === null ? null : leaseLine(until, Date.now());
+  if (lease) items.push({ id: 'presence-lease', label: lease, enabled: false });
   items.push({ type: 'separator' });
   items.push({
     id: 'estop',

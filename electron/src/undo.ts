@@ -8,6 +8,7 @@ import type { HistoryItem } from '@airlock/proxy-core';
 import type { BrokerLink } from './broker.js';
 import { type Log, messageOf } from './log.js';
 import type { Notices } from './notices.js';
+import type { Proofs } from './proofs.js';
 import { Signal } from './signal.js';
 import type { AppState } from './state.js';
 import { type UndoCall, undoFailedNotice, undoLastWouldTake, undoNotice, type UndoNotice } from './undo-text.js';
@@ -15,6 +16,7 @@ import type { Windows } from './windows.js';
 
 export interface UndoDeps {
   broker: BrokerLink;
+  proofs: Proofs;
   state: AppState;
   notices: Notices;
   windows: Windows;
@@ -92,7 +94,7 @@ export function setupUndoLast(deps: UndoDeps): UndoLast {
     changed.emit();
     try {
       // never forced: a file changed since the call is the person's to decide, in the app
-      const report = await broker.call('undo.last', { force: false });
+      const report = await deps.proofs.call('undo.last', { force: false }, { via: 'the tray' });
       log.info(`Undo last (${report.callId || 'nothing'}): ${report.ok ? 'undone' : 'not undone'}: ${report.summary}`);
       say(undoNotice(report, (await entry(report.callId)) ?? (target?.id === report.callId ? target : null)));
     } catch (err) {

@@ -8,6 +8,7 @@ import { app, BrowserWindow, type BrowserWindowConstructorOptions, type IpcMainE
 import type { Environment } from './environment.js';
 import { type Log, messageOf } from './log.js';
 import { appUrl, isAppUrl } from './app-url.js';
+import type { InputWitness } from './input-witness.js';
 
 export type WindowKind = 'main' | 'popup';
 
@@ -35,7 +36,7 @@ export class Windows {
   private readonly own = new Map<number, { win: BrowserWindow; kind: WindowKind }>();
   private main: BrowserWindow | null = null;
 
-  constructor(private readonly deps: { env: Environment; log: Log }) {}
+  constructor(private readonly deps: { env: Environment; log: Log; witness: InputWitness }) {}
 
   /** A new window of ours showing `route`; not shown (the caller decides how: a popup must not take focus). */
   create(kind: WindowKind, options: BrowserWindowConstructorOptions, route: string): BrowserWindow {
@@ -46,6 +47,8 @@ export class Windows {
       webPreferences: securePreferences(this.deps.env.preload),
     });
     const id = win.webContents.id;
+    // from its first moment: a click counts only when the main process saw it reach this window
+    this.deps.witness.watch(win);
     this.own.set(id, { win, kind });
     win.once('closed', () => this.own.delete(id));
     win.loadURL(appUrl(route)).catch((err: unknown) => this.deps.log.warn(`a ${kind} window did not load ${route}: ${messageOf(err)}`));

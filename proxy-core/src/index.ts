@@ -42,3 +42,5 @@ export { spellOutHidden } from './classify/hidden-text.js';
 export type { AirlockApi, ApiErrorShape, EventHandlers, HostInfo, StreamState, UiMethod } from './protocol/ui-contract.js';
 /** Whether a broker answers for a data dir: the desktop app attaches to it rather than starting its own. */
 export { probeBroker } from './broker/server.js';
+/** The MAC of the desktop app's presence proofs (Touch ID, a click it saw), under the key it handed its broker. */
+export { appProofMac } from './broker/presence/presence.js';

@@ -22,7 +22,7 @@ import {
   textOf,
   waitForTicket,
 } from '../helpers/airlock.js';
-import { type App, launchApp, menuItem, type Rec, type WindowInfo } from './app.js';
+import { type App, click, launchApp, menuItem, personCall, type Rec, type WindowInfo } from './app.js';
 import { mockPackagedApp } from './mock-app.js';
 
 afterEach(cleanup);
@@ -107,8 +107,9 @@ test('tray, E-Stop from the tray and the shortcut, one popup per call answered t
   expect(s.trays[0]!.tooltip).toBe('Airlock: 1 call waits for you');
   expect(menuItem(s, `ticket:${ticketId}`)?.label).toContain('write_note');
 
-  // Allow, through the page's window.airlock: the call runs
+  // Allow, through the page's window.airlock, after a click in the popup: the call runs
   mark = app.last();
+  await click(app, popup.id);
   const approved = await app.command<{ value: { ok: boolean; ticket: { id: string } } }>('page', { window: popup.id, path: ['airlock', 'call'], args: ['approve', { id: ticketId }] });
   expect(approved.value).toMatchObject({ ok: true, ticket: { id: ticketId } });
   expect(textOf(await first)).toContain('from the popup');
@@ -146,7 +147,7 @@ test('tray, E-Stop from the tray and the shortcut, one popup per call answered t
   expect(main.options.webPreferences).toMatchObject({ sandbox: true, contextIsolation: true, nodeIntegration: false });
 
   // the broker's error code reaches the page (an Error's own properties would not cross the context bridge)
-  const late = await app.command<{ rejected: { code: string; message: string } }>('page', { window: main.id, path: ['airlock', 'call'], args: ['approve', { id: p3.ticketId }] });
+  const late = await personCall(app, 'approve', { id: p3.ticketId });
   expect(late.rejected).toMatchObject({ code: 'not-pending' });
 
   // the page's event stream resumes after `since`, in order, then goes on live
@@ -161,7 +162,7 @@ test('tray, E-Stop from the tray and the shortcut, one popup per call answered t
   expect(seen[0]).toBe(since + 1);
   expect(seen).toEqual([...new Set(seen)].sort((a, b) => a - b));
   await app.command('pageUnsubscribe', { subscription: sub });
-  expect((await cli(home, ['estop', 'off'])).code).toBe(0);
+  expect((await personCall(app, 'estop', { on: false })).value).toEqual({ estop: false });
 
   // start at login through the page's host API (Linux: an XDG autostart entry), and the tray follows
   const autostart = join(xdg, 'autostart', 'airlock.desktop');
@@ -326,9 +327,9 @@ test('Protect from the window writes the packaged launcher, which then works; th
   popups = (await app.snapshot()).windows.filter((w) => !w.destroyed && w.url.includes('#/ticket/'));
   expect(popups).toHaveLength(3);
 
-  // answered elsewhere: every popup and the nudge go away; the calls ran
+  // answered elsewhere (the main window): every popup and the nudge go away; the calls ran
   mark = app.last();
-  for (const t of await cliJson<{ id: string }[]>(home, ['pending'])) expect((await cli(home, ['approve', t.id])).code).toBe(0);
+  for (const t of await cliJson<{ id: string }[]>(home, ['pending'])) expect((await personCall(app, 'approve', { id: t.id })).value).toMatchObject({ ok: true });
   await Promise.all(calls);
   expect(executedCalls(log, 'write_note')).toHaveLength(3);
   await app.next(mark, (r) => r.type === 'notification-closed' && r.notification === nudge.notification, 'the nudge closing');
@@ -345,6 +346,7 @@ test('Protect from the window writes the packaged launcher, which then works; th
   const reopened = await nextPopup(app, mark);
   expect(reopened.ticketId).toBe(ticketId);
   await app.next(mark, (r) => r.type === 'window-focus' && r.window === reopened.window.id, 'the reopened popup focused');
+  await click(app, reopened.window.id);
   await app.command('page', { window: reopened.window.id, path: ['airlock', 'call'], args: ['approve', { id: ticketId }] });
   await fourth;
   expect(executedCalls(log, 'write_note')).toHaveLength(4);
@@ -367,7 +369,7 @@ test('approval-style: the OS message box, or a notification only', async () => {
   const w = await connectWrapped({ home, command: fx.command, args: fx.args, env: fx.env });
 
   // dialog: the same buttons as the card, the arguments in the detail; Deny refuses
-  expect((await cli(home, ['settings', 'approval-style', 'dialog'])).code).toBe(0);
+  expect((await personCall(app, 'settings.set', { key: 'approval-style', value: 'dialog' })).value).toEqual({ ok: true });
   let mark = app.last();
   const first = w.client.callTool({ name: 'write_note', arguments: { text: 'asked in a message box' } });
   const box = await app.next(mark, (r) => r.type === 'dialog-shown', 'the message box');
@@ -385,13 +387,14 @@ test('approval-style: the OS message box, or a notification only', async () => {
   expect(app.records.filter((r) => r.seq > mark && r.type === 'window-created')).toEqual([]);
 
   // notification only: no window until the person clicks it; then the popup, focused
-  expect((await cli(home, ['settings', 'approval-style', 'notification'])).code).toBe(0);
+  expect((await personCall(app, 'settings.set', { key: 'approval-style', value: 'notification' })).value).toEqual({ ok: true });
   mark = app.last();
   const third = w.client.callTool({ name: 'write_note', arguments: { text: 'from the notification' } });
   const note = await app.next(mark, (r) => r.type === 'notification-shown', 'the notification');
   expect(app.records.filter((r) => r.seq > mark && r.type === 'window-created')).toEqual([]);
   await app.command('notification', { notification: note.notification, event: 'click' });
   const popup = await nextPopup(app, mark);
+  await click(app, popup.window.id);
   await app.command('page', { window: popup.window.id, path: ['airlock', 'call'], args: ['approve', { id: popup.ticketId }] });
   expect(textOf(await third)).toContain('from the notification');
   expect(executedCalls(fx.log, 'write_note')).toHaveLength(1);
@@ -406,7 +409,7 @@ test('a tool named to read backwards is spelled out in the tray, the message box
   const RAW = /[\u202a-\u202e\u2066-\u2069\u200b\u009b]/u;
   const tool = 'wipe\u202Eelif_daer';
 
-  expect((await cli(home, ['settings', 'approval-style', 'dialog'])).code).toBe(0);
+  expect((await personCall(app, 'settings.set', { key: 'approval-style', value: 'dialog' })).value).toEqual({ ok: true });
   let mark = app.last();
   const first = w.client.callTool({ name: tool, arguments: { text: 'photo\u202Egnp.exe' } });
   const box = await app.next(mark, (r) => r.type === 'dialog-shown', 'the message box');
@@ -419,7 +422,7 @@ test('a tool named to read backwards is spelled out in the tray, the message box
   await app.command('answerDialog', { dialog: box.dialog, response: 3 });
   expect((await first).isError).toBe(true);
 
-  expect((await cli(home, ['settings', 'approval-style', 'notification'])).code).toBe(0);
+  expect((await personCall(app, 'settings.set', { key: 'approval-style', value: 'notification' })).value).toEqual({ ok: true });
   mark = app.last();
   const second = w.client.callTool({ name: tool, arguments: { text: 'again\u200B' } });
   const note = await app.next(mark, (r) => r.type === 'notification-shown', 'the notification');
@@ -443,14 +446,14 @@ test('estop-shortcut: other keys, or none', async () => {
   await app.until((r) => r.type === 'tray-menu' && (r.items as { id: string }[]).some((i) => i.id === 'none-waiting'), 'the tray of a running broker');
   expect((await app.snapshot()).shortcuts).toEqual([SHORTCUT]);
   let mark = app.last();
-  expect((await cli(home, ['settings', 'estop-shortcut', 'CommandOrControl+Alt+Shift+J'])).code).toBe(0);
+  expect((await personCall(app, 'settings.set', { key: 'estop-shortcut', value: 'CommandOrControl+Alt+Shift+J' })).value).toEqual({ ok: true });
   await app.next(mark, (r) => r.type === 'shortcut-registered' && r.accelerator === 'CommandOrControl+Alt+Shift+J', 'the new shortcut');
   expect((await app.snapshot()).shortcuts).toEqual(['CommandOrControl+Alt+Shift+J']);
   await app.command('shortcut', { accelerator: 'CommandOrControl+Alt+Shift+J' });
   await app.next(mark, trayImage('estop'), 'E-Stop from the new keys');
   expect(await estopIs(home)).toBe(true);
   mark = app.last();
-  expect((await cli(home, ['settings', 'estop-shortcut', 'off'])).code).toBe(0);
+  expect((await personCall(app, 'settings.set', { key: 'estop-shortcut', value: 'off' })).value).toEqual({ ok: true });
   await app.next(mark, (r) => r.type === 'shortcut-unregistered', 'no shortcut');
   expect((await app.snapshot()).shortcuts).toEqual([]);
 });

@@ -173,6 +173,29 @@ export function launchApp(o: AppOptions): App {
   return app;
 }
 
+/**
+ * What a person does in the app's main window (opened from the tray when it is not open): a click in it, then the
+ * page's call. A call that loosens counts only with such a click (electron/src/input-witness.ts).
+ */
+export async function personCall<T = unknown>(app: App, method: string, params: object): Promise<{ value?: T; rejected?: { code?: string; message: string } }> {
+  let main = (await app.snapshot()).windows.find((w) => !w.destroyed && !w.url.includes('#/ticket/') && w.exposed.includes('airlock'));
+  if (!main) {
+    const mark = app.last();
+    await app.command('click', { item: 'open' });
+    const created = await app.next(mark, (r) => r.type === 'window-created', 'the main window');
+    await app.next(mark, (r) => r.type === 'bridge-exposed' && r.window === created.window, 'its page');
+    main = (await app.snapshot()).windows.find((w) => w.id === created.window)!;
+  }
+  await click(app, main.id);
+  return app.command('page', { window: main.id, path: ['airlock', 'call'], args: [method, params] });
+}
+
+/** A click on a window, as the OS delivers it (the main process sees it as `input-event`). */
+export async function click(app: App, window: number): Promise<void> {
+  await app.command('input', { window, type: 'mouseDown' });
+  await app.command('input', { window, type: 'mouseUp' });
+}
+
 /** The tray's menu item with this id, from a snapshot. */
 export function menuItem(s: Snapshot, id: string): MenuItem | undefined {
   return s.trays.find((t) => !t.destroyed)?.menu?.find((i) => i.id === id);

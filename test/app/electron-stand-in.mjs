@@ -11,12 +11,16 @@
 //   context bridge that copies values and keeps only the message of an Error; `ipcRenderer.invoke/send` reach
 //   `ipcMain` with an event whose sender is the window's webContents and whose frame shows its URL;
 // - dialogs stay open until answered, and close when their AbortSignal fires.
+// - input reaches a window as Chromium reports it (`input-event`), Touch ID exists only where STANDIN_TOUCH_ID
+//   says this is a Mac (its prompt stays up until answered), and the OS's power events (lock-screen, suspend).
 //
 // Everything the app does to it is recorded and sent to the test (the parent process, over Node's IPC
 // channel); the test drives it back with commands, as a person would: click a tray item, press the shortcut,
 // answer a dialog, call the page's `window.airlock`, close a popup, quit.
+import childProcess from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 
@@ -56,6 +60,29 @@ const preventable = () => ({
     this.defaultPrevented = true;
   },
 });
+
+// ---- a test's look at the app's key pipe ---------------------------------------------------------------------
+
+/**
+ * STANDIN_SPY_FD3=1: what the app writes on fd 3 of a child it spawns (the broker's key pipe) is recorded, so a
+ * test knows the key and can look for it where it must never be (argv, environment, files).
+ */
+if (process.env.STANDIN_SPY_FD3 === '1') {
+  const realSpawn = childProcess.spawn;
+  childProcess.spawn = function spawn(...args) {
+    const child = realSpawn.apply(this, args);
+    const pipe = child.stdio?.[3];
+    if (pipe) {
+      const end = pipe.end.bind(pipe);
+      pipe.end = (chunk, ...rest) => {
+        record('fd3-written', { pid: child.pid, text: chunk === undefined ? '' : String(chunk) });
+        return end(chunk, ...rest);
+      };
+    }
+    return child;
+  };
+  syncBuiltinESMExports();
+}
 
 // ---- app ----------------------------------------------------------------------------------------------------
 
@@ -735,6 +762,30 @@ class PowerMonitor extends EventEmitter {
 }
 export const powerMonitor = new PowerMonitor();
 
+/**
+ * Touch ID, as on a Mac: `canPromptTouchID` and `promptTouchID` exist on macOS only (Electron defines them
+ * nowhere else), so they are here only when STANDIN_TOUCH_ID says this "Mac" has a sensor (1) or not (0). A
+ * prompt stays up until the test answers it (the person's finger, or Cancel).
+ */
+let nextPrompt = 1;
+const touchPrompts = new Map();
+export const systemPreferences = {};
+if (process.env.STANDIN_TOUCH_ID !== undefined) {
+  systemPreferences.canPromptTouchID = () => process.env.STANDIN_TOUCH_ID === '1';
+  systemPreferences.promptTouchID = (reason) => {
+    if (process.env.STANDIN_TOUCH_ID !== '1') return Promise.reject(new Error('Touch ID is not available'));
+    const id = nextPrompt++;
+    record('touch-id-prompt', { prompt: id, reason });
+    return new Promise((resolve, reject) => {
+      touchPrompts.set(id, (ok) => {
+        touchPrompts.delete(id);
+        if (ok) resolve();
+        else reject(new Error('User cancelled the Touch ID prompt'));
+      });
+    });
+  };
+}
+
 // ---- the test's commands ------------------------------------------------------------------------------------
 
 const windowById = (id) => {
@@ -851,6 +902,33 @@ const commands = {
     const handler = defaultSession.permissionCheckHandler;
     return { granted: handler ? handler(windowById(window).webContents, permission, 'airlock://app', {}) : true };
   },
+  /**
+   * Input the OS delivers to a window (what Chromium reports as `input-event`): a click (mouseDown, mouseUp) or a
+   * key. A click on a window gives it focus, as window managers do.
+   */
+  input: ({ window, type, keyCode }) => {
+    const w = windowById(window);
+    if (w.destroyed) throw new Error(`window ${window} is closed`);
+    if (type === 'mouseDown' && !w.focused) {
+      w.focused = true;
+      w.emit('focus');
+    }
+    record('input', { window, type, ...(keyCode ? { keyCode } : {}) });
+    w.webContents.emit('input-event', preventable(), { type, modifiers: [], ...(keyCode ? { keyCode } : {}) });
+    return true;
+  },
+  /** The OS's power events: lock-screen, unlock-screen, suspend, resume, shutdown. */
+  power: ({ event }) => {
+    record('power', { event });
+    powerMonitor.emit(event, preventable());
+    return true;
+  },
+  answerTouchID: ({ prompt, ok }) => {
+    const answer = touchPrompts.get(prompt);
+    if (!answer) throw new Error(`no Touch ID prompt ${prompt}`);
+    answer(Boolean(ok));
+    return true;
+  },
   answerDialog: ({ dialog: id, response }) => {
     const answer = openDialogs.get(id);
     if (!answer) throw new Error(`no open dialog ${id}`);
@@ -904,5 +982,6 @@ export default {
   protocol,
   screen,
   session,
+  systemPreferences,
   Tray,
 };

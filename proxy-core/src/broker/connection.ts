@@ -40,7 +40,7 @@ export class Connections {
     // the process at the other end, as the OS says (a wrapper's is not needed: it loosens nothing)
     const peer = caller === 'user' ? peerOf(channel.socket) : null;
     const key = `conn:${++this.count}`;
-    const context: CallContext = { channel, session: null, subscriptions: new Set(), frontEnd: { kind: role === 'ui' ? 'ui' : 'cli', key, peer } };
+    const context: CallContext = { channel, session: null, subscriptions: new Set(), frontEnd: { kind: role === 'ui' || role === 'app' ? role : 'cli', key, peer } };
     this.channels.add(channel);
     channel.setHandlers({
       request: (method, params) => this.o.dispatch({ method, params, caller, context }),

@@ -39,7 +39,7 @@ export class BrokerClient {
     });
   }
 
-  static async connect(opts: { dir: string; endpoint?: BrokerEndpoint; role?: 'cli' | 'ui'; timeoutMs?: number }): Promise<BrokerClient> {
+  static async connect(opts: { dir: string; endpoint?: BrokerEndpoint; role?: 'cli' | 'ui' | 'app'; timeoutMs?: number }): Promise<BrokerClient> {
     const channel = await connectBroker({
       dir: opts.dir,
       role: opts.role ?? 'cli',

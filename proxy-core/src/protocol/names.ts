@@ -5,10 +5,11 @@
  * gathered in `api.ts`.
  */
 
-export type Role = 'wrapper' | 'cli' | 'ui';
+export type Role = 'wrapper' | 'cli' | 'ui' | 'app';
 
 /** The roles of a person's front end: only these may loosen anything, answer tickets or read the journal. */
-export const USER_ROLES: readonly Role[] = ['cli', 'ui'];
+/** `app`: the desktop app's line (a claim like the others: what the app proves, it proves with its key). */
+export const USER_ROLES: readonly Role[] = ['cli', 'ui', 'app'];
 export const WRAPPER_ROLES: readonly Role[] = ['wrapper'];
 
 /** Requests a front end sends the broker. */

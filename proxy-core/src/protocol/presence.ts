@@ -103,7 +103,9 @@ export function describeVia(via: Via, now = Date.now()): string {
     const ago = via.leaseSince !== undefined ? `, ${Math.max(0, Math.round((now - via.leaseSince) / 60_000))} min ago` : '';
     return `by you, within a presence lease (${via.leaseOf ? PROOF_WORDS[via.leaseOf] : 'a proof'}${ago}) from ${where}`;
   }
-  return `by you, with ${PROOF_WORDS[via.proof]}${via.label ? ` (${via.label})` : ''} from ${where}`;
+  // "with a click in the app from the app" says its channel twice: the app's own proofs name it once
+  const said = (via.proof === 'touch-id' || via.proof === 'app-click') && via.channel === 'app' && !via.peer;
+  return `by you, with ${PROOF_WORDS[via.proof]}${via.label ? ` (${via.label})` : ''}${said ? '' : ` from ${where}`}`;
 }
 
 /** What a front end gets back from `presence.challenge`: what the person is asked to allow, and how to answer. */
