@@ -16,6 +16,13 @@ let w: Wrapped;
 /** The last event before the broker with proofs started: what came after is the agent's doing. */
 let since = 0;
 
+/**
+ * How the CLI says a loosening was refused: for want of a proof, or (where the broker sees the CLI's process and
+ * polkit can be asked) with polkit's refusal after it tried; either way nothing was loosened, which is what the
+ * database is checked for. presence-peer.test.ts holds the exact words once the broker sees its peers.
+ */
+const REFUSED = /needs your presence|: refused, /;
+
 const setting = (home: string, key: string) => dbRows<{ value: string }>(home, 'SELECT value FROM settings WHERE key = ?', key)[0]?.value;
 const trusted = (home: string) => dbRows<{ server: string }>(home, 'SELECT server FROM server_settings WHERE trust_read_only_hints = 1').map((r) => r.server);
 
@@ -40,8 +47,7 @@ describe('the agent at the CLI', () => {
 
     const approve = await agentCli(home, ['approve', ticket.id]);
     expect(approve.code).not.toBe(0);
-    expect(approve.stderr).toMatch(/needs your presence/);
-    expect(approve.stderr).toMatch(/cannot prove a person is there/);
+    expect(approve.stderr).toMatch(REFUSED);
     expect(approve.stderr).toContain(`Allow the held call ${ticket.id}: fixture → delete_all`);
     expect(executedCalls(fx.log, 'delete_all')).toEqual([]);
     expect(dbRows(home, 'SELECT resolution FROM tickets WHERE id = ?', ticket.id)).toEqual([{ resolution: null }]);
@@ -50,7 +56,7 @@ describe('the agent at the CLI', () => {
     for (const how of ['--always', '--remember=session']) {
       const r = await agentCli(home, ['approve', ticket.id, how]);
       expect(r.code, how).not.toBe(0);
-      expect(r.stderr, how).toMatch(/needs your presence/);
+      expect(r.stderr, how).toMatch(REFUSED);
     }
     expect(dbRows(home, "SELECT id FROM rules WHERE action = 'allow'")).toEqual([]);
 
@@ -73,7 +79,8 @@ describe('the agent at the CLI', () => {
     const { home } = airlock;
     const allow = await agentCli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', '*']);
     expect(allow.code).not.toBe(0);
-    expect(allow.stderr).toMatch(/Add a rule: allow \* → \*.*needs your presence/);
+    expect(allow.stderr).toContain('Add a rule: allow * → *');
+    expect(allow.stderr).toMatch(REFUSED);
     const narrow = await agentCli(home, ['rules', 'add', 'allow', '--server', 'fixture', '--tool', 'delete_all', '--arg', 'text=x']);
     expect(narrow.code).not.toBe(0);
     expect(dbRows(home, "SELECT id FROM rules WHERE action = 'allow'")).toEqual([]);
@@ -92,7 +99,8 @@ describe('the agent at the CLI', () => {
     const { home } = airlock;
     const other = await agentCli(home, ['trust', 'other', 'on']);
     expect(other.code).not.toBe(0);
-    expect(other.stderr).toMatch(/Trust the read-only hints of other.*needs your presence/);
+    expect(other.stderr).toContain('Trust the read-only hints of other');
+    expect(other.stderr).toMatch(REFUSED);
     expect(trusted(home)).toEqual(['fixture']);
     const off = await agentCli(home, ['trust', 'fixture', 'off']);
     expect(off.code, off.stderr).toBe(0);
@@ -106,7 +114,8 @@ describe('the agent at the CLI', () => {
     const { home } = airlock;
     const off = await agentCli(home, ['settings', 'tripwire', 'off']);
     expect(off.code).not.toBe(0);
-    expect(off.stderr).toMatch(/Set tripwire to off.*needs your presence/);
+    expect(off.stderr).toContain('Set tripwire to off');
+    expect(off.stderr).toMatch(REFUSED);
     expect(setting(home, 'tripwire')).not.toBe('off');
     const on = await agentCli(home, ['settings', 'tripwire', 'on']);
     expect(on.code, on.stderr).toBe(0);
@@ -169,7 +178,8 @@ describe('E-Stop from the agent', () => {
     expect(setting(home, 'estop')).toBe('on');
     const off = await agentCli(home, ['estop', 'off']);
     expect(off.code).not.toBe(0);
-    expect(off.stderr).toMatch(/Turn E-Stop off.*needs your presence/);
+    expect(off.stderr).toContain('Turn E-Stop off');
+    expect(off.stderr).toMatch(REFUSED);
     expect(setting(home, 'estop')).toBe('on');
     // while it holds, nothing runs
     const r = await w.client.callTool({ name: 'write_note', arguments: { text: 'during E-Stop' } });
