@@ -96,9 +96,9 @@ describe('the airlock launcher', () => {
         .then(() => child.stdin?.end());
     });
 
-  test.each(['linux', 'mac'] as const)('runs the CLI with the app runtime (%s layout), from anywhere, and names itself as the launcher', async (layout) => {
+  test.each(['linux', 'mac'] as const)('runs the CLI with the app runtime (%s layout), from anywhere; a server it wraps gets neither the runtime switch nor any AIRLOCK_ variable', async (layout) => {
     expect(statSync(join(BUILD, 'launcher', 'airlock')).mode & 0o111).not.toBe(0);
-    const { launcher, resources } = mockPackagedApp(layout);
+    const { launcher } = mockPackagedApp(layout);
     // a GUI client's minimal environment
     const env = { PATH: '/usr/bin:/bin', HOME: tempDir('al-home-') };
     const version = await run(launcher, ['--version'], env);
@@ -110,7 +110,8 @@ describe('the airlock launcher', () => {
     writeFileSync(probe, "import { writeFileSync } from 'node:fs';\nwriteFileSync(process.argv[2], JSON.stringify({ node: process.env.ELECTRON_RUN_AS_NODE ?? null, launcher: process.env.AIRLOCK_LAUNCHER ?? null }));\n");
     const wrapped = await run(launcher, ['wrap', '--name', 'probe', '--', process.execPath, probe, out], { ...env, AIRLOCK_HOME: tempDir() }, () => existsSync(out));
     expect(existsSync(out), wrapped.stderr).toBe(true);
-    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ node: null, launcher: JSON.stringify([join(resources, 'bin', 'airlock')]) });
+    // nor Airlock's own variables: the launcher's AIRLOCK_LAUNCHER stays with the wrapper
+    expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual({ node: null, launcher: null });
     const linked = join(tempDir('al-link-'), 'airlock');
     symlinkSync(launcher, linked);
     const through = await run(linked, ['--version'], env);

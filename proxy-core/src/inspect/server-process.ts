@@ -9,6 +9,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { signalTree, stopTree, treeSpawn, type StopTimings } from '../util/process-tree.js';
+import { withoutAirlockVars } from '../util/server-env.js';
 
 export interface ServerCommand {
   command: string;
@@ -98,7 +99,8 @@ export class ServerProcess implements Transport {
     installExitHook();
     return new Promise((resolve, reject) => {
       let child: ChildProcess;
-      const tree = treeSpawn({ ...process.env, ...this.spec.env });
+      // the broker's own variables stay with it; what the config entry gives the server is the entry's to say
+      const tree = treeSpawn({ ...withoutAirlockVars(process.env), ...this.spec.env });
       try {
         child = spawn(this.spec.command, [...(this.spec.args ?? [])], {
           cwd: this.spec.cwd,

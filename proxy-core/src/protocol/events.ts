@@ -108,7 +108,7 @@ export interface EventDetails {
   'pin-accepted': { fingerprint: string; previous: string; fields: string[] };
   /** A loosening call went through: what it allowed, and the proof (or lease, or --no-presence) behind it. */
   loosened: { method: string; statement: string; via: Via };
-  /** A loosening call refused for want of a proof (or with one that did not verify); reported once per 10 s per front end and method. */
+  /** A loosening call refused for want of a proof (or with one that did not verify); reported once per 10 s per kind of front end, program and method. */
   'presence-refused': { method: string; statement: string; channel: FrontEndKind; reason: string; peer?: PeerInfo };
   /** The broker runs without presence proofs (`airlock daemon --no-presence`); `after`: proofs were in use before. */
   'presence-off': { after: boolean };

@@ -6,6 +6,7 @@ import { type ChildProcessByStdio, spawn as nodeSpawn } from 'node:child_process
 import type { Readable, Writable } from 'node:stream';
 import { stopTree, treeSpawn, type StopTimings } from '../util/process-tree.js';
 import { becomeSubreaper } from '../util/reaper.js';
+import { withoutAirlockVars } from '../util/server-env.js';
 
 /**
  * Where the wrapper's server lives, seen as two line-framed byte streams: a child process on stdio, or a
@@ -49,7 +50,8 @@ export const TERMINATE_TIMINGS: StopTimings = { stdinGraceMs: 0, termGraceMs: 10
  */
 export async function spawnUpstream(command: string, args: string[]): Promise<UpstreamProcess> {
   becomeSubreaper();
-  const tree = treeSpawn(process.env);
+  // the client's environment, less Airlock's own variables: the server gets nothing of Airlock's to use
+  const tree = treeSpawn(withoutAirlockVars(process.env));
   let child: UpstreamProcess;
   if (process.platform === 'win32') {
     // cross-spawn resolves .cmd/.bat shims (npx.cmd) that plain spawn cannot start without a shell;

@@ -8,8 +8,13 @@ import { canonicalJson } from '../../jsonrpc/canonical.js';
 import type { Clock } from '../../util/clock.js';
 
 export const CHALLENGE_MS = 2 * 60_000;
-/** Challenges kept at once: an agent asking for them in a loop pushes out its own oldest, never a person's new one. */
-const MAX_OPEN = 256;
+/**
+ * Open challenges per front end: a person answers one at a time, so an agent asking for them in a loop pushes
+ * out only its own oldest, never the one a person's front end is waiting on a touch for.
+ */
+const MAX_PER_FRONT_END = 8;
+/** Challenges kept at once (each a few hundred bytes): reached only by thousands of front ends asking at once. */
+const MAX_OPEN = 4096;
 
 export interface OpenChallenge {
   readonly id: string;
@@ -34,6 +39,8 @@ export class Challenges {
 
   issue(frontEnd: string, binding: string, statement: string): OpenChallenge {
     this.sweep();
+    const own = [...this.open.values()].filter((c) => c.frontEnd === frontEnd);
+    for (const c of own.slice(0, Math.max(0, own.length - MAX_PER_FRONT_END + 1))) this.open.delete(c.id);
     while (this.open.size >= MAX_OPEN) this.open.delete(this.open.keys().next().value!);
     const id = `c${randomBytes(12).toString('hex')}`;
     const bytes = createHash('sha256').update(randomBytes(32)).update(binding).update(statement).digest();

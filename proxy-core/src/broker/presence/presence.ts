@@ -50,7 +50,7 @@ export interface PresenceOptions {
   used?: () => void;
 }
 
-/** A refused attempt is reported at most this often per front end and method (an agent in a loop fills nothing). */
+/** A refused attempt is reported at most this often per kind of front end, program and method (an agent in a loop fills nothing). */
 const REFUSAL_REPORT_MS = 10_000;
 
 export function peerInfo(peer: Peer | null): PeerInfo | undefined {
@@ -179,7 +179,9 @@ export class Presence {
   }
 
   private refused(method: string, statement: string, frontEnd: FrontEnd, reason: string): void {
-    const key = `${frontEnd.key}\n${method}`;
+    // by the kind of front end and its program, not its connection: an agent that connects anew for each try
+    // (`airlock approve` in a loop) would otherwise be a new front end each time, and fill the events
+    const key = `${frontEnd.kind}\n${frontEnd.peer?.exe ?? ''}\n${method}`;
     const now = this.o.clock.now();
     const last = this.reported.get(key);
     if (last !== undefined && now - last < REFUSAL_REPORT_MS) return;
