@@ -43,6 +43,8 @@ export async function call<M extends UserMethodKey>(method: M, params: ParamsOf<
 }
 
 async function withProof<M extends UserMethodKey>(client: BrokerClient, method: M, params: ParamsOf<M>, refusal: IpcError): Promise<ResultOf<M>> {
+  // without a terminal nobody could be asked (and nothing would show what is being allowed): the refusal stands
+  if (!process.stdin.isTTY || !process.stderr.isTTY) throw refusal;
   const challenge = await client.call('presence.challenge', { method, params });
   if (!challenge.kinds.includes('polkit')) throw refusal;
   printError(`Airlock: ${challenge.statement}`);

@@ -89,7 +89,8 @@ export class Presence {
   /** The proofs this broker can verify for this front end now. */
   kinds(frontEnd: FrontEnd, extra: readonly ProofKind[] = []): ProofKind[] {
     const out: ProofKind[] = [...extra];
-    if (this.o.polkitAvailable && frontEnd.peer) out.push('polkit');
+    // polkit only for a process with a terminal: it is asked for a password where the statement was shown
+    if (this.o.polkitAvailable && frontEnd.peer?.tty) out.push('polkit');
     if (this.o.appKey) out.push('touch-id', 'app-click');
     return out;
   }
