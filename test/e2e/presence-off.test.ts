@@ -3,10 +3,13 @@
  * in `status`, recorded as an event, and in every approval. A start without proofs after proofs were in use
  * (the `presence.used` setting, which a verified proof sets) is said louder: something else may have started it.
  */
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { Writable } from 'node:stream';
+import { appProofMac } from '../../proxy-core/src/broker/presence/presence.js';
+import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { afterEach, expect, test } from 'vitest';
-import { cleanup, cli, executedCalls, tempDir, waitFor, waitForTicket } from '../helpers/airlock.js';
+import { cleanup, CLI, cli, executedCalls, tempDir, waitFor, waitForTicket } from '../helpers/airlock.js';
 import { agentCli, agentScript, dbRows, eventRows } from '../helpers/agent.js';
 import { airlockWithFixture, startAirlock } from '../helpers/e2e.js';
 
@@ -43,15 +46,24 @@ test('with --no-presence: status warns, a presence-off event is recorded, an app
 
 test('a restart with --no-presence after proofs were in use: status says proofs were in use before this start', async () => {
   const home = tempDir();
-  // a broker with proofs ran first; that a proof was verified there is what `presence.used` keeps. No proof can
-  // be verified by an out-of-process test (polkit refuses here, the app's key is the app's), so the setting is
-  // written as that broker would have written it, while no broker runs
-  const first = await startAirlock({ home, presence: true });
+  // a broker with proofs ran first, and a proof was verified there: the app's (a MAC under the key it handed over
+  // on fd 3), for an allow rule. The broker itself keeps that proofs are in use (a sealed setting)
+  const key = randomBytes(32);
+  const first = spawn(process.execPath, [CLI, 'daemon', '--app-key-fd', '3'], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] });
+  (first.stdio[3] as Writable).end(`${key.toString('hex')}\n`);
+  await new Promise<void>((resolve, reject) => {
+    let err = '';
+    first.stderr!.on('data', (d: Buffer) => (err += d.toString()) && /broker running/.test(err) && resolve());
+    first.once('exit', () => reject(new Error(err)));
+  });
   expect((await cli(home, ['status'])).stdout).not.toMatch(/WARNING/);
-  await first.daemon.stop();
-  const db = new Database(join(home, 'airlock.db'));
-  db.prepare("INSERT INTO settings (key, value) VALUES ('presence.used', '1') ON CONFLICT(key) DO UPDATE SET value = excluded.value").run();
-  db.close();
+  const app = await BrokerClient.connect({ dir: home, role: 'app' });
+  const params = { action: 'allow' as const, server: 'fixture', tool: 'write_note' };
+  const c = await app.call('presence.challenge', { method: 'rules.add', params });
+  await app.callWithProof('rules.add', params, { kind: 'app-click', challenge: c.id, mac: appProofMac(key, 'app-click', Buffer.from(c.challenge, 'base64url')) });
+  app.close();
+  first.kill('SIGTERM');
+  await new Promise((r) => first.once('exit', r));
 
   await startAirlock({ home });
   const status = await cli(home, ['status']);

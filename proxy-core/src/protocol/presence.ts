@@ -103,8 +103,8 @@ export function describeVia(via: Via, now = Date.now()): string {
     const ago = via.leaseSince !== undefined ? `, ${Math.max(0, Math.round((now - via.leaseSince) / 60_000))} min ago` : '';
     return `by you, within a presence lease (${via.leaseOf ? PROOF_WORDS[via.leaseOf] : 'a proof'}${ago}) from ${where}`;
   }
-  // "with a click in the app from the app" says its channel twice: the app's own proofs name it once
-  const said = (via.proof === 'touch-id' || via.proof === 'app-click') && via.channel === 'app' && !via.peer;
+  // the app's own proofs name their place ("a click in the app"): only the app holds the key they are made with
+  const said = via.proof === 'touch-id' || via.proof === 'app-click';
   return `by you, with ${PROOF_WORDS[via.proof]}${via.label ? ` (${via.label})` : ''}${said ? '' : ` from ${where}`}`;
 }
 

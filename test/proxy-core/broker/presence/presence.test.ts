@@ -218,7 +218,7 @@ describe('a proof', () => {
     expect(bytes).toHaveLength(32);
     const c3 = await challenge(broker, app, 'approve', { id: ticket.id });
     await call(broker, app, 'approve', { id: ticket.id, presence: { kind: 'touch-id', challenge: c3.id, mac: appProofMac(appKey, 'touch-id', Buffer.from(c3.challenge, 'base64url')) } });
-    expect(await answer).toMatchObject({ decision: 'allow', reason: 'approved by you, with Touch ID from the app' });
+    expect(await answer).toMatchObject({ decision: 'allow', reason: 'approved by you, with Touch ID' });
   });
 
   test('a proof of a malformed shape is refused before anything runs', async () => {
