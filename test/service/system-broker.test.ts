@@ -57,7 +57,7 @@ beforeAll(async () => {
   mkdirSync(agentHome, { mode: 0o700 });
   chownSync(agentHome, id('-u', agent), id('-g', agent));
   agentEnv = { HOME: agentHome, AIRLOCK_SYSTEM_ROOT: root };
-  daemon = await startDaemon('/nonexistent', ['--system', '--home', data, '--run-dir', run, '--users-group', usersGroup, '--ticket-timeout', '60'], { HOME: data }, false, asUser(service));
+  daemon = await startDaemon('/nonexistent', ['--system', '--home', data, '--run-dir', run, '--users-group', usersGroup, '--ticket-timeout', '60'], { HOME: data }, true, asUser(service));
 }, 30_000);
 
 afterAll(cleanup);
@@ -107,6 +107,10 @@ describe('the broker as its own user', () => {
       const pending = await cliAs(agent, ['pending', '--json'], agentEnv);
       expect(pending.code, pending.stderr).toBe(0);
       expect((JSON.parse(pending.stdout) as { id: string }[]).map((t) => t.id)).toEqual([ticket.id]);
+      // loosening needs a proof the broker verifies: the agent's approve is refused, and the call still waits
+      const approved = await cliAs(agent, ['approve', ticket.id], agentEnv);
+      expect(approved.code).not.toBe(0);
+      expect(approved.stderr).toMatch(/needs your presence, and this request came from a process without a terminal/);
       const denied = await cliAs(agent, ['deny', ticket.id], agentEnv);
       expect(denied.code, denied.stderr).toBe(0);
       expect(decisionOf(await call)).toMatchObject({ decision: 'deny', decidedBy: 'user', ticketId: ticket.id });
@@ -121,6 +125,9 @@ describe('the broker as its own user', () => {
     expect(own.code, own.stderr).toBe(0);
     expect(JSON.parse(own.stdout)).toEqual({ estop: true });
     expect(own.stderr).toContain('the Airlock service is installed');
+    const off = await cliAs(agent, ['estop', 'off'], agentEnv);
+    expect(off.code).not.toBe(0);
+    expect(off.stderr).toMatch(/needs your presence/);
   });
 
   test('the agent can neither change, read, remove nor replace the broker\'s files, nor kill it', async () => {
