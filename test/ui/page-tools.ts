@@ -51,7 +51,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 export interface UiSession {
   daemon: Daemon;
-  /** `http://127.0.0.1:PORT` */
+  /** `http://localhost:PORT` */
   origin: string;
   /** Page errors and console errors of every page opened: a test at the end expects none. */
   pageErrors: string[];

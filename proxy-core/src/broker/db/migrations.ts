@@ -318,4 +318,13 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM event_log WHERE seq = OLD.seq;
   END;
   `,
+  // Migration 12: the passkeys a person registered (broker/presence/passkeys.ts): a WebAuthn credential's id
+  // (base64url), its COSE public key, the signature counter last seen (one that goes back is a cloned key),
+  // the transports its authenticator named (JSON), the name the person gave it, and when it was last used.
+  `
+  CREATE TABLE passkeys (
+    id TEXT PRIMARY KEY, public_key BLOB NOT NULL, counter INTEGER NOT NULL DEFAULT 0, transports TEXT NOT NULL DEFAULT '[]',
+    name TEXT NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER
+  );
+  `,
 ];
