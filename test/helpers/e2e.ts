@@ -16,6 +16,8 @@ export interface AirlockOptions {
   /** Flags of `airlock daemon`. */
   args?: string[];
   env?: NodeJS.ProcessEnv;
+  /** Keep presence proofs on (the default here is `--no-presence`: suites not about presence approve as scripts). */
+  presence?: boolean;
 }
 
 export interface Airlock {
@@ -26,7 +28,7 @@ export interface Airlock {
 /** `airlock daemon` in a fresh home (or the given one), running. */
 export async function startAirlock(o: AirlockOptions = {}): Promise<Airlock> {
   const home = o.home ?? tempDir();
-  const daemon = await startDaemon(home, o.args ?? [], o.env ?? {});
+  const daemon = await startDaemon(home, o.args ?? [], o.env ?? {}, o.presence ?? false);
   return { home, daemon };
 }
 
