@@ -61,6 +61,25 @@ describe('passkeys in the browser UI', () => {
     expect(new URL(page.url()).hostname).toBe('localhost');
   });
 
+  test('at 127.0.0.1 the card says passkeys need localhost, and links there', async () => {
+    const at = await ui.openPage('#/approvals');
+    const ip = new URL(at.url());
+    ip.hostname = '127.0.0.1';
+    // the same session's key is kept per origin: sign in at the IP address itself
+    const link = new URL((await broker.call('ui.link', {})).url);
+    link.hostname = '127.0.0.1';
+    await at.goto(link.href);
+    await at.waitForFunction(() => !location.hash.includes('airlock-key'));
+    const setup = at.getByRole('region', { name: 'Protect approvals with a passkey' });
+    await setup.waitFor();
+    const there = setup.getByRole('link', { name: /^http:\/\/localhost:\d+\/$/ });
+    expect(await there.getAttribute('href')).toBe(`http://localhost:${ip.port}/`);
+    expect(await setup.getByRole('button', { name: 'Create a passkey' }).count()).toBe(0);
+    expect(await auditPage(at)).toEqual([]);
+    await at.screenshot({ path: '/tmp/passkey-at-ip.png' });
+    await at.close();
+  });
+
   test('the walk-through registers a passkey with one button and the browser dialog', async () => {
     const setup = page.getByRole('region', { name: 'Protect approvals with a passkey' });
     await setup.waitFor();
@@ -118,6 +137,9 @@ describe('passkeys in the browser UI', () => {
     const alert = held.card.getByRole('alert');
     await alert.waitFor();
     expect(await alert.textContent()).toMatch(/nothing was changed/i);
+    // which side said no: the browser (NotAllowedError) or the broker (the assertion's UV flag)
+    process.stderr.write(`passkey without user verification: ${await alert.textContent()}\n`);
+    await page.screenshot({ path: '/tmp/passkey-unverified.png' });
     expect((await broker.call('pending', {})).map((t) => t.id)).toContain(held.ticket.id);
     expect(ran('unverified touch')).toBe(false);
     await broker.call('deny', { id: held.ticket.id });

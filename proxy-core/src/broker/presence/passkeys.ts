@@ -32,7 +32,7 @@ import type { FrontEnd, Presence, Verified } from './presence.js';
 
 /** The relying party of the browser UI: WebAuthn takes no IP address, and localhost is a secure context. */
 export const RP_ID = 'localhost';
-export const RP_NAME = 'Airlock';
+export const RP_NAME = 'Airlock approvals';
 /** How long a registration's challenge waits for the browser's answer (the dialog itself times out at 60 s). */
 export const REGISTRATION_MS = 5 * 60_000;
 const DIALOG_MS = 60_000;
@@ -104,7 +104,7 @@ export class Passkeys {
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
       rpID: RP_ID,
-      userName: 'airlock',
+      userName: 'approvals',
       userDisplayName: 'Airlock approvals',
       userID: this.userId(),
       timeout: DIALOG_MS,

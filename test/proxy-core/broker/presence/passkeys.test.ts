@@ -67,7 +67,7 @@ describe('registering passkeys', () => {
     expect((await s.call('presence.status', {})).passkeys).toBe(0);
     const auth = new SoftAuthenticator(ORIGIN);
     const { options } = await s.call('passkey.options', {});
-    expect(options.rp).toEqual({ name: 'Airlock', id: 'localhost' });
+    expect(options.rp).toEqual({ name: 'Airlock approvals', id: 'localhost' });
     expect(options.authenticatorSelection).toMatchObject({ userVerification: 'required', residentKey: 'preferred' });
     const row = await s.call('passkey.register', { name: 'laptop', response: auth.register(String(options.challenge)) });
     expect(row).toMatchObject({ id: auth.id, name: 'laptop', lastUsedAt: null });
