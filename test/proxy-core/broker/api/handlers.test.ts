@@ -77,7 +77,7 @@ describe('one entry per method', () => {
       await expect(wPeer.request(name, {}), name).rejects.toMatchObject({ code: 'unknown-method' });
     }
     // a role of "both" lets either caller through
-    const either = method({ name: 'either', role: 'both', params: z.object({}), result: z.literal(1), wait: QUICK_MS });
+    const either = method({ name: 'either', role: 'both', params: z.object({}), result: z.literal(1), wait: QUICK_MS, rights: 'read' });
     const both = new Handlers({ either });
     both.on(either, () => 1 as const);
     const run = compose([resolve(both), checkParams, runHandler]);
