@@ -48,6 +48,8 @@ beforeAll(async () => {
   await waitForSessions(home, 1);
   broker = await BrokerClient.connect({ dir: home, role: 'cli' });
   onCleanup(() => broker.close());
+  // no lease: every loosening below takes its own touch (a lower lease is stricter, so this needs no proof)
+  await broker.call('settings.set', { key: 'presence-lease', value: '0' });
   page = await ui.openPage('#/approvals');
   cdp = await page.context().newCDPSession(page);
   await cdp.send('WebAuthn.enable', { enableUI: false });
@@ -164,6 +166,27 @@ describe('passkeys in the browser UI', () => {
     expect(touchedAt).toBeGreaterThan(0);
     // the figure: from the authenticator's answer (and from the click) to the call having run
     process.stderr.write(`passkey approval: touch -> call ran ${(ranAt - touchedAt).toFixed(0)} ms; click -> call ran ${(ranAt - clickedAt).toFixed(0)} ms\n`);
+  }, 30_000);
+
+  test('Settings lists the passkey and its last use; removing it takes a touch, and the walk-through comes back', async () => {
+    await page.goto(`${ui.origin}/#/settings`);
+    const panel = page.getByRole('region', { name: 'Passkeys' });
+    const name = (await broker.call('passkey.list', {}))[0]!.name;
+    const row = panel.getByRole('row').filter({ hasText: name });
+    await row.waitFor();
+    expect(await row.textContent()).not.toContain('never');
+    expect(await panel.getByRole('button', { name: 'Add a passkey' }).count()).toBe(1);
+    expect(await auditPage(page)).toEqual([]);
+    await page.screenshot({ path: '/tmp/passkey-settings.png' });
+    let touched = false;
+    cdp.once('WebAuthn.credentialAsserted', () => (touched = true));
+    await row.getByRole('button', { name: `Remove passkey ${name}` }).click();
+    await panel.getByRole('status').filter({ hasText: `Passkey “${name}” removed.` }).waitFor();
+    expect(touched).toBe(true);
+    expect(await broker.call('passkey.list', {})).toEqual([]);
+    const { events } = await broker.call('events', { limit: 50 });
+    expect(events.filter((e) => e.type === 'passkey-removed').map((e) => e.detail)).toMatchObject([{ name, via: { proof: 'webauthn', label: name } }]);
+    await page.getByRole('region', { name: 'Protect approvals with a passkey' }).waitFor();
     expect(ui.pageErrors.filter((e) => !/403|Forbidden/.test(e))).toEqual([]);
   }, 30_000);
 });
