@@ -177,6 +177,7 @@ describe('passkeys in the browser UI', () => {
     expect(await row.textContent()).not.toContain('never');
     expect(await panel.getByRole('button', { name: 'Add a passkey' }).count()).toBe(1);
     expect(await auditPage(page)).toEqual([]);
+    await panel.scrollIntoViewIfNeeded();
     await page.screenshot({ path: '/tmp/passkey-settings.png' });
     let touched = false;
     cdp.once('WebAuthn.credentialAsserted', () => (touched = true));
