@@ -96,6 +96,22 @@ describe('registering passkeys', () => {
     expect(later).toMatchObject({ first: false, via: { proof: 'webauthn', label: 'laptop' } });
   });
 
+  test('two first registrations at once: one is the first, the other needs a proof like any later one', async () => {
+    const s = setup();
+    const a: FrontEnd = { kind: 'ui', key: 'ui:a', peer: null };
+    const b: FrontEnd = { kind: 'ui', key: 'ui:b', peer: null };
+    const [oa, ob] = [await s.call('passkey.options', {}, a), await s.call('passkey.options', {}, b)];
+    const results = await Promise.allSettled([
+      s.call('passkey.register', { name: 'a', response: new SoftAuthenticator(ORIGIN).register(String(oa.options.challenge)) }, a),
+      s.call('passkey.register', { name: 'b', response: new SoftAuthenticator(ORIGIN).register(String(ob.options.challenge)) }, b),
+    ]);
+    expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ code: 'presence-required' });
+    expect(await s.call('passkey.list', {})).toHaveLength(1);
+    expect(s.events('passkey-registered').map((e) => (e.detail as { first: boolean }).first)).toEqual([true]);
+  });
+
   test('a registration is answered once, in the window that started it, with user verification, for this origin', async () => {
     const s = setup();
     const auth = new SoftAuthenticator(ORIGIN);
