@@ -11,14 +11,7 @@
  * every event stream and front end shows that one was registered, and each later one needs a proof.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  generateRegistrationOptions,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, AuthenticatorTransport, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type Database from 'better-sqlite3';
 import { IpcError } from '../../ipc/channel.js';
 import { passkeyList, passkeyOptions, passkeyRegister, passkeyRemove } from '../../protocol/methods/presence.js';
@@ -40,6 +33,17 @@ const DIALOG_MS = 60_000;
 const MAX_PENDING = 64;
 /** Where the stable user handle of this broker's passkeys is kept (one person: one handle). */
 export const USER_ID_KEY = 'passkey.user-id';
+
+type WebAuthnLib = typeof import('@simplewebauthn/server');
+let lib: Promise<WebAuthnLib> | null = null;
+/**
+ * The verifier library, loaded on first use: its ASN.1 and X.509 code takes a good part of a second to load,
+ * which a broker without a browser UI never needs and one with it should not spend before it answers.
+ */
+function webauthn(): Promise<WebAuthnLib> {
+  lib ??= import('@simplewebauthn/server');
+  return lib;
+}
 
 export interface PasskeysDeps {
   db: Database.Database;
@@ -69,6 +73,8 @@ export class Passkeys {
   /** The UI host serves at this port: passkeys are made and used at http://localhost:PORT. */
   serveUiAt(port: number | null): void {
     this.origins = port === null ? [] : [`http://${RP_ID}:${port}`];
+    // loaded once the broker is up rather than at the first touch (a load that fails is reported at use)
+    if (port !== null) setImmediate(() => void webauthn().catch(() => {})).unref();
   }
 
   get expectedOrigins(): readonly string[] {
@@ -101,6 +107,7 @@ export class Passkeys {
   /** Registration options for this UI session; its challenge is kept for one answer from the same session. */
   async options(frontEnd: FrontEnd): Promise<Record<string, unknown>> {
     this.needsUi();
+    const { generateRegistrationOptions } = await webauthn();
     const options = await generateRegistrationOptions({
       rpName: RP_NAME,
       rpID: RP_ID,
@@ -130,6 +137,7 @@ export class Passkeys {
     this.pending.delete(frontEnd.key);
     if (!pending) throw new IpcError('bad-state', 'no passkey registration was started in this window (or it was answered already): start again');
     if (pending.expiresAt <= this.o.clock.now()) throw new IpcError('bad-state', 'the passkey registration expired: start again');
+    const { verifyRegistrationResponse } = await webauthn();
     let verified;
     try {
       verified = await verifyRegistrationResponse({
@@ -169,6 +177,7 @@ export class Passkeys {
     const id = typeof response.id === 'string' ? response.id : '';
     const row = id ? this.table.get(id) : null;
     if (!row) return { ok: false, reason: 'the passkey used is not one registered with Airlock' };
+    const { verifyAuthenticationResponse } = await webauthn();
     let answer;
     try {
       answer = await verifyAuthenticationResponse({
