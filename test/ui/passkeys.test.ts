@@ -168,10 +168,33 @@ describe('passkeys in the browser UI', () => {
     process.stderr.write(`passkey approval: touch -> call ran ${(ranAt - touchedAt).toFixed(0)} ms; click -> call ran ${(ranAt - clickedAt).toFixed(0)} ms\n`);
   }, 30_000);
 
+  test('Settings adds a second passkey (another authenticator) with a touch of the first', async () => {
+    await page.goto(`${ui.origin}/#/settings`);
+    const panel = page.getByRole('region', { name: 'Passkeys' });
+    const [first] = await broker.call('passkey.list', {});
+    await panel.getByRole('row').filter({ hasText: first!.name }).waitFor();
+    // a security key beside the built-in one: the new passkey is made there (the first is excluded), and the
+    // registration is proved by the first passkey's touch
+    const key = await addAuthenticator({ transport: 'usb' });
+    let touched = false;
+    cdp.once('WebAuthn.credentialAsserted', () => (touched = true));
+    await panel.getByRole('button', { name: 'Add a passkey' }).click();
+    await panel.getByRole('status').filter({ hasText: `Passkey “${first!.name} (2)” registered.` }).waitFor();
+    expect(touched).toBe(true);
+    expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId: key })).credentials).toHaveLength(1);
+    const { events } = await broker.call('events', { limit: 50 });
+    expect(events.filter((e) => e.type === 'passkey-registered').sort((a, b) => a.seq - b.seq).map((e) => e.detail)).toMatchObject([{ first: true }, { name: `${first!.name} (2)`, first: false, via: { proof: 'webauthn', label: first!.name } }]);
+    await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: key });
+  }, 30_000);
+
   test('Settings lists the passkey and its last use; removing it takes a touch, and the walk-through comes back', async () => {
     await page.goto(`${ui.origin}/#/settings`);
     const panel = page.getByRole('region', { name: 'Passkeys' });
-    const name = (await broker.call('passkey.list', {}))[0]!.name;
+    // the security key is gone: its passkey is removed first, with a touch of the built-in one
+    const [name, other] = (await broker.call('passkey.list', {})).map((k) => k.name) as [string, string];
+    const otherRow = panel.getByRole('row').filter({ hasText: other });
+    await otherRow.getByRole('button', { name: `Remove passkey ${other}` }).click();
+    await panel.getByRole('status').filter({ hasText: `Passkey “${other}” removed.` }).waitFor();
     const row = panel.getByRole('row').filter({ hasText: name });
     await row.waitFor();
     expect(await row.textContent()).not.toContain('never');
@@ -186,7 +209,7 @@ describe('passkeys in the browser UI', () => {
     expect(touched).toBe(true);
     expect(await broker.call('passkey.list', {})).toEqual([]);
     const { events } = await broker.call('events', { limit: 50 });
-    expect(events.filter((e) => e.type === 'passkey-removed').map((e) => e.detail)).toMatchObject([{ name, via: { proof: 'webauthn', label: name } }]);
+    expect(events.filter((e) => e.type === 'passkey-removed').sort((a, b) => a.seq - b.seq).map((e) => e.detail)).toMatchObject([{ name: other }, { name, via: { proof: 'webauthn', label: name } }]);
     await page.getByRole('region', { name: 'Protect approvals with a passkey' }).waitFor();
     expect(ui.pageErrors.filter((e) => !/403|Forbidden/.test(e))).toEqual([]);
   }, 30_000);

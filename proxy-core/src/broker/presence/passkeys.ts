@@ -157,9 +157,10 @@ export class Passkeys {
     // two first registrations raced (the gate saw none for each): the later one needs a proof like any other
     if (unproven && !first) throw new IpcError('presence-required', 'another passkey was registered meanwhile: registering one more needs a proof with it');
     if (this.table.get(credential.id)) throw new IpcError('bad-state', 'this passkey is registered already');
-    const row = { id: credential.id, publicKey: credential.publicKey, counter: credential.counter, transports: credential.transports ?? [], name, createdAt: this.o.clock.now() };
+    const unique = uniqueName(name, new Set(this.list().map((r) => r.name)));
+    const row = { id: credential.id, publicKey: credential.publicKey, counter: credential.counter, transports: credential.transports ?? [], name: unique, createdAt: this.o.clock.now() };
     this.table.insert(row);
-    this.o.record('passkey-registered', null, null, { id: row.id, name, first, via });
+    this.o.record('passkey-registered', null, null, { id: row.id, name: unique, first, via });
     return { ...row, lastUsedAt: null };
   }
 
@@ -213,6 +214,15 @@ export class Passkeys {
   private sweep(): void {
     const now = this.o.clock.now();
     for (const [key, p] of this.pending) if (p.expiresAt <= now) this.pending.delete(key);
+  }
+}
+
+/** A name no other passkey has: the journal names the passkey that approved, so two must not read the same. */
+export function uniqueName(name: string, taken: ReadonlySet<string>): string {
+  if (!taken.has(name)) return name;
+  for (let n = 2; ; n++) {
+    const candidate = `${name.slice(0, 58)} (${n})`;
+    if (!taken.has(candidate)) return candidate;
   }
 }
 

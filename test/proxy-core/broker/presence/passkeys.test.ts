@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../../../proxy-core/src/broker/broker.js';
 import { Store } from '../../../../proxy-core/src/broker/db/store.js';
+import { uniqueName } from '../../../../proxy-core/src/broker/presence/passkeys.js';
 import type { FrontEnd } from '../../../../proxy-core/src/broker/presence/presence.js';
 import { IpcError } from '../../../../proxy-core/src/ipc/channel.js';
 import { describeVia, type Via } from '../../../../proxy-core/src/protocol/presence.js';
@@ -88,6 +89,8 @@ describe('registering passkeys', () => {
     const second = new SoftAuthenticator(ORIGIN);
     await s.register(first, 'laptop');
     expect((await refusal(s.register(second, 'phone'))).code).toBe('presence-required');
+    // the same name given twice: the journal must tell them apart
+    expect(uniqueName('laptop', new Set(['laptop', 'laptop (2)']))).toBe('laptop (3)');
     expect(await s.call('passkey.list', {})).toHaveLength(1);
     s.clock.advance(1000);
     await s.register(second, 'phone', first);
