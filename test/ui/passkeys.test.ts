@@ -88,10 +88,23 @@ describe('passkeys in the browser UI', () => {
     expect(await auditPage(page)).toEqual([]);
     await screenshot(page, 'passkey-setup');
     await page.screenshot({ path: '/tmp/passkey-setup.png' });
+    // another window, open meanwhile: it is told that a passkey now approves
+    const watcher = await ui.openPage('#/approvals');
+    await watcher.getByRole('region', { name: 'Protect approvals with a passkey' }).waitFor();
+    // WebAuthn answers a focused page only
+    await page.bringToFront();
     await setup.getByRole('button', { name: 'Create a passkey' }).click();
     await page.getByRole('status').filter({ hasText: /registered: approvals now ask for it/ }).waitFor();
     await setup.waitFor({ state: 'detached' });
     const keys = await broker.call('passkey.list', {});
+    const told = watcher.getByRole('status').filter({ hasText: `A passkey “${keys[0]!.name}” was just registered as the first one` });
+    await told.waitFor();
+    expect(await told.getByRole('link', { name: 'Settings' }).getAttribute('href')).toBe('#/settings');
+    expect(await auditPage(watcher)).toEqual([]);
+    await watcher.screenshot({ path: '/tmp/passkey-told.png' });
+    await watcher.close();
+    // the window that made it says it made it, not that one appeared
+    expect(await page.getByRole('status').filter({ hasText: 'was just registered' }).count()).toBe(0);
     expect(keys).toHaveLength(1);
     expect(keys[0]!.name).toMatch(/ on Linux$/);
     // the authenticator holds it as a discoverable credential for the relying party localhost
