@@ -26,6 +26,7 @@ import { journalMillionRows } from './journal-million.mjs';
 import { dispatchRows } from './dispatch.mjs';
 import { catalogRows } from './catalog.mjs';
 import { wrapperMemoryRows } from './wrapper-memory.mjs';
+import { passkeyRows } from './passkey.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -320,6 +321,8 @@ try {
   rows.push(...(await dispatchRows({ quick: QUICK })));
   process.stderr.write('the journal at a million entries…\n');
   rows.push(...(await journalMillionRows({ quick: QUICK })));
+  process.stderr.write('approving with a passkey in the browser…\n');
+  rows.push(...(await passkeyRows({ quick: QUICK })));
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,

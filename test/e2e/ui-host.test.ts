@@ -88,8 +88,8 @@ beforeAll(async () => {
 afterAll(cleanup);
 
 describe('airlock daemon --ui', () => {
-  test('prints a URL on 127.0.0.1 with a 32-byte base64url token', () => {
-    expect(ui.url.hostname).toBe('127.0.0.1');
+  test('prints a URL on localhost (where passkeys work) with a 32-byte base64url token', () => {
+    expect(ui.url.hostname).toBe('localhost');
     expect(ui.port).toBeGreaterThan(0);
     expect(Buffer.from(ui.token, 'base64url')).toHaveLength(32);
   });

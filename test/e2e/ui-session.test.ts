@@ -79,7 +79,7 @@ describe('sign-in links', () => {
     await expect(signIn(ui.link)).rejects.toThrow(/401/);
     const out = await cli(home, ['ui']);
     expect(out.code).toBe(0);
-    const fresh = /^(http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43})$/m.exec(out.stdout)![1]!;
+    const fresh = /^(http:\/\/localhost:\d+\/\?token=[A-Za-z0-9_-]{43})$/m.exec(out.stdout)![1]!;
     expect(fresh).not.toBe(ui.link);
     const s = await signIn(fresh);
     expect((await post(ui.origin, '/api/call/status', {}, s.headers)).status).toBe(200);
@@ -98,7 +98,7 @@ describe('sign-in links', () => {
     await waitFor(() => existsSync(record), 10_000, 'the opener to run');
     const argv = JSON.parse(readFileSync(record, 'utf8')) as string[];
     expect(argv).toHaveLength(1);
-    expect(argv[0]).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
+    expect(argv[0]).toMatch(/^http:\/\/localhost:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
     expect(out.stdout).toContain(argv[0]);
     const s = await signIn(argv[0]!);
     expect((await post(ui.origin, '/api/call/status', {}, s.headers)).status).toBe(200);

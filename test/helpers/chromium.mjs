@@ -39,7 +39,7 @@ export async function launchChromium() {
 
 /** The sign-in URL `airlock daemon --ui` printed, from its stderr. */
 export function uiUrlFrom(stderr) {
-  const m = /airlock: UI at (http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(stderr);
+  const m = /airlock: UI at (http:\/\/localhost:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(stderr);
   return m ? new URL(m[1]) : null;
 }
 

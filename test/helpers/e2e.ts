@@ -49,7 +49,7 @@ export async function startBroker(o: BrokerOptions = {}): Promise<Airlock & { br
   return { ...airlock, broker };
 }
 
-const UI_LINE = /airlock: UI at (http:\/\/127\.0\.0\.1:(\d+)\/\?token=([A-Za-z0-9_-]+))\n/;
+const UI_LINE = /airlock: UI at (http:\/\/localhost:(\d+)\/\?token=([A-Za-z0-9_-]+))\n/;
 
 export interface UiAirlock extends Airlock {
   /** The sign-in link the daemon printed. */
@@ -57,7 +57,7 @@ export interface UiAirlock extends Airlock {
   link: string;
   port: number;
   token: string;
-  /** `http://127.0.0.1:PORT` */
+  /** `http://localhost:PORT` (where passkeys work) */
   origin: string;
 }
 

@@ -51,7 +51,7 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 export interface UiSession {
   daemon: Daemon;
-  /** `http://127.0.0.1:PORT` */
+  /** `http://localhost:PORT` */
   origin: string;
   /** Page errors and console errors of every page opened: a test at the end expects none. */
   pageErrors: string[];
@@ -64,8 +64,8 @@ export interface UiSession {
  * does: a fresh single-use link from the broker (`airlock ui`), whose redirect hands the page its key (kept by
  * the tab, not the profile). Both are stopped by the helpers' cleanup.
  */
-export async function startUi(home: string, env: NodeJS.ProcessEnv = {}): Promise<UiSession> {
-  const { daemon, origin } = await startUiAirlock({ home, env });
+export async function startUi(home: string, env: NodeJS.ProcessEnv = {}, o: { presence?: boolean } = {}): Promise<UiSession> {
+  const { daemon, origin } = await startUiAirlock({ home, env, ...o });
   const browser = await launchChromium();
   onCleanup(() => browser.close());
   const broker = await BrokerClient.connect({ dir: home, role: 'cli' });

@@ -174,6 +174,7 @@ export class Broker implements BrokerParts {
     });
 
     this.rightsState = {
+      passkeys: () => this.passkeys.count(),
       // a rule row ignored for want of a seal is an allow rule not in force: removing it loosens nothing
       ruleAction: (id) => this.ruleBook.list().find((r) => r.id === id)?.action ?? (this.store.ruleSet.rows().some(({ row }) => row.id === id) ? 'allow' : null),
       settingTightens: (key, value) => settingTightens(key, isSettingKey(key) ? (key === 'ticket-timeout' ? this.ticketTimeout.shown() : settingOrFallback(key, this.store.getSetting(key))) : '', value),
@@ -183,14 +184,22 @@ export class Broker implements BrokerParts {
       required: presence.required ?? true,
       clock: this.clock,
       record,
-      lookup: { ticket: (id) => this.tickets.get(id), rule: (id) => this.ruleBook.list().find((r) => r.id === id) ?? null },
+      lookup: { ticket: (id) => this.tickets.get(id), rule: (id) => this.ruleBook.list().find((r) => r.id === id) ?? null, passkey: (id) => this.passkeys.nameOf(id) },
       leaseSeconds: () => Number(settingOrFallback('presence-lease', this.store.getSetting('presence-lease'))),
       ...(presence.appKey ? { appKey: presence.appKey } : {}),
       ...(presence.polkit ? { polkit: presence.polkit } : {}),
       polkitAvailable: presence.polkitAvailable ?? polkitAvailable(),
       used: () => this.safety.disk.write(() => this.store.setSetting(PRESENCE_USED_KEY, '1')),
     });
-    this.passkeys = new Passkeys({ db: this.store.db, clock: this.clock, record, presence: this.presence });
+    this.passkeys = new Passkeys({
+      db: this.store.db,
+      sealer: this.store.sealer,
+      clock: this.clock,
+      record,
+      presence: this.presence,
+      getSetting: (key) => this.store.getSetting(key),
+      setSetting: (key, value) => this.safety.disk.write(() => this.store.setSetting(key, value)),
+    });
     // a confirmation of running without proofs holds for one start: a broker restarted into it says so again
     this.safety.disk.write(() => this.store.setSetting(PRESENCE_CONFIRMED_KEY, ''));
     if (!this.presence.required) record('presence-off', null, null, { after: this.store.getSetting(PRESENCE_USED_KEY) === '1' });

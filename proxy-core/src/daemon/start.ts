@@ -175,6 +175,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       const { startUiHost } = await import('../http/ui-host.js');
       ui = running.ui = await startUiHost({ sessionFile: join(opts.dir, 'ui-sessions.json'), ...opts.ui, broker });
       broker.setUiLinks(ui.signInUrl);
+      broker.passkeys.serveUiAt(ui.port);
     } catch (err) {
       await running.stop();
       throw err;

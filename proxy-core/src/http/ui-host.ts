@@ -1,5 +1,6 @@
 /**
- * The headless host of the browser UI: an HTTP server on 127.0.0.1 that serves the built renderer and puts the
+ * The headless host of the browser UI: an HTTP server on 127.0.0.1 (used as http://localhost:PORT, where
+ * passkeys work) that serves the built renderer and puts the
  * broker's front-end API and event stream behind a token.
  *
  * - A sign-in link (`?token=`: single-use, 2 minutes; `airlock ui` asks the broker for a fresh one) is traded
@@ -62,7 +63,10 @@ export interface UiHostOptions {
 
 export interface UiHost {
   port: number;
-  /** `http://127.0.0.1:PORT` */
+  /**
+   * `http://localhost:PORT`: where the UI is used (it listens on 127.0.0.1 only). Passkeys need a name: WebAuthn
+   * takes no IP address as its relying party, and localhost is a secure context over plain HTTP.
+   */
   origin: string;
   /** The first sign-in link (single-use, short-lived): print it to the person, nowhere else. */
   url: string;
@@ -367,7 +371,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
   // an accept that fails (EMFILE: no file handle free) must not take the broker down; libuv goes on accepting
   // once handles are free again
   server.on('error', () => {});
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://localhost:${port}`;
   const signInUrl = (): string => `${origin}/?token=${sessions.issueLink()}`;
   let closed: Promise<void> | null = null;
   return {

@@ -118,6 +118,8 @@ export interface EventDetails {
   'presence-confirmed': { via: Via };
   'passkey-registered': { id: string; name: string; first: boolean; via: Via };
   'passkey-removed': { id: string; name: string; via: Via };
+  /** A passkey row without a good seal (written in while the broker was stopped): not believed, said at start. */
+  'passkey-ignored': { id: string; name: string };
   /** Rows found at start without a good seal: loosening ones ignored, tightening ones applied (reported once per start). */
   'unsealed-rows': { rows: UnsealedRow[] };
   /** Tightening rows that had gone from the database (or were changed), put back from their sealed record. */

@@ -23,6 +23,8 @@ export interface RightsLookup {
   ruleAction(id: string): 'allow' | 'deny' | 'ask' | null;
   /** Whether setting `key` to `value` makes Airlock stricter than it is now (unknown keys are not). */
   settingTightens(key: string, value: string): boolean;
+  /** How many passkeys are registered (the first one needs no proof: there is none to give yet). */
+  passkeys(): number;
 }
 
 /** The proofs a broker can verify. */

@@ -28,6 +28,8 @@ export function errorText(err: unknown): string {
       return `Signed out: ${message}.`;
     case 'unreachable':
       return `Airlock cannot be reached: ${message}.`;
+    case 'presence-refused':
+      return `${message.replace(/\.$/, '')}. Nothing was changed.`;
     default:
       return message.endsWith('.') ? message : `${message}.`;
   }

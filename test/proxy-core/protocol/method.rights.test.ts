@@ -8,7 +8,7 @@ import type { RightsLookup } from '../../../proxy-core/src/protocol/presence.js'
 import { settingTightens } from '../../../proxy-core/src/protocol/settings.js';
 
 const declared = Object.values(methods as Record<string, AnyMethod>);
-const state = (action: 'allow' | 'deny' | 'ask' | null = null, tightens = false): RightsLookup => ({ ruleAction: () => action, settingTightens: () => tightens });
+const state = (action: 'allow' | 'deny' | 'ask' | null = null, tightens = false): RightsLookup => ({ ruleAction: () => action, settingTightens: () => tightens, passkeys: () => 1 });
 const rights = (name: string, params: unknown, s = state()) => rightsOf((methods as Record<string, AnyMethod>)[name]!, params, s);
 
 describe('rights', () => {

@@ -335,4 +335,15 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE file_tools ADD COLUMN via TEXT;
   ALTER TABLE file_tools ADD COLUMN seal TEXT;
   `,
+  // Migration 13: the passkeys a person registered (broker/presence/passkeys.ts): a WebAuthn credential's id
+  // (base64url), its COSE public key, the signature counter last seen (one that goes back is a cloned key),
+  // the transports its authenticator named (JSON), the name the person gave it, and when it was last used. Each
+  // row is sealed like the other rows that loosen (seals.ts): a key written in while the broker is stopped is
+  // not one a proof can come from.
+  `
+  CREATE TABLE passkeys (
+    id TEXT PRIMARY KEY, public_key BLOB NOT NULL, counter INTEGER NOT NULL DEFAULT 0, transports TEXT NOT NULL DEFAULT '[]',
+    name TEXT NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER, via TEXT, seal TEXT
+  );
+  `,
 ];

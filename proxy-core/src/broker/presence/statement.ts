@@ -10,6 +10,8 @@ import { UserMethod } from '../../protocol/names.js';
 export interface StatementLookup {
   ticket(id: string): Ticket | null;
   rule(id: string): Rule | null;
+  /** A passkey's name by its id. */
+  passkey?(id: string): string | null;
 }
 
 const MAX = 600;
@@ -49,6 +51,12 @@ export function statementOf(method: string, params: Record<string, unknown>, loo
       return cut(`Accept the changed definition of ${p.server} → ${p.tool ?? 'every changed tool'}`);
     case UserMethod.unprotect:
       return cut(`Unwrap ${canonicalJson(params)} from Airlock: its calls would no longer be checked`);
+    case UserMethod.passkeyRegister:
+      return cut(`Register another passkey (${p.name}): it will approve as your other passkeys do`);
+    case UserMethod.passkeyRemove: {
+      const name = lookup.passkey?.(String(p.id));
+      return cut(`Remove the passkey ${name ?? p.id}${name ? '' : ' (not registered)'}`);
+    }
     case UserMethod.presenceConfirm:
       return 'Confirm that this broker runs without presence proofs';
     default:

@@ -32,7 +32,8 @@ export async function run(argv: string[]): Promise<number> {
   const { values } = parse(argv.slice(1), { open: { type: 'boolean' }, json: { type: 'boolean' } }, false);
   if (values.open && values.json) throw new UsageError('--open and --json exclude each other');
   const { url } = await call('ui.link', {});
-  if (!/^http:\/\/127\.0\.0\.1:\d{1,5}\/\?token=[A-Za-z0-9_-]{43}$/.test(url)) throw new CliError('the broker answered with a link that is not its own');
+  // the UI host hands out links on localhost only (where passkeys work): anything else is not its link
+  if (!/^http:\/\/localhost:\d{1,5}\/\?token=[A-Za-z0-9_-]{43}$/.test(url)) throw new CliError('the broker answered with a link that is not its own');
   if (values.json) {
     printJson({ url });
     return 0;
