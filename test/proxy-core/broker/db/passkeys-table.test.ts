@@ -1,4 +1,4 @@
-// The passkeys table (migration 13): a database written at schema 12 gains it empty, and a credential is
+// The passkeys table (migration 13): a database written at schema 11 gains it empty, and a credential is
 // kept as registered (key bytes, counter, transports), updated on use and removed.
 import Database from 'better-sqlite3';
 import { describe, expect, test } from 'vitest';
@@ -9,11 +9,11 @@ import { tempStores } from '../../../helpers/temp-store.js';
 const stores = tempStores('al-passkeys-table-');
 
 describe('passkeys table', () => {
-  test('migration 13 adds it to a database at schema 12, empty, the rest untouched', () => {
+  test('migration 13 adds it, empty, to a database that upgrades (from schema 11, through the seals), the rest untouched', () => {
     const path = stores.dbPath();
     const old = new Database(path);
-    for (const sql of MIGRATIONS.slice(0, 12)) old.exec(sql);
-    old.pragma('user_version = 12');
+    for (const sql of MIGRATIONS.slice(0, 11)) old.exec(sql);
+    old.pragma('user_version = 11');
     old.prepare("INSERT INTO settings (key, value) VALUES ('ticket-timeout', '300')").run();
     old.close();
     const store = stores.open(path);
