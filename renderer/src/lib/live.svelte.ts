@@ -41,7 +41,7 @@ export class Live {
           if (held) held.push(e);
           else this.snapshot = applyEvent(this.snapshot, e);
           // the disk-full banner reads status: fetched again when the disk's state may have changed
-          if (!held && (e.type === 'disk-full' || e.type === 'disk-ok' || e.type === 'journal-lost')) void this.refreshStatus();
+          if (!held && (e.type === 'disk-full' || e.type === 'disk-ok' || e.type === 'journal-lost' || e.type === 'presence-confirmed')) void this.refreshStatus();
           for (const l of this.listeners) l(e);
         },
         state: (s) => {

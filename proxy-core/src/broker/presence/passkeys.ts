@@ -20,6 +20,7 @@ import type { Clock } from '../../util/clock.js';
 import type { Bind } from '../api/handlers.js';
 import { PasskeysTable, type PasskeyRow } from '../db/passkeys-table.js';
 import type { Sealer } from '../db/seals.js';
+import { PRESENCE_USED_KEY } from './api.js';
 import type { RecordEvent } from '../events.js';
 import type { OpenChallenge } from './challenges.js';
 import type { FrontEnd, Presence, Verified } from './presence.js';
@@ -165,6 +166,8 @@ export class Passkeys {
     const unique = uniqueName(name, new Set(this.list().map((r) => r.name)));
     const row = { id: credential.id, publicKey: credential.publicKey, counter: credential.counter, transports: credential.transports ?? [], name: unique, createdAt: this.o.clock.now() };
     this.table.insert(row, via);
+    // a proof now exists: a later start without proofs is told so (presence/api.ts)
+    this.o.setSetting(PRESENCE_USED_KEY, '1');
     this.o.record('passkey-registered', null, null, { id: row.id, name: unique, first, via });
     return { ...row, lastUsedAt: null };
   }
