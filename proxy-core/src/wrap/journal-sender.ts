@@ -20,6 +20,8 @@ export class JournalSender {
   private flushScheduled = false;
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
+  /** When the oldest entry no batch has taken yet was held (null: none waits). */
+  private waitingSince: number | null = null;
 
   constructor(
     private readonly queue: JournalQueue,
@@ -27,14 +29,20 @@ export class JournalSender {
     private readonly channel: () => Channel | null,
   ) {}
 
-  /** Send what is held soon (at once when a whole batch is waiting). */
+  /**
+   * Send what is held soon: once the oldest entry waiting has waited JOURNAL_DELAY_MS (at once when a whole batch
+   * is waiting). While a batch is out, what is held meanwhile waits for it to be acknowledged, then its turn.
+   */
   scheduleFlush(): void {
-    if (this.flushScheduled) return;
+    const now = performance.now();
+    this.waitingSince ??= now;
+    if (this.flushScheduled || this.sending) return;
     this.flushScheduled = true;
+    const delay = this.queue.size >= MAX_BATCH ? 0 : Math.max(0, JOURNAL_DELAY_MS - (now - this.waitingSince));
     const timer = setTimeout(() => {
       this.flushScheduled = false;
       void this.send();
-    }, this.queue.size >= MAX_BATCH ? 0 : JOURNAL_DELAY_MS);
+    }, delay);
     timer.unref();
   }
 
@@ -58,8 +66,13 @@ export class JournalSender {
       }
       while ((this.queue.size > 0 || lost) && this.channel() === channel) {
         const batch = this.queue.batch(MAX_BATCH);
+        this.waitingSince = this.queue.size > batch.length ? performance.now() : null;
         await send(batch.map((b) => b.wire));
         this.queue.acked(batch);
+        // What was held while the batch was out waits its turn like any entry, so that a quick call's end
+        // replaces its start in memory rather than following it to the broker (one copy a call, not two).
+        // A whole batch waiting goes at once.
+        if (this.queue.size < MAX_BATCH) break;
       }
     } catch {
       // kept (in memory, and on disk for executed calls); offered again soon, and after the next connect
@@ -68,6 +81,7 @@ export class JournalSender {
     } finally {
       if (lost) this.queue.returnLost(lost);
       this.sending = false;
+      if (this.queue.size > 0 && !this.retry && !this.closed) this.scheduleFlush();
     }
   }
 
