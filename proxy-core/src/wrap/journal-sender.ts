@@ -12,6 +12,12 @@ import type { JournalQueue } from './journal-queue.js';
 const MAX_BATCH = 1000;
 /** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
 const JOURNAL_DELAY_MS = 10;
+/**
+ * How long what was held while a batch was out waits once it is acknowledged: long enough for a quick call's end
+ * to replace its start (a pipelined call takes a millisecond or two), short enough that a wrapper killed outright
+ * loses little more than the batch in flight.
+ */
+const JOURNAL_MERGE_MS = 2;
 /** How soon a journal batch the broker refused (its disk full, say) is offered again. */
 const JOURNAL_RETRY_MS = 1000;
 
@@ -31,14 +37,15 @@ export class JournalSender {
 
   /**
    * Send what is held soon: once the oldest entry waiting has waited JOURNAL_DELAY_MS (at once when a whole batch
-   * is waiting). While a batch is out, what is held meanwhile waits for it to be acknowledged, then its turn.
+   * is waiting; at most `maxDelayMs`). While a batch is out, what is held meanwhile waits for it to be
+   * acknowledged, then JOURNAL_MERGE_MS more.
    */
-  scheduleFlush(): void {
+  scheduleFlush(maxDelayMs = JOURNAL_DELAY_MS): void {
     const now = performance.now();
     this.waitingSince ??= now;
     if (this.flushScheduled || this.sending) return;
     this.flushScheduled = true;
-    const delay = this.queue.size >= MAX_BATCH ? 0 : Math.max(0, JOURNAL_DELAY_MS - (now - this.waitingSince));
+    const delay = this.queue.size >= MAX_BATCH ? 0 : Math.max(0, Math.min(maxDelayMs, JOURNAL_DELAY_MS - (now - this.waitingSince)));
     const timer = setTimeout(() => {
       this.flushScheduled = false;
       void this.send();
@@ -81,7 +88,7 @@ export class JournalSender {
     } finally {
       if (lost) this.queue.returnLost(lost);
       this.sending = false;
-      if (this.queue.size > 0 && !this.retry && !this.closed) this.scheduleFlush();
+      if (this.queue.size > 0 && !this.retry && !this.closed) this.scheduleFlush(JOURNAL_MERGE_MS);
     }
   }
 
