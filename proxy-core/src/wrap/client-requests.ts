@@ -35,6 +35,8 @@ export interface ClientAnswerContext {
  * same answer (page-bytes.ts).
  */
 export function answerRepeatedListing(line: Buffer, inFlight: InFlight): boolean {
+  // the common line (a call's answer) is not read for a page at all when no client listing is out
+  if (!inFlight.awaitsListing) return false;
   const read = PageBytes.read(line);
   if (!read) return false;
   const key = idKey(read.id);

@@ -15,12 +15,23 @@ export interface Responder {
   answered(m: Message, raw: Buffer, key: string): void;
 }
 
+const LISTING = 'tools/list';
+
 export class InFlight {
   private readonly table = new Map<string, Responder>();
+  /** How many of the entries are tools/list requests (most lines the server writes answer no listing). */
+  private listings = 0;
 
   /** The server was sent a request under this id key: `responder` takes its answer. */
   expect(key: string, responder: Responder): void {
+    this.removed(this.table.get(key));
     this.table.set(key, responder);
+    if (responder.method === LISTING) this.listings++;
+  }
+
+  /** Is a tools/list answer owed under any key? */
+  get awaitsListing(): boolean {
+    return this.listings > 0;
   }
 
   /** Is an answer owed under this key? */
@@ -35,20 +46,34 @@ export class InFlight {
   /** The answer came: what takes it, removed from the table (a second answer finds nothing). */
   take(key: string): Responder | undefined {
     const r = this.table.get(key);
-    if (r !== undefined) this.table.delete(key);
+    if (r !== undefined) {
+      this.table.delete(key);
+      this.removed(r);
+    }
     return r;
   }
 
   /** No answer will come (cancelled, given up on, the server gone): forget the id, if `responder` still holds it. */
   forget(key: string, responder?: Responder): void {
-    if (responder === undefined || this.table.get(key) === responder) this.table.delete(key);
+    const r = this.table.get(key);
+    if (r !== undefined && (responder === undefined || r === responder)) {
+      this.table.delete(key);
+      this.removed(r);
+    }
   }
 
   /** The entries `which` picks, removed from the table. */
   drain(which: (r: Responder) => boolean): [string, Responder][] {
     const out: [string, Responder][] = [];
     for (const entry of this.table) if (which(entry[1])) out.push(entry);
-    for (const [key] of out) this.table.delete(key);
+    for (const [key, r] of out) {
+      this.table.delete(key);
+      this.removed(r);
+    }
     return out;
+  }
+
+  private removed(r: Responder | undefined): void {
+    if (r?.method === LISTING) this.listings--;
   }
 }

@@ -12,6 +12,12 @@ import type { JournalQueue } from './journal-queue.js';
 const MAX_BATCH = 1000;
 /** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
 const JOURNAL_DELAY_MS = 10;
+/**
+ * How long what was held while a batch was out waits once it is acknowledged: long enough for a quick call's end
+ * to replace its start (a pipelined call takes a millisecond or two), short enough that a wrapper killed outright
+ * loses little more than the batch in flight.
+ */
+const JOURNAL_MERGE_MS = 2;
 /** How soon a journal batch the broker refused (its disk full, say) is offered again. */
 const JOURNAL_RETRY_MS = 1000;
 
@@ -20,6 +26,8 @@ export class JournalSender {
   private flushScheduled = false;
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
+  /** When the oldest entry no batch has taken yet was held (null: none waits). */
+  private waitingSince: number | null = null;
 
   constructor(
     private readonly queue: JournalQueue,
@@ -27,14 +35,21 @@ export class JournalSender {
     private readonly channel: () => Channel | null,
   ) {}
 
-  /** Send what is held soon (at once when a whole batch is waiting). */
-  scheduleFlush(): void {
-    if (this.flushScheduled) return;
+  /**
+   * Send what is held soon: once the oldest entry waiting has waited JOURNAL_DELAY_MS (at once when a whole batch
+   * is waiting; at most `maxDelayMs`). While a batch is out, what is held meanwhile waits for it to be
+   * acknowledged, then JOURNAL_MERGE_MS more.
+   */
+  scheduleFlush(maxDelayMs = JOURNAL_DELAY_MS): void {
+    const now = performance.now();
+    this.waitingSince ??= now;
+    if (this.flushScheduled || this.sending) return;
     this.flushScheduled = true;
+    const delay = this.queue.size >= MAX_BATCH ? 0 : Math.max(0, Math.min(maxDelayMs, JOURNAL_DELAY_MS - (now - this.waitingSince)));
     const timer = setTimeout(() => {
       this.flushScheduled = false;
       void this.send();
-    }, this.queue.size >= MAX_BATCH ? 0 : JOURNAL_DELAY_MS);
+    }, delay);
     timer.unref();
   }
 
@@ -58,8 +73,13 @@ export class JournalSender {
       }
       while ((this.queue.size > 0 || lost) && this.channel() === channel) {
         const batch = this.queue.batch(MAX_BATCH);
+        this.waitingSince = this.queue.size > batch.length ? performance.now() : null;
         await send(batch.map((b) => b.wire));
         this.queue.acked(batch);
+        // What was held while the batch was out waits its turn like any entry, so that a quick call's end
+        // replaces its start in memory rather than following it to the broker (one copy a call, not two).
+        // A whole batch waiting goes at once.
+        if (this.queue.size < MAX_BATCH) break;
       }
     } catch {
       // kept (in memory, and on disk for executed calls); offered again soon, and after the next connect
@@ -68,6 +88,7 @@ export class JournalSender {
     } finally {
       if (lost) this.queue.returnLost(lost);
       this.sending = false;
+      if (this.queue.size > 0 && !this.retry && !this.closed) this.scheduleFlush(JOURNAL_MERGE_MS);
     }
   }
 

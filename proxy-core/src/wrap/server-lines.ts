@@ -66,15 +66,77 @@ const PLAIN_ID_ONLY = [ID_KEY_SPELLINGS[0]!];
 /** What every escaped spelling contains: a line without it can spell "id" only plainly. */
 const ESCAPED_ZERO = Buffer.from('\\u00');
 
-/** At most one spelling of "id" anywhere in the line (a cheap scan; a false "no" only costs a re-serialisation). */
+/**
+ * At most one "id" key at the top level of the line, however spelled (a false "no" only costs a re-serialisation).
+ * Only the envelope's keys matter to a client routing the message; an "id" nested in a result (every tool of a
+ * big listing may have an `id` property) does not, so a line with one "id" in all is passed at once, and one
+ * with more is scanned for the envelope's keys rather than re-serialised whole.
+ */
 function hasOneIdKey(line: Buffer): boolean {
   let seen = 0;
   // the common line has no \u00 escape at all: one scan for it, and one for the plain spelling
   const spellings = line.indexOf(ESCAPED_ZERO) === -1 ? PLAIN_ID_ONLY : ID_KEY_SPELLINGS;
   for (const key of spellings) {
-    for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + 1)) if (++seen > 1) return false;
+    for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + 1)) if (++seen > 1) return oneTopLevelIdKey(line);
   }
   return true;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+/** The longest spelling of "id" with its quotes ("\u0069\u0064"): a longer key is not it. */
+const LONGEST_ID_KEY = 16;
+
+/**
+ * Count the keys of the line's top-level object that read "id" (the line parsed as an object, so it is valid
+ * JSON: a string at depth 1 followed by a colon is one of its keys). Strings are skipped by their closing
+ * quotes, so the cost is the line's structure, not its text.
+ */
+function oneTopLevelIdKey(line: Buffer): boolean {
+  let depth = 0;
+  let seen = 0;
+  const n = line.length;
+  for (let i = 0; i < n; i++) {
+    const c = line[i]!;
+    if (c === QUOTE) {
+      const end = closingQuote(line, i);
+      if (end === -1) return false;
+      if (depth === 1 && end - i < LONGEST_ID_KEY && followedByColon(line, end + 1) && readsId(line, i, end) && ++seen > 1) return false;
+      i = end;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) depth++;
+    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+  }
+  return true;
+}
+
+/** The quote that closes the string opening at `open` (one not escaped by an odd run of backslashes), or -1. */
+function closingQuote(line: Buffer, open: number): number {
+  for (let at = line.indexOf(QUOTE, open + 1); at !== -1; at = line.indexOf(QUOTE, at + 1)) {
+    let slashes = 0;
+    while (line[at - 1 - slashes] === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return at;
+  }
+  return -1;
+}
+
+function followedByColon(line: Buffer, from: number): boolean {
+  let i = from;
+  while (line[i] === 0x20 || line[i] === 0x09 || line[i] === 0x0a || line[i] === 0x0d) i++;
+  return line[i] === 0x3a;
+}
+
+/** Does the string from `open` to `close` (its quotes) read "id"? */
+function readsId(line: Buffer, open: number, close: number): boolean {
+  if (close - open === 3) return line[open + 1] === 0x69 && line[open + 2] === 0x64;
+  // any other spelling of "id" has an escape in it
+  let escaped = false;
+  for (let i = open + 1; i < close && !escaped; i++) escaped = line[i] === BACKSLASH;
+  if (!escaped) return false;
+  try {
+    return JSON.parse(line.toString('utf8', open, close + 1)) === 'id';
+  } catch {
+    return true;
+  }
 }
 
 /** The start of a line, printable, for a log. */
