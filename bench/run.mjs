@@ -27,6 +27,7 @@ import { dispatchRows } from './dispatch.mjs';
 import { catalogRows } from './catalog.mjs';
 import { wrapperMemoryRows } from './wrapper-memory.mjs';
 import { passkeyRows } from './passkey.mjs';
+import { presenceRows } from './presence.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -323,6 +324,8 @@ try {
   rows.push(...(await journalMillionRows({ quick: QUICK })));
   process.stderr.write('approving with a passkey in the browser…\n');
   rows.push(...(await passkeyRows({ quick: QUICK })));
+  process.stderr.write('approving with the app\'s proof, and within a lease…\n');
+  rows.push(...(await presenceRows({ quick: QUICK })));
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,
