@@ -62,7 +62,7 @@ test("with the daemon's printed link: approve is 403 presence-required and the c
 test('with a link `airlock ui` printed in the agent\'s shell: loosening is refused, E-Stop on goes through and off does not', async () => {
   const link = await agentCli(ui.home, ['ui']);
   expect(link.code, link.stderr).toBe(0);
-  const fresh = /^(http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43})$/m.exec(link.stdout)?.[1];
+  const fresh = /^(http:\/\/localhost:\d+\/\?token=[A-Za-z0-9_-]{43})$/m.exec(link.stdout)?.[1];
   expect(fresh, link.stdout).toBeDefined();
   const session = await signIn(fresh!);
   for (const [method, params] of [
