@@ -8,7 +8,18 @@ import type { Integrity, UnsealedRow } from '../../protocol/api.js';
 import type { Row } from './queries.js';
 import { rowKey, rowSealed, SEALED_TABLES, type SealedTableName } from './sealed-tables.js';
 import { describeRuleRow } from './tightening.js';
-import type { Store } from './store.js';
+import type Database from 'better-sqlite3';
+import type { LogMarks } from './log-marks.js';
+import type { Sealer } from './seals.js';
+import type { TighteningRecord } from './tightening.js';
+
+/** What the checks read of the store (named here, so this room does not point back at the store that runs it). */
+export interface IntegrityParts {
+  readonly db: Database.Database;
+  readonly sealer: Sealer;
+  readonly tightening: TighteningRecord;
+  readonly marks: LogMarks;
+}
 
 /** A row in words, and whether it is applied all the same (it only tightens). */
 function describe(table: SealedTableName, row: Row): { what: string; applied: boolean } {
@@ -29,7 +40,7 @@ function describe(table: SealedTableName, row: Row): { what: string; applied: bo
 }
 
 /** Every row of the sealed tables whose seal is missing or wrong. */
-export function unsealedRows(store: Pick<Store, 'db' | 'sealer'>): UnsealedRow[] {
+export function unsealedRows(store: Pick<IntegrityParts, 'db' | 'sealer'>): UnsealedRow[] {
   const out: UnsealedRow[] = [];
   for (const table of Object.keys(SEALED_TABLES) as SealedTableName[]) {
     for (const row of store.db.prepare(`SELECT * FROM ${table}`).all() as Row[]) {
@@ -39,7 +50,7 @@ export function unsealedRows(store: Pick<Store, 'db' | 'sealer'>): UnsealedRow[]
   return out;
 }
 
-export function checkIntegrity(store: Pick<Store, 'db' | 'sealer' | 'tightening' | 'marks'>): Integrity {
+export function checkIntegrity(store: IntegrityParts): Integrity {
   const { restored, manifestMissing } = store.tightening.restore();
   return {
     unsealed: unsealedRows(store),

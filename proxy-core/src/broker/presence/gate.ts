@@ -4,12 +4,21 @@
  * through only by the presence check (presence.ts). The call's attribution (`via`) is what its handler records.
  * A wrapper's own methods pass straight on: they loosen nothing, and they are the hot path.
  */
-import { rightsOf } from '../../protocol/method.js';
-import type { RightsLookup, Via } from '../../protocol/presence.js';
-import type { Middleware } from '../api/dispatch.js';
-import type { Presence } from './presence.js';
+import { type AnyMethod, rightsOf } from '../../protocol/method.js';
+import type { Proof, RightsLookup, Via } from '../../protocol/presence.js';
+import type { FrontEnd, Presence } from './presence.js';
 
-export function presenceGate(presence: Presence, state: RightsLookup): Middleware {
+/** What the step reads and sets of a call (the dispatch chain's `Call` is one). */
+export interface GatedCall {
+  readonly caller: 'user' | 'wrapper';
+  readonly context: { readonly frontEnd: FrontEnd };
+  readonly bound?: { readonly decl: AnyMethod };
+  readonly checked?: unknown;
+  readonly presence?: Proof;
+  via?: Via;
+}
+
+export function presenceGate(presence: Presence, state: RightsLookup): (call: GatedCall, next: () => unknown) => unknown {
   return (call, next) => {
     if (call.caller === 'wrapper') return next();
     const decl = call.bound!.decl;
