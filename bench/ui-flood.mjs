@@ -26,7 +26,7 @@ function daemon(home) {
     let err = '';
     proc.stderr.on('data', (d) => {
       err += d;
-      const m = /airlock: UI at http:\/\/127\.0\.0\.1:(\d+)\//.exec(err);
+      const m = /airlock: UI at http:\/\/localhost:(\d+)\//.exec(err);
       if (m) resolve({ proc, port: Number(m[1]) });
     });
     proc.on('exit', () => reject(new Error(`daemon exited: ${err}`)));
