@@ -53,28 +53,26 @@ export class BrokerClient {
    * Call a method; params are checked before sending, the answer after receiving. It waits as long as the
    * method's declaration says (asking the broker's ticket timeout first where that counts), or `timeoutMs`.
    */
-  async call<M extends UserMethodKey>(method: M, params: ParamsOf<M>, timeoutMs?: number): Promise<ResultOf<M>> {
-    const spec = userApi[method];
-    const checked = spec.params.safeParse(params);
-    if (!checked.success) throw new IpcError('bad-request', `${method}: ${checked.error.issues[0]?.message ?? 'invalid parameters'}`);
-    const ticketMs = timeoutMs === undefined && waitsOnTicket(spec) ? (await this.call('status', {})).ticketTimeoutSeconds * 1000 : 0;
-    const answer = await this.channel.request(method, checked.data, timeoutMs ?? waitMs(spec, checked.data, ticketMs));
-    const result = spec.result.safeParse(answer);
-    if (!result.success) throw new IpcError('bad-answer', `the broker's answer to ${method} does not match the protocol (${result.error.issues[0]?.message ?? ''})`);
-    return result.data as ResultOf<M>;
+  call<M extends UserMethodKey>(method: M, params: ParamsOf<M>, timeoutMs?: number): Promise<ResultOf<M>> {
+    return this.send(method, params, timeoutMs, undefined);
   }
 
   /**
    * Call a loosening method with a presence proof (protocol/presence.ts): the proof rides as the params'
    * `presence`. It waits at least as long as a person may take to answer (polkit asks for a password).
    */
-  async callWithProof<M extends UserMethodKey>(method: M, params: ParamsOf<M>, proof: Proof): Promise<ResultOf<M>> {
+  callWithProof<M extends UserMethodKey>(method: M, params: ParamsOf<M>, proof: Proof): Promise<ResultOf<M>> {
+    return this.send(method, params, undefined, proof);
+  }
+
+  private async send<M extends UserMethodKey>(method: M, params: ParamsOf<M>, timeoutMs: number | undefined, proof: Proof | undefined): Promise<ResultOf<M>> {
     const spec = userApi[method];
     const checked = spec.params.safeParse(params);
     if (!checked.success) throw new IpcError('bad-request', `${method}: ${checked.error.issues[0]?.message ?? 'invalid parameters'}`);
-    const ticketMs = waitsOnTicket(spec) ? (await this.call('status', {})).ticketTimeoutSeconds * 1000 : 0;
-    const wait = Math.max(PROOF_WAIT_MS, waitMs(spec, checked.data, ticketMs));
-    const answer = await this.channel.request(method, { ...(checked.data as object), presence: proof }, wait);
+    const ticketMs = timeoutMs === undefined && waitsOnTicket(spec) ? (await this.call('status', {})).ticketTimeoutSeconds * 1000 : 0;
+    const declared = waitMs(spec, checked.data, ticketMs);
+    const wait = timeoutMs ?? (proof ? Math.max(PROOF_WAIT_MS, declared) : declared);
+    const answer = await this.channel.request(method, proof ? { ...(checked.data as object), presence: proof } : checked.data, wait);
     const result = spec.result.safeParse(answer);
     if (!result.success) throw new IpcError('bad-answer', `the broker's answer to ${method} does not match the protocol (${result.error.issues[0]?.message ?? ''})`);
     return result.data as ResultOf<M>;

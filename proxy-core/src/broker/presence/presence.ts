@@ -97,7 +97,7 @@ export class Presence {
 
   /** A challenge for one loosening call (its checked params), for this front end to have the person answer. */
   challenge(frontEnd: FrontEnd, method: string, checked: unknown): OpenChallenge {
-    return this.challenges.issue(frontEnd.key, bindingOf(method, checked), statementOf(method, (checked ?? {}) as Record<string, unknown>, this.o.lookup));
+    return this.challenges.issue(frontEnd.key, bindingOf(method, checked), this.statement(method, checked));
   }
 
   /** What a loosening call (its checked params) allows, in words. */
@@ -121,7 +121,7 @@ export class Presence {
     if (!this.o.required && !always) return { ...base, noPresence: true };
     const lease = always ? null : this.leases.get(frontEnd.key, this.o.leaseSeconds());
     if (lease) return { ...base, proof: 'lease', leaseOf: lease.kind, leaseSince: lease.since, ...(lease.label ? { label: lease.label } : {}) };
-    const statement = statementOf(method, (checked ?? {}) as Record<string, unknown>, this.o.lookup);
+    const statement = this.statement(method, checked);
     this.refused(method, statement, frontEnd, 'no proof');
     throw new IpcError(PRESENCE_REQUIRED, `${statement}: this needs your presence, and this request came from ${describeOrigin(base)}, which cannot prove a person is there. ${this.howTo(frontEnd)}`);
   }
@@ -140,7 +140,7 @@ export class Presence {
   private async verify(method: string, checked: unknown, proof: Proof, frontEnd: FrontEnd, base: Via): Promise<Via> {
     const c = this.challenges.take(proof.challenge, frontEnd.key, bindingOf(method, checked));
     if (typeof c === 'string') {
-      this.refused(method, statementOf(method, (checked ?? {}) as Record<string, unknown>, this.o.lookup), frontEnd, c);
+      this.refused(method, this.statement(method, checked), frontEnd, c);
       throw new IpcError(PRESENCE_REFUSED, c);
     }
     const verifier = this.verifiers.get(proof.kind);
