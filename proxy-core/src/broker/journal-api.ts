@@ -1,9 +1,11 @@
 /**
  * The journal's methods: a wrapper's entries written (and counted by the tripwire), pages of calls (each saying
- * whether and how it can be undone) and of events, and the live event stream a connection follows.
+ * whether and how it can be undone, and its arguments in a few words), the wrapper sessions, and the live event
+ * stream a connection follows.
  */
-import type { CheckedParamsOf, ResultOf } from '../protocol/api.js';
-import { events, history, journal, subscribe, unsubscribe } from '../protocol/methods/journal.js';
+import { argSummary, type ArgHints } from '../classify/arg-summary.js';
+import type { CheckedParamsOf, HistoryItem, ResultOf } from '../protocol/api.js';
+import { events, history, journal, sessionsList, subscribe, unsubscribe } from '../protocol/methods/journal.js';
 import { type Bind, inSession } from './api/handlers.js';
 import { channelSubscriber } from './connection.js';
 import type { BrokerParts } from './parts.js';
@@ -19,6 +21,7 @@ export function bindJournal(on: Bind, b: BrokerParts): void {
     }),
   );
   on(history, (p) => callHistory(b, p));
+  on(sessionsList, (p) => ({ sessions: b.store.sessions.list(p) }));
   on(events, (p) => b.store.events(p));
   on(subscribe, (p, call) => {
     if (!call.channel) throw bad('a subscription needs a connection');
@@ -34,7 +37,23 @@ export function bindJournal(on: Bind, b: BrokerParts): void {
   });
 }
 
-/** A page of the journal, each entry saying whether and how it can be undone. */
+/** A page of the journal, each entry saying whether and how it can be undone, and what its arguments name. */
 export function callHistory(b: BrokerParts, q: CheckedParamsOf<'history'>): ResultOf<'history'> {
-  return b.undo.annotate(b.store.history(q));
+  return b.undo.annotate(b.store.history(q, briefer(b)));
+}
+
+/** The argument summary of each call of a page, with what is known of its tool looked up once per tool. */
+export function briefer(b: Pick<BrokerParts, 'fileTools' | 'pins'>): (c: HistoryItem, args: string) => string {
+  const hints = new Map<string, ArgHints>();
+  return (c, args) => {
+    const key = `${c.server}\0${c.tool}`;
+    let h = hints.get(key);
+    if (!h) {
+      const paths = b.fileTools.snapshotArgs(c.server, c.tool)?.args;
+      const schema = b.pins.inputSchema(c.server, c.tool);
+      h = { ...(paths ? { paths } : {}), ...(schema !== undefined ? { schema } : {}) };
+      hints.set(key, h);
+    }
+    return argSummary(args, h);
+  };
 }

@@ -217,6 +217,18 @@ export class Pins {
     return row ? this.info(row) : undefined;
   }
 
+  /** A tool's pinned input schema, for a call's argument summary; undefined without a pin or when cut (not JSON). */
+  inputSchema(server: string, tool: string): unknown {
+    const row = this.stmts.get.get(server, tool) as Row | undefined;
+    const text = row ? readParts(row.definition).inputSchema?.text : undefined;
+    if (text === undefined) return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return undefined;
+    }
+  }
+
   /**
    * The user accepts the definitions a server lists now: every changed tool, or one. With `fingerprint`, only
    * that definition (what the person looked at), which the last listing or a connected wrapper must list. A

@@ -20,6 +20,7 @@ export const UserMethod = {
   deny: 'deny',
   estop: 'estop',
   history: 'history',
+  sessionsList: 'sessions.list',
   events: 'events',
   subscribe: 'events.subscribe',
   unsubscribe: 'events.unsubscribe',

@@ -51,6 +51,9 @@ const UPDATE_JOURNAL = byPosition(`
   WHERE id = @id
   RETURNING client, server, tool, class, decision, decided_by, outcome, ticket_id, started_at, finished_after, duration_ms, session`);
 
+/** A call's arguments in a few words (classify/arg-summary.ts, with what the broker knows of its tool). */
+export type Brief = (call: HistoryItem, argumentsText: string) => string;
+
 /** Rows an equality filter may give for the text to be checked on them rather than found by the search index. */
 const SEARCH_BY_INDEX = 5000;
 
@@ -218,13 +221,22 @@ export class JournalTable {
    * ones. `text` is a case-insensitive (ASCII) substring of the tool, the arguments or the detail, taken
    * literally (% and _ are not wildcards); `from` and `to` bound the call's start, both inclusive.
    */
-  history(query: HistoryQuery = {}): { calls: HistoryItem[]; nextCursor: number | null } {
+  history(query: HistoryQuery = {}, brief?: Brief): { calls: HistoryItem[]; nextCursor: number | null } {
     const limit = pageSize(query.limit);
     const built = historyQuery(query, (name) => this.names.find(name), this.timeIndexPays(query, limit), !this.fewByEquality(query));
     if (built === null) return { calls: [], nextCursor: null };
     const rows = this.cache.get(built.sql).all(built.params) as Row[];
     const more = rows.length > limit;
-    const calls = (more ? rows.slice(0, limit) : rows).map((r) => historyItem(callRow(r, this.names)));
+    const calls = (more ? rows.slice(0, limit) : rows).map((r) => {
+      const item = historyItem(callRow(r, this.names));
+      if (brief) {
+        // a summary row holds the head of the arguments alone (queries.ts ARGS_HEAD), enough for the words
+        const args = typeof r.arguments === 'string' ? r.arguments : typeof r.args_head === 'string' ? r.args_head : '';
+        const words = brief(item, args);
+        if (words) item.argSummary = words;
+      }
+      return item;
+    });
     return { calls, nextCursor: more ? calls[calls.length - 1]!.seq : null };
   }
 

@@ -45,14 +45,19 @@ const EQUALITY: readonly (readonly [keyof HistoryQuery, string, 'text' | 'name']
   ['decidedBy', 'decided_by', 'name'],
   ['outcome', 'outcome', 'name'],
   ['decision', 'decision', 'name'],
+  // no index of its own: a session's calls are found walking seq down, and a session is most often a recent one
+  ['session', 'session', 'name'],
 ];
+
+/** How much of the arguments a summary row reads: enough for the argument summary (classify/arg-summary.ts). */
+export const ARGS_HEAD = 4096;
 
 /** Every column of a journal row but the two big ones, arguments and result: what a list of calls needs. */
 const SUMMARY_COLUMNS = [
   'seq', 'id', 'session', 'client', 'server', 'tool', 'args_truncated', 'args_bytes', 'args_sha256', 'class', 'reasons', 'decision',
   'decided_by', 'detail', 'ticket_id', 'outcome', 'result_truncated', 'result_bytes', 'started_at', 'asked_after', 'decided_after',
   'forwarded_after', 'finished_after', 'duration_ms',
-].map((c) => `j.${c}`).join(', ') + ', 1 AS summary';
+].map((c) => `j.${c}`).join(', ') + `, substr(j.arguments, 1, ${ARGS_HEAD}) AS args_head, 1 AS summary`;
 
 export interface BuiltQuery {
   /** The same for every query with the same filters present: the key of a prepared statement. */

@@ -2,6 +2,15 @@
 import type Database from 'better-sqlite3';
 import type { SessionInfo } from '../../protocol/api.js';
 
+/** A session as Activity names it: who, which server, from when to when (null: still connected). */
+export interface SessionRecord {
+  id: string;
+  client: string;
+  server: string;
+  startedAt: number;
+  endedAt: number | null;
+}
+
 export class SessionsTable {
   private readonly s;
 
@@ -13,6 +22,9 @@ export class SessionsTable {
       insert: db.prepare('INSERT INTO sessions (id, client, server, command, pid, started_at) VALUES (?, ?, ?, ?, ?, ?)'),
       end: db.prepare('UPDATE sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL'),
       endAll: db.prepare('UPDATE sessions SET ended_at = ? WHERE ended_at IS NULL'),
+      byId: db.prepare('SELECT id, client, server, started_at, ended_at FROM sessions WHERE id = ?'),
+      latest: db.prepare('SELECT id, client, server, started_at, ended_at FROM sessions ORDER BY started_at DESC, rowid DESC LIMIT ?'),
+      latestOf: db.prepare('SELECT id, client, server, started_at, ended_at FROM sessions WHERE client = ? ORDER BY started_at DESC, rowid DESC LIMIT ?'),
     };
   }
 
@@ -22,6 +34,18 @@ export class SessionsTable {
 
   end(id: string): void {
     this.s.end.run(this.now(), id);
+  }
+
+  /** One session by its id, or the latest ones (of one client, or any), newest first. */
+  list(q: { id?: string | undefined; client?: string | undefined; limit: number }): SessionRecord[] {
+    const rows = (q.id !== undefined ? this.s.byId.all(q.id) : q.client !== undefined ? this.s.latestOf.all(q.client, q.limit) : this.s.latest.all(q.limit)) as Record<string, unknown>[];
+    return rows.map((r) => ({
+      id: String(r.id),
+      client: String(r.client),
+      server: String(r.server),
+      startedAt: Number(r.started_at),
+      endedAt: typeof r.ended_at === 'number' ? r.ended_at : null,
+    }));
   }
 
   /** Sessions left open by a broker that died: they ended when it did. */

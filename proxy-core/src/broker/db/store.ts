@@ -31,6 +31,7 @@ import { Names } from './names.js';
 import type { PruneOptions, PruneResult } from './retention.js';
 import { RulesTable } from './rules-table.js';
 import { SessionsTable } from './sessions-table.js';
+import type { Brief } from './journal-table.js';
 import { SettingsTable } from './settings-table.js';
 import { StatementCache } from './statement-cache.js';
 import { TicketsTable } from './tickets-table.js';
@@ -176,8 +177,8 @@ export class Store {
   }
 
   /** See JournalTable.history. */
-  history(query: HistoryQuery = {}): { calls: HistoryItem[]; nextCursor: number | null } {
-    return this.journal.history(query);
+  history(query: HistoryQuery = {}, brief?: Brief): { calls: HistoryItem[]; nextCursor: number | null } {
+    return this.journal.history(query, brief);
   }
 
   call(id: string): HistoryItem | null {

@@ -16,6 +16,8 @@ export const HistoryQuerySchema = z
     before: z.number().int().positive().optional(),
     server: z.string().max(LIMITS.name).optional(),
     client: z.string().max(LIMITS.name).optional(),
+    /** The calls of one wrapper session. */
+    session: z.string().max(64).optional(),
     tool: z.string().max(LIMITS.toolName).optional(),
     decision: z.enum(['allow', 'deny']).optional(),
     decidedBy: DecidedBySchema.optional(),
@@ -38,6 +40,8 @@ export const HistoryItemSchema = CallRecordSchema.extend({
   summary: z.literal(true).optional(),
   /** Whether and how the call can be undone (set by the broker's history; absent on a bare store row). */
   undo: UndoInfoSchema.optional(),
+  /** The arguments in a few words (the path, the command, the recipient: classify/arg-summary.ts), set by the broker. */
+  argSummary: z.string().max(400).optional(),
 });
 
 export const EventsQuerySchema = z
@@ -92,4 +96,29 @@ export const journal = method({
   wait: 10_000,
 });
 
-export const journalMethods = [history, events, subscribe, unsubscribe, journal] as const;
+export const SessionRecordSchema = z.object({
+  id: z.string(),
+  client: z.string(),
+  server: z.string(),
+  startedAt: ms,
+  /** Null while the wrapper is connected. */
+  endedAt: ms.nullable(),
+});
+
+/** Wrapper sessions, newest first: one by its id, or the latest (of one client, or any). */
+export const sessionsList = method({
+  name: UserMethod.sessionsList,
+  role: 'user',
+  rights: 'read',
+  params: z
+    .object({
+      id: z.string().min(1).max(64).optional(),
+      client: z.string().max(LIMITS.name).optional(),
+      limit: z.number().int().min(1).max(1000).default(50),
+    })
+    .strict(),
+  result: z.object({ sessions: z.array(SessionRecordSchema) }),
+  wait: QUICK_MS,
+});
+
+export const journalMethods = [history, events, subscribe, unsubscribe, journal, sessionsList] as const;
