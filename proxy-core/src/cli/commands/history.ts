@@ -1,8 +1,15 @@
-/** `airlock history`: the journal, newest first, with filters and cursor paging; `--events` for the events. */
+/**
+ * `airlock history`: the journal, newest first, with filters and cursor paging, each call's arguments in a few
+ * words and who decided it; `--story SESSION` tells one session's calls in order; `--export jsonl|csv` streams
+ * every entry the filters give; `--events` for the events.
+ */
 import type { HistoryQuery } from '../../protocol/api.js';
+import { decisionWords, UNDO_WORDS, undoWord } from '../../protocol/activity.js';
+import { EXPORT_FORMATS, type ExportFormat } from '../../protocol/activity-export.js';
 import { parse } from '../args.js';
 import { call, oneLine, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
+import { exportHistory, printStory } from './history-export.js';
 
 const DECISIONS = ['allow', 'deny'] as const;
 const OUTCOMES = ['pending', 'ok', 'tool-error', 'rpc-error', 'cancelled', 'unknown', 'not-run'] as const;
@@ -20,6 +27,9 @@ export async function run(argv: string[]): Promise<number> {
       outcome: { type: 'string' },
       search: { type: 'string' },
       before: { type: 'string' },
+      session: { type: 'string' },
+      export: { type: 'string' },
+      story: { type: 'string' },
       events: { type: 'boolean' },
     },
     false,
@@ -33,9 +43,16 @@ export async function run(argv: string[]): Promise<number> {
     more(out.nextCursor, values.json);
     return 0;
   }
-  const query: HistoryQuery = { limit, server: values.server, client: values.client, tool: values.tool, text: values.search, before };
+  if (values.story !== undefined) return printStory(values.story, values.json === true);
+  const query: HistoryQuery = { limit, server: values.server, client: values.client, tool: values.tool, text: values.search, before, session: values.session };
   if (values.decision !== undefined) query.decision = oneOf(values.decision, DECISIONS, '--decision');
   if (values.outcome !== undefined) query.outcome = oneOf(values.outcome, OUTCOMES, '--outcome');
+  if (values.export !== undefined) {
+    // every entry the filters give (--limit is a page size; --before still starts further down)
+    const format = oneOf(values.export, EXPORT_FORMATS, '--export') as ExportFormat;
+    delete query.limit;
+    return exportHistory(format, query);
+  }
   const out = await call('history', query);
   if (values.json) {
     printJson(out.calls);
@@ -47,19 +64,20 @@ export async function run(argv: string[]): Promise<number> {
   }
   print(
     table(
-      ['ID', 'TIME', 'CLIENT', 'SERVER', 'TOOL', 'DECISION', 'BY', 'OUTCOME', 'MS', 'UNDO'],
+      ['ID', 'TIME', 'CLIENT', 'SERVER', 'TOOL', 'SUMMARY', 'DECISION', 'WHY', 'OUTCOME', 'MS', 'UNDO'],
       out.calls.map((c) => [
         c.id,
         new Date(c.startedAt).toISOString(),
         c.client,
         c.server,
         c.tool,
+        oneLine(c.argSummary ?? '', 40),
         c.decision,
-        c.decidedBy,
+        oneLine(decisionWords(c).text, 50),
         c.outcome,
         c.durationMs === undefined ? '' : c.durationMs.toFixed(1),
-        // `airlock undo ID` takes what says "yes" (or "retry": an undo that left residue)
-        c.undo?.state === 'undone' ? 'undone' : c.undo?.available ? (c.undo.state === 'failed' ? 'retry' : 'yes') : '',
+        // `airlock undo ID` takes what says "yes" (or "retry": an undo that left residue); an undo's own entry says so
+        c.undo?.undoOf ? `undo of ${c.undo.undoOf}` : c.undo?.state === 'undone' ? 'undone' : c.undo?.available ? (c.undo.state === 'failed' ? 'retry' : 'yes') : UNDO_WORDS[undoWord(c)],
       ]),
     ),
   );
