@@ -96,7 +96,7 @@ describe('undo from the browser', () => {
     const list = page.getByRole('list', { name: 'Calls, newest first' });
     await list.getByRole('button').filter({ hasText: 'write_file' }).first().click();
     const detail = page.getByRole('region', { name: /write_file on files/ });
-    const undo = detail.getByRole('button', { name: 'Undo this call' });
+    const undo = detail.getByRole('button', { name: 'Undo… this call' });
     await undo.waitFor();
     expect(await detail.innerText()).toMatch(/Undoable by file snapshot/);
     expect(await detail.innerText()).toContain(target);
@@ -106,7 +106,14 @@ describe('undo from the browser', () => {
     expect(await auditPage(page)).toEqual([]);
     await screenshot(page, 'activity-undo');
 
+    // a preview first: what will be put back, before anything is done
     await undo.click();
+    const preview = detail.getByRole('group', { name: /put this file back as it was before the call/ });
+    await preview.waitFor();
+    expect(await preview.innerText()).toContain(target);
+    expect(readFileSync(target, 'utf8')).toBe('replaced by the model\n');
+    await screenshot(page, 'activity-undo-preview');
+    await preview.getByRole('button', { name: 'Undo now' }).click();
     const result = detail.getByRole('region', { name: /^Undone:/ });
     await result.waitFor();
     // ground truth: the file holds its bytes from before the call
@@ -136,7 +143,8 @@ describe('undo from the browser', () => {
     const list = page.getByRole('list', { name: 'Calls, newest first' });
     await list.getByRole('button').filter({ hasText: 'write_file' }).first().click();
     const detail = page.getByRole('region', { name: /write_file on files/ });
-    await detail.getByRole('button', { name: 'Undo this call' }).click();
+    await detail.getByRole('button', { name: 'Undo… this call' }).click();
+    await detail.getByRole('button', { name: 'Undo now' }).click();
     const conflict = detail.getByRole('region', { name: /^Not undone: the file changed since the call/ });
     await conflict.waitFor();
     expect(await conflict.innerText()).toMatch(/Undo anyway puts back this file as it was before the call, overwriting what it holds now/);

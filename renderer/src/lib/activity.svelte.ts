@@ -8,6 +8,9 @@ import type { BrokerEvent } from '@airlock/proxy-core/protocol/api';
 import type { CallSummary } from '@airlock/proxy-core/protocol/events';
 import type { AirlockApi } from '@airlock/proxy-core/protocol/ui-contract';
 import { type ActivityRow, CallList, emptyFilter, type FilterQuery, filterQuery, lookupQuery, summaryMatches, UndoStamps } from './activity.js';
+import type { ExportFormat } from '@airlock/proxy-core/protocol/activity-export';
+import { exportPieces } from './activity-export.js';
+import { applyPreset, type Preset } from './activity-presets.js';
 import { errorText } from './errors.js';
 import { undoEffect } from './undo.js';
 
@@ -30,6 +33,13 @@ export class ActivityState {
   selectedId = $state<string | null>(null);
   detailLoading = $state(false);
   detailError = $state<string | null>(null);
+  /** The session told as a story in place of the list, if one is. */
+  storyId = $state<string | null>(null);
+  /** An export being made: how many entries are written so far. */
+  exported = $state<number | null>(null);
+  exportError = $state<string | null>(null);
+  /** The newest wrapper session, for the presets when no row is open. */
+  latestSession = $state.raw<{ id: string; client: string } | undefined>(undefined);
 
   readonly count = $derived.by(() => {
     void this.version;
@@ -58,6 +68,8 @@ export class ActivityState {
   /** Bumped on every reload: an answer to an older one is dropped. */
   private token = 0;
   private readonly stamps = new UndoStamps();
+  /** Live rows whose argument summary is being read (a burst of calls reads at most this many at once). */
+  private briefing = new Set<string>();
 
   constructor(private readonly api: AirlockApi) {}
 
@@ -88,6 +100,61 @@ export class ActivityState {
     this.version++;
     void this.loadPage(true);
     return true;
+  }
+
+  /** Apply a preset over the filter as typed (the open row's session and client, or the newest session's) and reload. */
+  async preset(p: Preset): Promise<void> {
+    const open = this.selected;
+    let session = open?.sessionId ? { id: open.sessionId, client: open.client } : this.latestSession;
+    if ((p === 'session' || p === 'client') && !session) {
+      try {
+        session = this.latestSession = (await this.api.call('sessions.list', { limit: 1 })).sessions[0];
+      } catch (err) {
+        this.problem = errorText(err);
+        return;
+      }
+    }
+    const next = applyPreset(this.filter, p, { now: Date.now(), session });
+    if (typeof next === 'string') {
+      this.problem = next;
+      return;
+    }
+    this.filter = next;
+    this.reload();
+  }
+
+  /** The submitted filter's every entry as the pieces of a file (`airlock history --export`'s format). */
+  async exportFile(format: ExportFormat): Promise<string[] | null> {
+    if (this.exported !== null) return null;
+    this.exported = 0;
+    this.exportError = null;
+    try {
+      return await exportPieces(format, this.query, (q) => this.api.call('history', q), (n) => (this.exported = n));
+    } catch (err) {
+      this.exportError = errorText(err);
+      return null;
+    } finally {
+      this.exported = null;
+    }
+  }
+
+  /** A live row carries no argument summary: read it (and what undo says) from the journal once the call is in. */
+  private async brief(id: string): Promise<void> {
+    if (this.briefing.has(id) || this.briefing.size >= 20) return;
+    this.briefing.add(id);
+    const mine = this.token;
+    try {
+      const r = await this.api.call('history', { id, limit: 1, summary: true });
+      const item = r.calls[0];
+      const row = this.list.get(id);
+      if (mine !== this.token || !item || !row) return;
+      if (item.argSummary !== undefined) row.argSummary = item.argSummary;
+      this.version++;
+    } catch {
+      // the row shows no summary until it is opened
+    } finally {
+      this.briefing.delete(id);
+    }
   }
 
   /** The first page, or the next older one (nothing while one loads or when the journal has no more). */
@@ -138,6 +205,8 @@ export class ActivityState {
   private applyCall(c: CallSummary): void {
     const matches = summaryMatches(this.query, c);
     const did = this.list.upsert(c, matches === true);
+    const row = did === 'ignored' ? undefined : this.list.get(c.id);
+    if (row && row.argSummary === undefined && c.outcome !== 'pending') void this.brief(c.id);
     if (did === 'ignored' && matches === 'unknown') {
       this.mayMatchIds.add(c.id);
       this.mayMatch = this.mayMatchIds.size;

@@ -15,6 +15,8 @@ export interface ActivityFilter {
   client: string;
   server: string;
   tool: string;
+  /** One wrapper session's calls (a preset sets it: "this session"). */
+  session: string;
   decision: '' | 'allow' | 'deny';
   outcome: '' | Outcome;
   text: string;
@@ -26,7 +28,7 @@ export interface ActivityFilter {
 export type FilterQuery = Omit<HistoryQuery, 'limit' | 'before'>;
 
 export function emptyFilter(): ActivityFilter {
-  return { client: '', server: '', tool: '', decision: '', outcome: '', text: '', from: '', to: '' };
+  return { client: '', server: '', tool: '', session: '', decision: '', outcome: '', text: '', from: '', to: '' };
 }
 
 /** The history query of a filter, or why the filter cannot be one. */
@@ -35,6 +37,7 @@ export function filterQuery(f: ActivityFilter): FilterQuery | string {
   if (f.client.trim()) q.client = f.client.trim();
   if (f.server.trim()) q.server = f.server.trim();
   if (f.tool.trim()) q.tool = f.tool.trim();
+  if (f.session.trim()) q.session = f.session.trim();
   if (f.decision) q.decision = f.decision;
   if (f.outcome) q.outcome = f.outcome;
   if (f.text.trim()) {
@@ -60,6 +63,7 @@ export function summaryMatches(q: FilterQuery, c: CallSummary): boolean | 'unkno
   if (q.client !== undefined && c.client !== q.client) return false;
   if (q.server !== undefined && c.server !== q.server) return false;
   if (q.tool !== undefined && c.tool !== q.tool) return false;
+  if (q.session !== undefined && c.sessionId !== q.session) return false;
   if (q.decision !== undefined && c.decision !== q.decision) return false;
   if (q.decidedBy !== undefined && c.decidedBy !== q.decidedBy) return false;
   if (q.outcome !== undefined && c.outcome !== q.outcome) return false;
@@ -70,7 +74,7 @@ export function summaryMatches(q: FilterQuery, c: CallSummary): boolean | 'unkno
 }
 
 /** A row: a journal entry, or (until its detail is loaded) the summary the stream reported. */
-export type ActivityRow = (HistoryItem & { partial?: false }) | (CallSummary & { partial: true; undo?: UndoInfo; sessionId?: string });
+export type ActivityRow = (HistoryItem & { partial?: false }) | (CallSummary & { partial: true; undo?: UndoInfo; sessionId?: string; argSummary?: string });
 
 /** The rows, newest first, addressed by index without copying: live calls on top, history pages below. */
 export class CallList {
