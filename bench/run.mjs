@@ -28,6 +28,7 @@ import { catalogRows } from './catalog.mjs';
 import { wrapperMemoryRows } from './wrapper-memory.mjs';
 import { passkeyRows } from './passkey.mjs';
 import { presenceRows } from './presence.mjs';
+import { activityRows } from './activity.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -326,6 +327,8 @@ try {
   rows.push(...(await passkeyRows({ quick: QUICK })));
   process.stderr.write('approving with the app\'s proof, and within a lease…\n');
   rows.push(...(await presenceRows({ quick: QUICK })));
+  process.stderr.write('Activity\'s first page and the export of 100,000 entries…\n');
+  rows.push(...(await activityRows({ quick: QUICK })));
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,

@@ -123,6 +123,8 @@ function clean(v: string): string {
 }
 
 function cut(s: string, max: number): string {
+  // a string no longer than max code units is no longer than max characters either
+  if (s.length <= max) return s;
   const chars = [...s];
   return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : s;
 }
