@@ -87,6 +87,7 @@ test('export, session filter and story of calls through a wrapped server', async
   expect(lines[1]).toMatch(/Claude Desktop's fixture wrote =HYPERLINK\("http:\/\/x","y"\) \(cannot be undone\) — allowed by your rule /);
   expect(lines[4]).toMatch(/Claude Desktop's fixture tried to delete everything — denied when asked/);
   // the table shows the summary and who decided
+  expect((await cli(home, ['history', '--story', 'no-such-session'])).stderr).toContain('no session no-such-session');
   const table = await cli(home, ['history']);
   expect(table.stdout).toMatch(/SUMMARY\s+DECISION\s+WHY/);
   expect(table.stdout).toContain('@import');

@@ -1,15 +1,22 @@
 /**
  * The journal's methods: a wrapper's entries written (and counted by the tripwire), pages of calls (each saying
- * whether and how it can be undone, and its arguments in a few words), the wrapper sessions, and the live event
- * stream a connection follows.
+ * whether and how it can be undone, its arguments in a few words and who decided it), the wrapper sessions and
+ * one told as a story, pages of the journal as export text, and the live event stream a connection follows.
  */
 import { argSummary, type ArgHints } from '../classify/arg-summary.js';
+import { decisionWords, isUndoEntry, sessionTitle, storySentence } from '../protocol/activity.js';
+import { EXPORT_PAGE, exportEntry, exportHead } from '../protocol/activity-export.js';
 import type { CheckedParamsOf, HistoryItem, ResultOf } from '../protocol/api.js';
-import { events, history, journal, sessionsList, subscribe, unsubscribe } from '../protocol/methods/journal.js';
+import { events, history, historyExport, journal, sessionsList, sessionStory, subscribe, unsubscribe } from '../protocol/methods/journal.js';
+import { IpcError } from '../ipc/channel.js';
 import { type Bind, inSession } from './api/handlers.js';
 import { channelSubscriber } from './connection.js';
+import type { SessionRecord } from './db/sessions-table.js';
 import type { BrokerParts } from './parts.js';
 import { bad } from './validate.js';
+
+/** The most calls a story tells: the newest of a longer session (it says so). */
+export const STORY_MAX = 5000;
 
 export function bindJournal(on: Bind, b: BrokerParts): void {
   on(
@@ -21,7 +28,15 @@ export function bindJournal(on: Bind, b: BrokerParts): void {
     }),
   );
   on(history, (p) => callHistory(b, p));
-  on(sessionsList, (p) => ({ sessions: b.store.sessions.list(p) }));
+  on(sessionsList, (p) => ({ sessions: b.store.sessions.list(p).map(titled) }));
+  on(sessionStory, (p) => story(b, p.id));
+  on(historyExport, (p) => {
+    const { format, ...query } = p;
+    const page = callHistory(b, { ...query, summary: true, limit: EXPORT_PAGE });
+    let text = query.before === undefined ? exportHead(format) : '';
+    for (const c of page.calls) text += exportEntry(format, c);
+    return { text, count: page.calls.length, nextCursor: page.nextCursor };
+  });
   on(events, (p) => b.store.events(p));
   on(subscribe, (p, call) => {
     if (!call.channel) throw bad('a subscription needs a connection');
@@ -37,9 +52,36 @@ export function bindJournal(on: Bind, b: BrokerParts): void {
   });
 }
 
-/** A page of the journal, each entry saying whether and how it can be undone, and what its arguments name. */
+/** A page of the journal, each entry saying whether and how it can be undone, what its arguments name, who decided. */
 export function callHistory(b: BrokerParts, q: CheckedParamsOf<'history'>): ResultOf<'history'> {
-  return b.undo.annotate(b.store.history(q, briefer(b)));
+  const page = b.undo.annotate(b.store.history(q, briefer(b)));
+  for (const c of page.calls) c.why = decisionWords(c).text;
+  return page;
+}
+
+function titled(s: SessionRecord): SessionRecord & { title: string } {
+  return { ...s, title: sessionTitle(s) };
+}
+
+/** A session's calls oldest first, as sentences (the newest STORY_MAX of a longer one). */
+function story(b: BrokerParts, id: string): ResultOf<'sessions.story'> {
+  const session = b.store.sessions.list({ id, limit: 1 })[0];
+  if (!session) throw new IpcError('not-found', `no session ${id}`);
+  const calls: HistoryItem[] = [];
+  let before: number | undefined;
+  let cut = false;
+  for (;;) {
+    const page = callHistory(b, { session: id, summary: true, limit: Math.min(EXPORT_PAGE, STORY_MAX - calls.length), ...(before !== undefined ? { before } : {}) });
+    calls.push(...page.calls);
+    if (page.nextCursor === null) break;
+    if (calls.length >= STORY_MAX) {
+      cut = true;
+      break;
+    }
+    before = page.nextCursor;
+  }
+  const lines = calls.reverse().map((c) => ({ id: c.id, startedAt: c.startedAt, sentence: storySentence(c), undo: isUndoEntry(c) }));
+  return { session: titled(session), lines, cut };
 }
 
 /** The argument summary of each call of a page, with what is known of its tool looked up once per tool. */

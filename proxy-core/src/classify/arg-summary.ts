@@ -6,8 +6,10 @@
  * the broker computes it for its journal pages, so the CLI and the UI show the same words.
  *
  * The arguments come from an agent: control characters, bidi overrides and zero-width characters are spelled
- * out or dropped so the summary cannot rearrange or hide what a row says, and it is cut at a length a row holds.
+ * out (hidden-text.ts printable) so the summary cannot rearrange or hide what a row says, line breaks become
+ * spaces, and it is cut at a length a row holds.
  */
+import { printable } from './hidden-text.js';
 
 export interface ArgHints {
   /** Arguments naming the paths a file tool changes, in order (move: source, destination). */
@@ -21,9 +23,6 @@ export const ARG_SUMMARY_MAX = 160;
 
 /** Names that usually say what a call is about, for a tool Airlock knows nothing of. */
 const TELLING = ['path', 'file', 'filename', 'filepath', 'source', 'destination', 'command', 'cmd', 'script', 'to', 'recipient', 'recipients', 'email', 'channel', 'url', 'uri', 'query', 'q', 'name', 'title', 'subject', 'repo', 'branch', 'id'];
-
-/** C0/C1 controls, bidi embeddings and isolates, zero-width characters, line separators, the BOM and tag characters. */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/g;
 
 /** Argument names, in the order their values are most telling, from the hints. */
 export function summaryKeys(hints: ArgHints): string[] {
@@ -54,7 +53,7 @@ export function argSummary(argumentsText: string, hints: ArgHints = {}, max = AR
   const values = readValues(argumentsText);
   if (values === null) return '';
   const pathKeys = (hints.paths ?? []).filter((k) => typeof values.get(k) === 'string' && values.get(k) !== '');
-  if (pathKeys.length) return cut(pathKeys.map((k) => clean(values.get(k)!)).join(' → '), max);
+  if (pathKeys.length) return printable(pathKeys.map((k) => values.get(k)!.trim()).join(' → '), max);
   const picked: string[] = [];
   const take = (k: string) => {
     const v = values.get(k);
@@ -63,7 +62,7 @@ export function argSummary(argumentsText: string, hints: ArgHints = {}, max = AR
   for (const k of summaryKeys(hints)) if (picked.length < 2) take(k);
   if (picked.length === 0) for (const k of TELLING) if (picked.length < 1) take(k);
   if (picked.length === 0) for (const k of values.keys()) if (picked.length < 1) take(k);
-  return cut(picked.map((k) => clean(values.get(k)!)).join(' · '), max);
+  return printable(picked.map((k) => values.get(k)!.trim()).join(' · '), max);
 }
 
 /** The call's top-level string arguments by name, in the call's own order; null when it has none to read. */
@@ -116,17 +115,6 @@ function nesting(between: string): number {
     else if (ch === '}' || ch === ']') d--;
   }
   return d;
-}
-
-function clean(v: string): string {
-  return v.replace(/[\t\n\r]+/g, ' ').replace(UNSAFE, '').trim();
-}
-
-function cut(s: string, max: number): string {
-  // a string no longer than max code units is no longer than max characters either
-  if (s.length <= max) return s;
-  const chars = [...s];
-  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : s;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -15,7 +15,7 @@ export type StoryCall = Pick<HistoryItem, 'client' | 'server' | 'tool' | 'decisi
 };
 
 /** Who made a call's decision. */
-export type Decider = 'rule' | 'grant' | 'you' | 'timeout' | 'estop' | 'class' | 'airlock' | 'cancelled';
+export type Decider = 'rule' | 'grant' | 'you' | 'timeout' | 'estop' | 'class' | 'broker' | 'cancelled';
 
 /** The client an undo's own journal entry is made under (the wrapper's undo caller). */
 export const UNDO_CLIENT = 'airlock-undo';
@@ -71,9 +71,9 @@ export function decisionWords(c: Pick<StoryCall, 'decision' | 'decidedBy' | 'det
     case 'cancelled':
       return { by: 'cancelled', text: `cancelled${detail ? `: ${detail}` : ''}` };
     case 'broker-down':
-      return { by: 'airlock', text: `${verb}: Airlock was not running` };
+      return { by: 'broker', text: `${verb}: Airlock was not running` };
     default:
-      return { by: 'airlock', text: detail ? `${verb} by Airlock: ${detail}` : `${verb} by Airlock` };
+      return { by: 'broker', text: detail ? `${verb} by Airlock: ${detail}` : `${verb} by Airlock` };
   }
 }
 

@@ -21,6 +21,8 @@ export const UserMethod = {
   estop: 'estop',
   history: 'history',
   sessionsList: 'sessions.list',
+  sessionStory: 'sessions.story',
+  historyExport: 'history.export',
   events: 'events',
   subscribe: 'events.subscribe',
   unsubscribe: 'events.unsubscribe',

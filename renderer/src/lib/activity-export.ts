@@ -1,24 +1,22 @@
 /**
- * The Activity page's export: every entry of the submitted filter, read page by page (summaries: no arguments or
- * results) and written in the same format as `airlock history --export`. Each page becomes one piece of text
- * and its entries are let go, so what is held is the file being made, not 100,000 entries as objects.
+ * The Activity page's export: every entry of the submitted filter, as the broker formats it (`history.export`,
+ * the text `airlock history --export` writes), page by page. Each page arrives as one piece of text, so what is
+ * held is the file being made, not 100,000 entries as objects.
  */
-import type { HistoryItem, HistoryQuery } from '@airlock/proxy-core/protocol/api';
-import { EXPORT_PAGE, exportEntry, exportHead, type ExportFormat } from '@airlock/proxy-core/protocol/activity-export';
+import type { HistoryQuery } from '@airlock/proxy-core/protocol/api';
+import type { ExportFormat } from '@airlock/proxy-core/protocol/activity-export';
 
-export type HistoryPager = (q: HistoryQuery) => Promise<{ calls: HistoryItem[]; nextCursor: number | null }>;
+export type ExportPager = (q: Omit<HistoryQuery, 'limit' | 'summary' | 'id'> & { format: ExportFormat }) => Promise<{ text: string; count: number; nextCursor: number | null }>;
 
 /** The pieces of the file, in order; `onprogress` is told how many entries are written so far. */
-export async function exportPieces(format: ExportFormat, query: Omit<HistoryQuery, 'limit' | 'before'>, page: HistoryPager, onprogress?: (n: number) => void): Promise<string[]> {
-  const pieces = [exportHead(format)];
+export async function exportPieces(format: ExportFormat, query: Omit<HistoryQuery, 'limit' | 'before' | 'summary' | 'id'>, page: ExportPager, onprogress?: (n: number) => void): Promise<string[]> {
+  const pieces: string[] = [];
   let before: number | undefined;
   let n = 0;
   for (;;) {
-    const r = await page({ ...query, summary: true, limit: EXPORT_PAGE, ...(before !== undefined ? { before } : {}) });
-    let text = '';
-    for (const c of r.calls) text += exportEntry(format, c);
-    pieces.push(text);
-    n += r.calls.length;
+    const r = await page({ ...query, format, ...(before !== undefined ? { before } : {}) });
+    pieces.push(r.text);
+    n += r.count;
     onprogress?.(n);
     if (r.nextCursor === null) return pieces;
     before = r.nextCursor;

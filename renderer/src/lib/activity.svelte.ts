@@ -129,7 +129,8 @@ export class ActivityState {
     this.exported = 0;
     this.exportError = null;
     try {
-      return await exportPieces(format, this.query, (q) => this.api.call('history', q), (n) => (this.exported = n));
+      const { summary: _s, id: _i, ...filters } = this.query;
+      return await exportPieces(format, filters, (q) => this.api.call('history.export', q), (n) => (this.exported = n));
     } catch (err) {
       this.exportError = errorText(err);
       return null;
@@ -149,6 +150,7 @@ export class ActivityState {
       const row = this.list.get(id);
       if (mine !== this.token || !item || !row) return;
       if (item.argSummary !== undefined) row.argSummary = item.argSummary;
+      if (item.why !== undefined) row.why = item.why;
       this.version++;
     } catch {
       // the row shows no summary until it is opened

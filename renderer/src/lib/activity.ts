@@ -74,7 +74,7 @@ export function summaryMatches(q: FilterQuery, c: CallSummary): boolean | 'unkno
 }
 
 /** A row: a journal entry, or (until its detail is loaded) the summary the stream reported. */
-export type ActivityRow = (HistoryItem & { partial?: false }) | (CallSummary & { partial: true; undo?: UndoInfo; sessionId?: string; argSummary?: string });
+export type ActivityRow = (HistoryItem & { partial?: false }) | (CallSummary & { partial: true; undo?: UndoInfo; sessionId?: string; argSummary?: string; why?: string });
 
 /** The rows, newest first, addressed by index without copying: live calls on top, history pages below. */
 export class CallList {

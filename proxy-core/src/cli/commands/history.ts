@@ -4,7 +4,7 @@
  * every entry the filters give; `--events` for the events.
  */
 import type { HistoryQuery } from '../../protocol/api.js';
-import { decisionWords, UNDO_WORDS, undoWord } from '../../protocol/activity.js';
+import { UNDO_WORDS, undoWord } from '../../protocol/activity.js';
 import { EXPORT_FORMATS, type ExportFormat } from '../../protocol/activity-export.js';
 import { parse } from '../args.js';
 import { call, oneLine, print, printJson, table } from '../control.js';
@@ -50,8 +50,8 @@ export async function run(argv: string[]): Promise<number> {
   if (values.export !== undefined) {
     // every entry the filters give (--limit is a page size; --before still starts further down)
     const format = oneOf(values.export, EXPORT_FORMATS, '--export') as ExportFormat;
-    delete query.limit;
-    return exportHistory(format, query);
+    const { limit: _page, ...filters } = query;
+    return exportHistory(format, filters);
   }
   const out = await call('history', query);
   if (values.json) {
@@ -73,7 +73,7 @@ export async function run(argv: string[]): Promise<number> {
         c.tool,
         oneLine(c.argSummary ?? '', 40),
         c.decision,
-        oneLine(decisionWords(c).text, 50),
+        oneLine(c.why ?? c.decidedBy, 50),
         c.outcome,
         c.durationMs === undefined ? '' : c.durationMs.toFixed(1),
         // `airlock undo ID` takes what says "yes" (or "retry": an undo that left residue); an undo's own entry says so

@@ -42,6 +42,8 @@ export const HistoryItemSchema = CallRecordSchema.extend({
   undo: UndoInfoSchema.optional(),
   /** The arguments in a few words (the path, the command, the recipient: classify/arg-summary.ts), set by the broker. */
   argSummary: z.string().max(400).optional(),
+  /** Who decided the call and why, in words (protocol/activity.ts decisionWords), set by the broker. */
+  why: z.string().max(LIMITS.detail + 200).optional(),
 });
 
 export const EventsQuerySchema = z
@@ -103,6 +105,8 @@ export const SessionRecordSchema = z.object({
   startedAt: ms,
   /** Null while the wrapper is connected. */
   endedAt: ms.nullable(),
+  /** The session as a person names it: "Claude Desktop's filesystem". */
+  title: z.string(),
 });
 
 /** Wrapper sessions, newest first: one by its id, or the latest (of one client, or any). */
@@ -121,4 +125,32 @@ export const sessionsList = method({
   wait: QUICK_MS,
 });
 
-export const journalMethods = [history, events, subscribe, unsubscribe, journal, sessionsList] as const;
+/** One wrapper session told in order: its calls oldest first, each a sentence (protocol/activity.ts storySentence). */
+export const sessionStory = method({
+  name: UserMethod.sessionStory,
+  role: 'user',
+  rights: 'read',
+  params: z.object({ id: z.string().min(1).max(64) }).strict(),
+  result: z.object({
+    session: SessionRecordSchema,
+    lines: z.array(z.object({ id: z.string(), startedAt: ms, sentence: z.string(), undo: z.boolean() })),
+    /** Older calls were left out (the story tells the newest STORY_MAX). */
+    cut: z.boolean(),
+  }),
+  wait: 30_000,
+});
+
+/**
+ * A page of the journal as export text (protocol/activity-export.ts: CSV with its header on the first page, or
+ * JSON Lines), newest first; `nextCursor` is the `before` of the next page. The CLI and the UI page through it.
+ */
+export const historyExport = method({
+  name: UserMethod.historyExport,
+  role: 'user',
+  rights: 'read',
+  params: HistoryQuerySchema.omit({ limit: true, summary: true, id: true }).extend({ format: z.enum(['jsonl', 'csv']) }).strict(),
+  result: z.object({ text: z.string(), count: z.number().int().nonnegative(), nextCursor: z.number().int().nullable() }),
+  wait: 30_000,
+});
+
+export const journalMethods = [history, events, subscribe, unsubscribe, journal, sessionsList, sessionStory, historyExport] as const;
