@@ -27,7 +27,7 @@ export function undoPreview(undo: UndoInfo | undefined, isUndo: boolean): UndoPr
     };
   }
   return {
-    headline: paths.length ? `Airlock will put ${paths.length === 1 ? 'this file' : `these ${paths.length} files`} back as they were before the call:` : 'Airlock will put back what the call changed.',
+    headline: paths.length === 1 ? 'Airlock will put this file back as it was before the call:' : paths.length ? `Airlock will put these ${paths.length} files back as they were before the call:` : 'Airlock will put back what the call changed.',
     items: paths,
     note: 'A file the call created is removed; a file changed since the call is not overwritten (reported as a conflict). The undo can itself be undone.',
   };
