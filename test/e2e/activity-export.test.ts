@@ -70,6 +70,12 @@ test('export, session filter and story of calls through a wrapped server', async
   expect(summaries).toEqual(["'@import", 'a,b "quoted" second line', `'=HYPERLINK("http://x","y")`]);
   for (const r of rows) for (const cell of r) expect(cell).not.toMatch(/^[=+\-@]/);
 
+  // starting further down (--before) still starts with the header
+  const older = await cli(home, ['history', '--export', 'csv', '--before', String(records[1]!.seq)]);
+  const olderRows = readCsv(older.stdout);
+  expect(olderRows[0]).toEqual([...EXPORT_COLUMNS]);
+  expect(olderRows.slice(1).map((r) => r[0])).toEqual(records.slice(2).map((r) => String(r.seq)));
+
   // a bad format is refused, saying what it takes
   const bad = await cli(home, ['history', '--export', 'xlsx']);
   expect(bad.code).not.toBe(0);

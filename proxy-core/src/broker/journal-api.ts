@@ -31,9 +31,9 @@ export function bindJournal(on: Bind, b: BrokerParts): void {
   on(sessionsList, (p) => ({ sessions: b.store.sessions.list(p).map(titled) }));
   on(sessionStory, (p) => story(b, p.id));
   on(historyExport, (p) => {
-    const { format, ...query } = p;
+    const { format, first, ...query } = p;
     const page = callHistory(b, { ...query, summary: true, limit: EXPORT_PAGE });
-    let text = query.before === undefined ? exportHead(format) : '';
+    let text = first ? exportHead(format) : '';
     for (const c of page.calls) text += exportEntry(format, c);
     return { text, count: page.calls.length, nextCursor: page.nextCursor };
   });

@@ -6,7 +6,7 @@
 import type { HistoryQuery } from '@airlock/proxy-core/protocol/api';
 import type { ExportFormat } from '@airlock/proxy-core/protocol/activity-export';
 
-export type ExportPager = (q: Omit<HistoryQuery, 'limit' | 'summary' | 'id'> & { format: ExportFormat }) => Promise<{ text: string; count: number; nextCursor: number | null }>;
+export type ExportPager = (q: Omit<HistoryQuery, 'limit' | 'summary' | 'id'> & { format: ExportFormat; first: boolean }) => Promise<{ text: string; count: number; nextCursor: number | null }>;
 
 /** The pieces of the file, in order; `onprogress` is told how many entries are written so far. */
 export async function exportPieces(format: ExportFormat, query: Omit<HistoryQuery, 'limit' | 'before' | 'summary' | 'id'>, page: ExportPager, onprogress?: (n: number) => void): Promise<string[]> {
@@ -14,7 +14,7 @@ export async function exportPieces(format: ExportFormat, query: Omit<HistoryQuer
   let before: number | undefined;
   let n = 0;
   for (;;) {
-    const r = await page({ ...query, format, ...(before !== undefined ? { before } : {}) });
+    const r = await page({ ...query, format, first: pieces.length === 0, ...(before !== undefined ? { before } : {}) });
     pieces.push(r.text);
     n += r.count;
     onprogress?.(n);

@@ -10,7 +10,7 @@ describe('exportPieces', () => {
     ];
     const progress: number[] = [];
     const pieces = await exportPieces('csv', { tool: 'write_file' }, async (q) => (asked.push(q), pages.shift()!), (n) => progress.push(n));
-    expect(asked).toEqual([{ tool: 'write_file', format: 'csv' }, { tool: 'write_file', format: 'csv', before: 2 }]);
+    expect(asked).toEqual([{ tool: 'write_file', format: 'csv', first: true }, { tool: 'write_file', format: 'csv', first: false, before: 2 }]);
     expect(progress).toEqual([2, 3]);
     expect(pieces.join('')).toBe('seq,id\r\n3,c3\r\n2,c2\r\n1,c1\r\n');
   });

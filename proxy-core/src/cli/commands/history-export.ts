@@ -27,8 +27,8 @@ export async function exportHistory(format: ExportFormat, query: Omit<HistoryQue
   const client = await connect();
   try {
     let before = query.before;
-    while (!closed) {
-      const page = await client.call('history.export', { ...query, format, ...(before !== undefined ? { before } : {}) });
+    for (let first = true; !closed; first = false) {
+      const page = await client.call('history.export', { ...query, format, first, ...(before !== undefined ? { before } : {}) });
       await write(page.text);
       if (page.nextCursor === null) break;
       before = page.nextCursor;

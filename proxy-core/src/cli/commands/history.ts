@@ -48,7 +48,7 @@ export async function run(argv: string[]): Promise<number> {
   if (values.decision !== undefined) query.decision = oneOf(values.decision, DECISIONS, '--decision');
   if (values.outcome !== undefined) query.outcome = oneOf(values.outcome, OUTCOMES, '--outcome');
   if (values.export !== undefined) {
-    // every entry the filters give (--limit is a page size; --before still starts further down)
+    // every entry the filters give (--limit does not apply; --before starts further down)
     const format = oneOf(values.export, EXPORT_FORMATS, '--export') as ExportFormat;
     const { limit: _page, ...filters } = query;
     return exportHistory(format, filters);

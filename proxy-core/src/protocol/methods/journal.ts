@@ -148,7 +148,11 @@ export const historyExport = method({
   name: UserMethod.historyExport,
   role: 'user',
   rights: 'read',
-  params: HistoryQuerySchema.omit({ limit: true, summary: true, id: true }).extend({ format: z.enum(['jsonl', 'csv']) }).strict(),
+  params: HistoryQuerySchema.omit({ limit: true, summary: true, id: true }).extend({
+    format: z.enum(['jsonl', 'csv']),
+    /** The export's first page: a CSV starts with its header. */
+    first: z.boolean().default(false),
+  }).strict(),
   result: z.object({ text: z.string(), count: z.number().int().nonnegative(), nextCursor: z.number().int().nullable() }),
   wait: 30_000,
 });
