@@ -35,7 +35,7 @@ async function allowingHome(): Promise<string> {
   return home;
 }
 
-const mark = (v: Verdict | undefined) => (!v ? '—' : v.passed ? 'pass' : 'FAIL');
+const mark = (v: Verdict | undefined) => (!v ? 'not run' : v.passed ? 'pass' : 'FAIL');
 
 /** Scenarios that passed directly and not through Airlock, with why. */
 function regressions(direct: Map<string, Verdict>, through: Map<string, Verdict>): string[] {
@@ -52,20 +52,27 @@ describe('MCP conformance suite', () => {
   test('server scenarios: each one that passes against a server directly passes through airlock wrap', async () => {
     const home = await allowingHome();
     const env = { ...process.env, AIRLOCK_HOME: home };
-    const servers = {
-      conformance: [process.execPath, CONFORMANCE_SERVER],
-      everything: [process.execPath, EVERYTHING, 'stdio'],
+    const fixture = [process.execPath, CONFORMANCE_SERVER];
+    const everything = [process.execPath, EVERYTHING, 'stdio'];
+    const front = async (command: string[]) => {
+      const f = await startFront(FRONT, command, env);
+      onCleanup(f.stop);
+      return f.url;
     };
-    const results: Record<string, { direct: Map<string, Verdict>; through: Map<string, Verdict> }> = {};
-    for (const [name, command] of Object.entries(servers)) {
-      const direct = await startFront(FRONT, command, env);
-      onCleanup(direct.stop);
-      const through = await startFront(FRONT, [process.execPath, CLI, 'wrap', '--name', name, '--client', 'conformance-suite', '--', ...command], env);
-      onCleanup(through.stop);
-      const out = tempDir();
-      const [d, t] = await Promise.all([runServerSuite(suite, direct.url, join(out, 'direct')), runServerSuite(suite, through.url, join(out, 'through'))]);
-      results[name] = { direct: d, through: t };
-    }
+    const wrapped = (name: string, command: string[]) => [process.execPath, CLI, 'wrap', '--name', name, '--client', 'conformance-suite', '--', ...command];
+    const out = tempDir();
+    const [fixtureDirect, fixtureThrough, everythingDirect] = await Promise.all([
+      front(fixture).then((url) => runServerSuite(suite, url, join(out, 'fixture-direct'))),
+      front(wrapped('conformance', fixture)).then((url) => runServerSuite(suite, url, join(out, 'fixture-through'))),
+      front(everything).then((url) => runServerSuite(suite, url, join(out, 'everything-direct'))),
+    ]);
+    // server-everything implements some of the scenarios: those it passes directly are run through Airlock
+    const everythingPasses = [...everythingDirect].filter(([, v]) => v.passed).map(([s]) => s);
+    const everythingThrough = await runServerSuite(suite, await front(wrapped('everything', everything)), join(out, 'everything-through'), everythingPasses);
+    const results = {
+      conformance: { direct: fixtureDirect, through: fixtureThrough },
+      everything: { direct: everythingDirect, through: everythingThrough },
+    };
 
     const all = [...new Set(Object.values(results).flatMap((r) => [...r.direct.keys()]))];
     tables.server = [
@@ -88,13 +95,20 @@ describe('MCP conformance suite', () => {
     const direct = new Map<string, Verdict>();
     const through = new Map<string, Verdict>();
     const out = tempDir();
+    // The auth/ scenarios test an OAuth client (discovery, registration, token requests). Airlock signs in to
+    // nothing (a token comes by --header; a 401 challenge is passed on, see remote-headers.test.ts) and neither
+    // does the driver, so they fail directly and say nothing about the wrapper: not run, and listed as such.
+    const clientScenarios = scenarios.client.filter((s) => !s.startsWith('auth/'));
+    expect(clientScenarios.length).toBeGreaterThanOrEqual(4);
     // two at a time: each scenario mostly waits on its own server and client
-    const queue = [...scenarios.client];
+    const queue = [...clientScenarios];
     const lane = async () => {
       for (let s = queue.shift(); s !== undefined; s = queue.shift()) {
         const dir = join(out, s.replace(/\W/g, '_'));
-        direct.set(s, await runClientScenario(suite, s, command, {}, join(dir, 'direct')));
-        through.set(s, await runClientScenario(suite, s, command, { CONFORMANCE_VIA: 'airlock', AIRLOCK_HOME: home, AIRLOCK_CLI: CLI }, join(dir, 'through')));
+        const d = await runClientScenario(suite, s, command, {}, join(dir, 'direct'));
+        direct.set(s, d);
+        // what fails without Airlock says nothing about Airlock (the driver has no OAuth): not run through it
+        if (d.passed) through.set(s, await runClientScenario(suite, s, command, { CONFORMANCE_VIA: 'airlock', AIRLOCK_HOME: home, AIRLOCK_CLI: CLI }, join(dir, 'through')));
       }
     };
     await Promise.all([lane(), lane()]);
@@ -102,7 +116,8 @@ describe('MCP conformance suite', () => {
     tables.client = [
       '| Client scenario | driver, direct | through Airlock |',
       '| --- | --- | --- |',
-      ...scenarios.client.map((s) => `| ${s} | ${mark(direct.get(s))} | ${mark(through.get(s))} |`),
+      ...clientScenarios.map((s) => `| ${s} | ${mark(direct.get(s))} | ${mark(through.get(s))} |`),
+      `| auth/* (${scenarios.client.length - clientScenarios.length} OAuth client scenarios) | not run | not run |`,
     ].join('\n');
     writeTables();
 

@@ -20,6 +20,24 @@ if (!command) {
 /** @type {Map<string, StreamableHTTPServerTransport>} */
 const sessions = new Map();
 const children = new Set();
+/** @type {Map<StreamableHTTPServerTransport, { open: number, timer?: NodeJS.Timeout, close(): void }>} */
+const activity = new Map();
+
+/**
+ * A client that goes away without DELETE (the SDK's close() sends none) would leave its session, and the child
+ * behind it, running until the front stops. A session with no HTTP exchange open (no request, no GET stream) for
+ * a while is over; a live SDK client keeps its GET stream open between requests.
+ */
+const IDLE_MS = 3000;
+function track(http, res) {
+  const a = activity.get(http);
+  if (!a) return;
+  clearTimeout(a.timer);
+  a.open++;
+  res.once('close', () => {
+    if (--a.open === 0) a.timer = setTimeout(a.close, IDLE_MS);
+  });
+}
 
 function isRequest(m) {
   return 'method' in m && 'id' in m;
@@ -66,12 +84,15 @@ async function openSession(port) {
     if (closed) return;
     closed = true;
     if (http.sessionId) sessions.delete(http.sessionId);
+    clearTimeout(activity.get(http)?.timer);
+    activity.delete(http);
     children.delete(child);
     void child.close();
     void http.close();
   };
   http.onclose = close;
   child.onclose = close;
+  activity.set(http, { open: 0, close });
   await child.start();
   children.add(child);
   return http;
@@ -99,6 +120,7 @@ const server = createServer(async (req, res) => {
       res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: id ? 'Session not found' : 'No session: initialize first' } }));
       return;
     }
+    track(transport, res);
     await transport.handleRequest(req, res, body);
   } catch (err) {
     if (!res.headersSent) res.writeHead(500);
