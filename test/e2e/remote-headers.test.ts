@@ -82,6 +82,16 @@ describe('remote servers and the 2026-07-28 HTTP rules', () => {
     expect(status.stdout).not.toContain('tok-123');
   });
 
+  test('a URL that carries a token is refused before anything is sent: tokens go in a header', async () => {
+    const home = tempDir();
+    for (const url of ['https://mcp.example.invalid/mcp?access_token=abc', 'https://user:secret@mcp.example.invalid/mcp']) {
+      const r = await cli(home, ['wrap', '--name', 'x', '--url', url]);
+      expect(r.code, url).toBe(2);
+      expect(r.stderr.trim().split('\n'), url).toHaveLength(1);
+      expect(r.stderr).toMatch(/must not carry credentials.*--header "Authorization: Bearer \$\{TOKEN\}"/);
+    }
+  });
+
   test('--transport sse still reaches a server that only speaks the deprecated HTTP+SSE transport', async () => {
     const home = tempDir();
     await startDaemon(home);
