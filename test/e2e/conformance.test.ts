@@ -61,17 +61,21 @@ describe('MCP conformance suite', () => {
     };
     const wrapped = (name: string, command: string[]) => [process.execPath, CLI, 'wrap', '--name', name, '--client', 'conformance-suite', '--', ...command];
     const out = tempDir();
-    const [fixtureDirect, fixtureThrough, everythingDirect] = await Promise.all([
+    // server-everything implements some of the scenarios: those it passes directly are run through Airlock,
+    // while the fixture's runs go on beside
+    const everythingRuns = async () => {
+      const direct = await runServerSuite(suite, await front(everything), join(out, 'everything-direct'));
+      const passes = [...direct].filter(([, v]) => v.passed).map(([s]) => s);
+      return { direct, through: await runServerSuite(suite, await front(wrapped('everything', everything)), join(out, 'everything-through'), passes) };
+    };
+    const [fixtureDirect, fixtureThrough, everythingResults] = await Promise.all([
       front(fixture).then((url) => runServerSuite(suite, url, join(out, 'fixture-direct'))),
       front(wrapped('conformance', fixture)).then((url) => runServerSuite(suite, url, join(out, 'fixture-through'))),
-      front(everything).then((url) => runServerSuite(suite, url, join(out, 'everything-direct'))),
+      everythingRuns(),
     ]);
-    // server-everything implements some of the scenarios: those it passes directly are run through Airlock
-    const everythingPasses = [...everythingDirect].filter(([, v]) => v.passed).map(([s]) => s);
-    const everythingThrough = await runServerSuite(suite, await front(wrapped('everything', everything)), join(out, 'everything-through'), everythingPasses);
     const results = {
       conformance: { direct: fixtureDirect, through: fixtureThrough },
-      everything: { direct: everythingDirect, through: everythingThrough },
+      everything: everythingResults,
     };
 
     const all = [...new Set(Object.values(results).flatMap((r) => [...r.direct.keys()]))];
@@ -94,6 +98,7 @@ describe('MCP conformance suite', () => {
     const command = `${process.execPath} ${DRIVER}`;
     const direct = new Map<string, Verdict>();
     const through = new Map<string, Verdict>();
+    const retried = new Set<string>();
     const out = tempDir();
     // The auth/ scenarios test an OAuth client (discovery, registration, token requests). Airlock signs in to
     // nothing (a token comes by --header; a 401 challenge is passed on, see remote-headers.test.ts) and neither
@@ -108,7 +113,15 @@ describe('MCP conformance suite', () => {
         const d = await runClientScenario(suite, s, command, {}, join(dir, 'direct'));
         direct.set(s, d);
         // what fails without Airlock says nothing about Airlock (the driver has no OAuth): not run through it
-        if (d.passed) through.set(s, await runClientScenario(suite, s, command, { CONFORMANCE_VIA: 'airlock', AIRLOCK_HOME: home, AIRLOCK_CLI: CLI }, join(dir, 'through')));
+        if (!d.passed) continue;
+        const via = { CONFORMANCE_VIA: 'airlock', AIRLOCK_HOME: home, AIRLOCK_CLI: CLI };
+        let t = await runClientScenario(suite, s, command, via, join(dir, 'through'));
+        // sse-retry times the reconnection to within 200 ms: on a loaded machine one more try tells load from a fault
+        if (!t.passed) {
+          t = await runClientScenario(suite, s, command, via, join(dir, 'through-again'));
+          retried.add(s);
+        }
+        through.set(s, t);
       }
     };
     await Promise.all([lane(), lane()]);
@@ -116,7 +129,7 @@ describe('MCP conformance suite', () => {
     tables.client = [
       '| Client scenario | driver, direct | through Airlock |',
       '| --- | --- | --- |',
-      ...clientScenarios.map((s) => `| ${s} | ${mark(direct.get(s))} | ${mark(through.get(s))} |`),
+      ...clientScenarios.map((s) => `| ${s} | ${mark(direct.get(s))} | ${mark(through.get(s))}${retried.has(s) ? ' (second try)' : ''} |`),
       `| auth/* (${scenarios.client.length - clientScenarios.length} OAuth client scenarios) | not run | not run |`,
     ].join('\n');
     writeTables();
