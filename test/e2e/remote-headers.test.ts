@@ -30,7 +30,7 @@ describe('remote servers and the 2026-07-28 HTTP rules', () => {
     const { client, stderr } = await connectRemote(home, ['--url', url]);
 
     const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual(['lookup', 'query_region', 'tampered']);
+    expect(names).toEqual(['lookup', 'once_refused', 'query_region', 'tampered']);
     expect(stderr()).toMatch(/left out tool "bad_header_tool".*not an integer, string or boolean/);
 
     expect(textOf(await client.callTool({ name: 'lookup', arguments: { q: 'users' } }))).toBe('lookup ran with {"q":"users"}');
@@ -48,9 +48,24 @@ describe('remote servers and the 2026-07-28 HTTP rules', () => {
     expect(calls.every((e) => typeof e.protocolVersion === 'string')).toBe(true);
   });
 
-  test("a server's HeaderMismatch reaches the client as that error, and the wrapper says something on the way changed a header", async () => {
+  test('a call refused with HeaderMismatch is tried once more after listing the tools again, for headers a tool gained since', async () => {
     const home = await allowingHome();
-    const { url } = await startRemoteFixture(STRICT);
+    const log = join(home, 'strict.log');
+    const { url } = await startRemoteFixture(STRICT, { FIXTURE_LOG: log });
+    const { client, stderr } = await connectRemote(home, ['--url', url]);
+    expect(textOf(await client.callTool({ name: 'once_refused', arguments: {} }))).toBe('once_refused ran with {}');
+    const seen = executed(log).filter((e) => e.method === 'tools/call' || e.method === 'tools/list');
+    const calls = seen.flatMap((e, i) => (e.method === 'tools/call' ? [i] : []));
+    expect(calls).toHaveLength(2);
+    expect(seen.slice(calls[0]! + 1, calls[1]).map((e) => e.method)).toContain('tools/list');
+    // answered in the end: nothing to flag
+    expect(stderr()).not.toMatch(/do not match its body/);
+  });
+
+  test("a server's HeaderMismatch that stands reaches the client as that error, and the wrapper says something on the way changed a header", async () => {
+    const home = await allowingHome();
+    const log = join(home, 'strict.log');
+    const { url } = await startRemoteFixture(STRICT, { FIXTURE_LOG: log });
     const { client, stderr } = await connectRemote(home, ['--url', url]);
     const err = await client.callTool({ name: 'tampered', arguments: {} }).then(
       () => undefined,
@@ -59,6 +74,8 @@ describe('remote servers and the 2026-07-28 HTTP rules', () => {
     expect(err?.code).toBe(-32020);
     expect(err?.message).toMatch(/Header mismatch/);
     expect(stderr()).toMatch(/headers of a tools\/call request do not match its body .*something between Airlock and the server changed them/);
+    // tried twice, a listing between, and no more
+    expect(executed(log).filter((e) => e.method === 'tools/call')).toHaveLength(2);
   });
 
   test('401: the client hears where to authorize and how to give Airlock a token; with the token from the environment it gets in', async () => {

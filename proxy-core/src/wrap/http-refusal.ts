@@ -15,7 +15,7 @@ export interface Refusal {
 }
 
 /** The JSON-RPC error code this server chose, if it gave one. */
-function codeOf(r: Refusal | undefined): number | undefined {
+export function codeOf(r: Refusal | undefined): number | undefined {
   const error = r?.body?.error;
   return isObject(error) && typeof error.code === 'number' ? error.code : undefined;
 }

@@ -3,6 +3,7 @@
  * process, and this module carries it over Streamable HTTP (or the older HTTP+SSE transport) with the SDK's
  * client transports. Loaded only by `airlock wrap --url`, so stdio wrappers never pay for the SDK.
  */
+import { randomUUID } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,8 +12,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { INVALID_REQUEST } from '../jsonrpc/inbound.js';
 import { errorResponse, frame, idKey, INTERNAL_ERROR, isId, isObject, isRequest, type Message } from '../jsonrpc/messages.js';
-import { type MirroredParam, metadataHeaders, mirroredParams, paramHeaders } from './http-metadata.js';
-import { describeRefusal, mayBeOlderTransport, type Refusal } from './http-refusal.js';
+import { HEADER_MISMATCH, type MirroredParam, metadataHeaders, mirroredParams, paramHeaders } from './http-metadata.js';
+import { codeOf, describeRefusal, mayBeOlderTransport, type Refusal } from './http-refusal.js';
 import type { Upstream, UpstreamEnd } from './upstream.js';
 
 export type RemoteTransport = 'auto' | 'http' | 'sse';
@@ -26,6 +27,8 @@ export interface RemoteOptions {
 
 /** How long stop() waits for the server to end its session before giving up on it. */
 const TERMINATE_TIMEOUT_MS = 2000;
+/** How long a refused call waits for the wrapper's own tools/list before it is answered with the refusal. */
+const RELIST_TIMEOUT_MS = 5000;
 
 export function httpUpstream(o: RemoteOptions): Upstream {
   const output = new PassThrough();
@@ -47,6 +50,8 @@ export function httpUpstream(o: RemoteOptions): Upstream {
   /** Open tools/list requests (by id), whose answers say which parameters each tool wants mirrored. */
   const listing = new Set<string>();
   const mirrored = new Map<string, MirroredParam[]>();
+  /** The wrapper's own requests (by id), answered to it and never to the client. */
+  const own = new Map<string, () => void>();
 
   /**
    * Every POST of Streamable HTTP carries headers that mirror its body (http-metadata.ts), set here from the
@@ -115,6 +120,8 @@ export function httpUpstream(o: RemoteOptions): Upstream {
       if (initializeId !== undefined && msg.id === initializeId && isObject(msg.result) && typeof msg.result.protocolVersion === 'string') {
         t.setProtocolVersion?.(msg.result.protocolVersion);
       }
+      const mine = isId(msg.id) ? own.get(idKey(msg.id)) : undefined;
+      if (mine) return mine();
       output.write(frame(m));
     };
     t.onerror = (err) => o.log(`airlock: remote MCP server (${k}): ${err.message}`);
@@ -133,7 +140,26 @@ export function httpUpstream(o: RemoteOptions): Upstream {
     else o.log(`airlock: could not deliver ${String(m.method ?? 'a response')} to the remote MCP server: ${err.message}`);
   };
 
-  const sendOne = async (m: Message) => {
+  /** List the tools again for the wrapper itself, so the headers each tool asks for are the server's latest. */
+  const relist = async () => {
+    const id = `airlock-relist-${randomUUID()}`;
+    const answered = new Promise<void>((resolve) => {
+      own.set(idKey(id), resolve);
+      setTimeout(resolve, RELIST_TIMEOUT_MS).unref();
+    });
+    listing.add(idKey(id));
+    try {
+      await transport.send({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
+      await answered;
+    } catch {
+      // the refusal the call already has is what the client hears
+    } finally {
+      own.delete(idKey(id));
+      listing.delete(idKey(id));
+    }
+  };
+
+  const sendOne = async (m: Message, again = false): Promise<void> => {
     if (finished) return answerWithError(m, new Error('the connection is closed'));
     if (m.method === 'initialize') initializeId = m.id;
     if (m.method === 'tools/list' && isId(m.id)) listing.add(idKey(m.id));
@@ -167,6 +193,11 @@ export function httpUpstream(o: RemoteOptions): Upstream {
         } catch (sseErr) {
           return answerWithError(m, sseErr as Error);
         }
+      }
+      if (refusal && isRequest(m) && m.method === 'tools/call' && codeOf(refusal) === HEADER_MISMATCH && !again) {
+        // the tool may ask for other Mcp-Param headers than when it was listed: list again, and try once more
+        await relist();
+        return sendOne(m, true);
       }
       if (refusal && isRequest(m)) {
         const { response, log } = describeRefusal(m, refusal, o.url);
