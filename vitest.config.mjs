@@ -5,14 +5,15 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer } from 'vitest/node';
 
 /**
- * Files that mostly wait (a client's real 60 s request timeout) start first, so their waiting overlaps the rest
- * of the suite instead of adding to its end; everything else keeps vitest's own order.
+ * Files that mostly wait (a client's real 60 s request timeout) or run for minutes (the MCP conformance suite)
+ * start first, so they overlap the rest of the suite instead of adding to its end; everything else keeps
+ * vitest's own order.
  */
 class WaitersFirst extends BaseSequencer {
   /** @param {import('vitest/node').TestSpecification[]} files */
   async sort(files) {
     const sorted = await super.sort(files);
-    const waits = (f) => /client-timeout\.test\.ts$/.test(f.moduleId);
+    const waits = (f) => /(client-timeout|conformance)\.test\.ts$/.test(f.moduleId);
     return [...sorted.filter(waits), ...sorted.filter((f) => !waits(f))];
   }
 }

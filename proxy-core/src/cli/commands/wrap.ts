@@ -105,6 +105,10 @@ async function remote(urlText: string, headerSpecs: string[], transport: string)
     throw new UsageError(`--url "${urlText}" is not a URL`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be http:// or https://');
+  // a token in the URL ends up in logs, process lists and the broker's record: MCP's authorization rules forbid it
+  if (url.searchParams.has('access_token') || url.username || url.password) {
+    throw new UsageError('--url must not carry credentials (access_token or user:password); pass a token with --header "Authorization: Bearer ${TOKEN}", TOKEN set in the environment');
+  }
   if (transport !== 'auto' && transport !== 'http' && transport !== 'sse') throw new UsageError('--transport takes auto, http or sse');
   const { httpUpstream, parseHeader } = await import('../../wrap/upstream-http.js');
   const headers: Record<string, string> = {};
