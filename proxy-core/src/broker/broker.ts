@@ -55,6 +55,8 @@ import { polkitAvailable } from './presence/polkit-available.js';
 import { settingTightens, settingOrFallback, isSettingKey } from '../protocol/settings.js';
 import type { RightsLookup } from '../protocol/presence.js';
 import { reportIntegrity } from './integrity-api.js';
+import type { OtlpExporter } from './otlp/exporter.js';
+import { startOtlp } from './otlp/setup.js';
 
 export type { BrokerOptions } from './parts.js';
 
@@ -93,6 +95,8 @@ export class Broker implements BrokerParts {
   private readonly attached: Connections;
   /** Records the newest seqs of the journal and the events now and then (db/log-marks.ts). */
   private readonly checkpoints: NodeJS.Timeout;
+  /** The audit export to an OpenTelemetry collector (otlp/). */
+  readonly otlp: OtlpExporter;
   /** Where `ui.link` gets a fresh sign-in link (`setUiLinks`). */
   uiLinks: (() => string) | null = null;
 
@@ -171,7 +175,9 @@ export class Broker implements BrokerParts {
       committed: (calls) => this.undo.journaled(calls),
       refused: (error, client) => this.record('journal-entry-refused', null, null, { error, client }),
       failed: (err) => this.safety.disk.failed(err),
+      exported: (records) => this.otlp.calls(records),
     });
+    this.otlp = startOtlp({ store: this.store, bus: this.bus, record, env, version: '0.1.0', ...(options.otlpQueueMax ? { queueMax: options.otlpQueueMax } : {}) });
 
     this.rightsState = {
       passkeys: () => this.passkeys.count(),
@@ -348,6 +354,7 @@ export class Broker implements BrokerParts {
     this.inspections.stopAll();
     this.tickets.denyAll(() => true, 'broker-down', 'Airlock is shutting down', 'broker-shutdown');
     this.journalWriter.flush();
+    this.otlp.stop();
     // the newest seqs, so rows deleted from the top while the broker is stopped are seen at the next start
     this.safety.disk.write(() => this.store.marks.checkpoint());
     this.safety.stop();

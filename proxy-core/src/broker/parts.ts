@@ -22,6 +22,7 @@ import type { Store } from './db/store.js';
 import type { TicketTimeout } from './tickets/timeout.js';
 import type { Tickets } from './tickets/tickets.js';
 import type { Undo } from './undo/undo.js';
+import type { OtlpExporter } from './otlp/exporter.js';
 
 export interface BrokerOptions {
   store: Store;
@@ -42,6 +43,8 @@ export interface BrokerOptions {
    * is `airlock daemon --no-presence`, the person's choice.
    */
   presence?: Partial<Pick<PresenceOptions, 'required' | 'appKey' | 'polkit' | 'polkitAvailable'>>;
+  /** How many records the audit export's queue keeps while the collector is away (otlp/setup.ts). */
+  otlpQueueMax?: number;
 }
 
 export interface BrokerParts {
@@ -67,4 +70,6 @@ export interface BrokerParts {
   /** Where `ui.link` gets a fresh sign-in link: the UI host, once it runs (daemon/start.ts). */
   readonly uiLinks: (() => string) | null;
   readonly record: RecordEvent;
+  /** The audit export (otlp/). */
+  readonly otlp: OtlpExporter;
 }

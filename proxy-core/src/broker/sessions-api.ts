@@ -46,6 +46,7 @@ export function brokerStatus(b: BrokerParts): BrokerStatus {
     ticketTimeoutSeconds: b.ticketTimeout.seconds,
     snapshots: b.undo.totals(),
     ...b.safety.status(),
+    otlp: b.otlp.status(),
     presence: { required: b.presence.required, warning: presenceWarning({ presence: b.presence, getSetting: (k) => b.store.getSetting(k) }) },
     // rows without a seal as they are now (one removed since the start is no longer listed); the rest as found at start
     ...(b.store.integrity ? { integrity: { ...b.store.integrity, unsealed: unsealedRows(b.store) } } : {}),

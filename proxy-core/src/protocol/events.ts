@@ -127,6 +127,8 @@ export interface EventDetails {
   /** Journal rows gone that retention did not delete: `missing` in the middle, `backwards` at the top. */
   'journal-gap': LogGap;
   'events-gap': LogGap;
+  /** The audit export's queue was full: records not kept for the collector (`total`: every one dropped so far). */
+  'otlp-dropped': { dropped: number; max: number; total: number };
 }
 
 export type EventType = keyof EventDetails;
