@@ -81,7 +81,10 @@ export function callItems(record: CallRecord, content: boolean): [SpanItem, LogI
   };
   if (record.sessionId) attributes['mcp.session.id'] = record.sessionId;
   if (record.ticketId) attributes['airlock.ticket.id'] = record.ticketId;
+  // the wrapper's hash (of the canonical JSON; what a held ticket matches on) exists only for calls that asked;
+  // every call also gets the hash of its arguments' text as the journal holds it
   if (record.argsSha256) attributes['airlock.arguments.sha256'] = record.argsSha256;
+  attributes['airlock.arguments.journal_sha256'] = createHash('sha256').update(record.arguments).digest('hex');
   if (record.argsBytes !== undefined) attributes['airlock.arguments.bytes'] = record.argsBytes;
   if (record.resultBytes !== undefined) attributes['airlock.result.bytes'] = record.resultBytes;
   if (record.durationMs !== undefined) attributes['airlock.server.duration_ms'] = record.durationMs;
@@ -113,7 +116,8 @@ export function callItems(record: CallRecord, content: boolean): [SpanItem, LogI
     severity: record.decision === 'deny' ? WARN : INFO,
     severityText: record.decision === 'deny' ? 'WARN' : 'INFO',
     body: `${record.decision} ${record.server}/${record.tool} (${record.decidedBy}): ${record.outcome}`,
-    attributes,
+    // the event's name also as an attribute: a collector on an OTLP version before LogRecord.event_name keeps it
+    attributes: { ...attributes, 'airlock.event.type': 'call' },
     traceId,
     spanId,
   };
