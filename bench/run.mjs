@@ -28,6 +28,7 @@ import { catalogRows } from './catalog.mjs';
 import { wrapperMemoryRows } from './wrapper-memory.mjs';
 import { passkeyRows } from './passkey.mjs';
 import { presenceRows } from './presence.mjs';
+import { otlpRows } from './otlp.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -326,6 +327,8 @@ try {
   rows.push(...(await passkeyRows({ quick: QUICK })));
   process.stderr.write('approving with the app\'s proof, and within a lease…\n');
   rows.push(...(await presenceRows({ quick: QUICK })));
+  process.stderr.write('the audit export to an OTLP collector…\n');
+  rows.push(...(await otlpRows({ quick: QUICK })));
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,

@@ -151,7 +151,7 @@ export class OtlpExporter {
     this.sending = true;
     try {
       for (;;) {
-        const batch = this.o.queue.peek(this.o.batch ?? 1000);
+        const batch = this.o.queue.peek(this.o.batch ?? 4000);
         if (batch.length === 0) break;
         const spans = batch.flatMap(({ item }) => (item.s === 'span' ? [item] : []));
         const logs = batch.flatMap(({ item }) => (item.s === 'log' ? [item] : []));
@@ -187,7 +187,10 @@ export class OtlpExporter {
       await res.arrayBuffer().catch(() => undefined);
       if (!res.ok) throw new Error(`${path}: the collector answered ${res.status}`);
     };
-    if (spans.length) await one('/v1/traces', encodeSpans(spans, this.o.origin, this.protocol), this.headers.traces);
-    if (logs.length) await one('/v1/logs', encodeLogs(logs, this.o.origin, this.protocol), this.headers.logs);
+    // the two signals at once: a batch is acknowledged when both were taken
+    await Promise.all([
+      spans.length ? one('/v1/traces', encodeSpans(spans, this.o.origin, this.protocol), this.headers.traces) : undefined,
+      logs.length ? one('/v1/logs', encodeLogs(logs, this.o.origin, this.protocol), this.headers.logs) : undefined,
+    ]);
   }
 }
