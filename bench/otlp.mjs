@@ -31,7 +31,7 @@ async function receiver() {
 
 const record = (i) => ({
   id: `c-${i}`, sessionId: 's-bench', client: 'bench', server: 'fs', tool: 'write_file', arguments: `{"path":"/tmp/f${i}","content":"x"}`,
-  argsTruncated: false, argsBytes: 30, class: 'write', reasons: [], decision: 'allow', decidedBy: 'rule', detail: 'allowed by rule r1',
+  argsTruncated: false, argsBytes: 30, class: 'mutating', reasons: [], decision: 'allow', decidedBy: 'rule', detail: 'allowed by rule r1',
   outcome: 'ok', startedAt: Date.now(), finishedAt: Date.now() + 1, durationMs: 1, resultBytes: 20,
 });
 

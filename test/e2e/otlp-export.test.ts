@@ -33,7 +33,7 @@ describe('the audit export to an OpenTelemetry collector', () => {
     expect(JSON.stringify(rx.spans) + JSON.stringify(rx.logs)).not.toContain('secret words');
     const log = rx.logs.find((l) => l.eventName === 'airlock.call')!;
     expect([log.traceId, log.spanId]).toEqual([TRACE, span.spanId]);
-    expect(rx.resources[0]).toMatchObject({ 'service.name': 'airlock' });
+    expect(rx.resources[0]).toMatchObject({ 'service.name': 'airlock-broker' });
     expect(rx.requests[0]!.headers['x-audit-team']).toBe('platform sec');
     expect(rx.requests.every((r) => r.headers['content-type'] === 'application/x-protobuf')).toBe(true);
 

@@ -24,7 +24,7 @@ export function startOtlp(o: OtlpSetup): OtlpExporter {
     content: () => settingOrFallback('otlp-content', o.store.getSetting('otlp-content')) === 'on',
     env: o.env,
     record: o.record,
-    origin: { service: 'airlock', version: o.version },
+    origin: { service: 'airlock-broker', version: o.version },
   });
   // from now on (history before the start is in the journal, not news): every event as it is committed
   o.bus.subscribe(o.store.headSeq(), {

@@ -12,7 +12,7 @@ const record = (over: Partial<CallRecord> = {}): CallRecord => ({
   argsTruncated: false,
   argsBytes: 36,
   argsSha256: 'a'.repeat(64),
-  class: 'write',
+  class: 'mutating',
   reasons: [],
   decision: 'allow',
   decidedBy: 'rule',
