@@ -23,6 +23,7 @@ import type { TicketTimeout } from './tickets/timeout.js';
 import type { Tickets } from './tickets/tickets.js';
 import type { Undo } from './undo/undo.js';
 import type { OtlpExporter } from './otlp/exporter.js';
+import type { ManagedOptions, ManagedPolicyApi } from './managed/api.js';
 
 export interface BrokerOptions {
   store: Store;
@@ -43,6 +44,8 @@ export interface BrokerOptions {
    * is `airlock daemon --no-presence`, the person's choice.
    */
   presence?: Partial<Pick<PresenceOptions, 'required' | 'appKey' | 'polkit' | 'polkitAvailable'>>;
+  /** The team policy file: an override path for tests and hardened set-ups (managed/api.ts). */
+  managed?: ManagedOptions;
   /** How many records the audit export's queue keeps while the collector is away (otlp/setup.ts). */
   otlpQueueMax?: number;
 }
@@ -72,4 +75,6 @@ export interface BrokerParts {
   readonly record: RecordEvent;
   /** The audit export (otlp/). */
   readonly otlp: OtlpExporter;
+  /** The team policy (managed/). */
+  readonly managed: ManagedPolicyApi;
 }

@@ -43,6 +43,8 @@ export const RuleSchema = z.object({
   undoable: z.boolean().optional(),
   createdAt: ms,
   note: z.string().max(LIMITS.reason).optional(),
+  /** A rule of the team policy file (broker/managed/): no one but its administrator can remove it. */
+  managed: z.literal(true).optional(),
 });
 
 export const PolicySnapshotSchema = z.object({
@@ -216,6 +218,10 @@ export const BrokerStatusSchema = z.object({
   presence: z.object({ required: z.boolean(), warning: z.string().nullable() }).optional(),
   /** What the start-up check of the database found: rows without a good seal, tightening rows restored, gaps. */
   integrity: IntegritySchema.optional(),
+  /** The team policy file (broker/managed/): which file, whether it is in force, why the last read was refused. */
+  managed: z
+    .object({ path: z.string().nullable(), state: z.enum(['none', 'ok', 'refused']), error: z.string().optional(), line: z.number().int().optional(), inForce: z.boolean() })
+    .optional(),
   /** The audit export (broker/otlp/): where to, what waits in its queue, what was sent and dropped, the last failure. */
   otlp: z
     .object({

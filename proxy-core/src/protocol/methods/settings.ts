@@ -11,6 +11,8 @@ export const SettingInfoSchema = z.object({
   /** Values it takes: a list, whole numbers from min to max, or an http(s) URL ('' for none). */
   values: z.union([z.array(z.string()), z.object({ min: z.number(), max: z.number() }), z.literal('url')]),
   help: z.string(),
+  /** Required by the team policy file (broker/managed/): shown, not changeable. */
+  managed: z.literal(true).optional(),
 });
 
 export const settingsGet = method({ name: UserMethod.settingsGet, role: 'user', rights: 'read', params: z.object({ key: text(64) }).strict(), result: z.object({ value: z.string().nullable() }), wait: QUICK_MS });
