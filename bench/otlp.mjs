@@ -43,17 +43,21 @@ async function throughput(calls) {
   const queue = new OtlpQueue(store.db, 1_000_000);
   const exporter = new OtlpExporter({ queue, endpoint: () => rx.url, content: () => false, env: {}, record: () => ({}), origin: { service: 'airlock', version: 'bench' } });
   const start = performance.now();
+  const cpu = process.cpuUsage();
   for (let i = 0; i < calls; i += 200) {
     exporter.calls(Array.from({ length: Math.min(200, calls - i) }, (_, k) => record(i + k)));
     await new Promise((r) => setImmediate(r));
   }
   while (queue.counts().sent < calls * 2) await new Promise((r) => setTimeout(r, 5));
   const seconds = (performance.now() - start) / 1000;
+  // CPU time too: on a shared machine the wall clock measures the neighbours as much as the export
+  const used = process.cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
   exporter.stop();
   store.close();
   await rx.close();
   rmSync(dir, { recursive: true, force: true });
-  return { records: calls * 2, perSecond: Math.round((calls * 2) / seconds), mb: rx.bytes() / 1e6 };
+  return { records: calls * 2, perSecond: Math.round((calls * 2) / seconds), perCpuSecond: Math.round((calls * 2) / cpuSeconds), mb: rx.bytes() / 1e6 };
 }
 
 async function daemon(home, env) {
@@ -101,7 +105,7 @@ export async function otlpRows({ quick = false } = {}) {
   const off = await gate(false, quick ? 300 : 1000);
   const on = await gate(true, quick ? 300 : 1000);
   return [
-    [`OTLP export: ${t.records} records (spans + logs) mapped, queued on disk, sent as protobuf`, '—', '—', `${t.perSecond} records/s`, `${t.mb.toFixed(1)} MB sent`, '≥ 10,000 records/s'],
+    [`OTLP export: ${t.records} records (spans + logs) mapped, queued on disk, sent as protobuf`, '—', '—', `${t.perSecond} records/s (${t.perCpuSecond} per CPU-second)`, `${t.mb.toFixed(1)} MB sent`, '≥ 10,000 records/s'],
     ['gate p50 / p99, allowed call, export off', '—', '—', `${off.p50.toFixed(2)} / ${off.p99.toFixed(2)} ms`, '', ''],
     ['gate p50 / p99, allowed call, export on (collector up)', '—', '—', `${on.p50.toFixed(2)} / ${on.p99.toFixed(2)} ms`, `${on.sent} records sent`, 'no slower than off'],
   ];

@@ -6,6 +6,7 @@
  */
 import { IpcError } from '../../ipc/channel.js';
 import { approve } from '../../protocol/methods/tickets.js';
+import { protect } from '../../protocol/methods/clients.js';
 import { rulesList, rulesRemove } from '../../protocol/methods/rules.js';
 import { settingsList, settingsSet } from '../../protocol/methods/settings.js';
 import type { Rule } from '../../policy/rules.js';
@@ -94,6 +95,15 @@ export class ManagedPolicyApi {
       return run(p, call, via);
     });
     handlers.around(settingsList, (run) => async (p, call, via) => (await run(p, call, via)).map((s) => (this.setsSetting(s.key) ? { ...s, managed: true as const } : s)));
+    // protecting a server the policy denies by name works (its calls are gated), and says that they will all be refused
+    handlers.around(protect, (run) => async (p, call, via) => {
+      const report = await run(p, call, via);
+      const denied = [...new Set(report.outcomes.map((o) => o.server))].flatMap((server) => {
+        const why = serverDenied(this.watcher.policy, { server, command: [] });
+        return why ? [`${server}: ${why}; every call to it will be refused`] : [];
+      });
+      return denied.length ? { ...report, warnings: [...report.warnings, ...denied] } : report;
+    });
     handlers.around(approve, (run) => (p, call, via) => {
       const open = this.b.tickets.get(p.id);
       const why = open ? grantForbidden(this.watcher.policy, open, p.remember ?? 'once') : null;

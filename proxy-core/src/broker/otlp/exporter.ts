@@ -9,7 +9,8 @@
  */
 import type { BrokerEvent, CallRecord } from '../../protocol/api.js';
 import type { RecordEvent } from '../events.js';
-import { encodeLogs, encodeSpans, type OtlpProtocol, type Origin, parseHeaders } from './encode.js';
+import type { OtlpProtocol, Origin } from './encode.js';
+import { parseHeaders } from './headers.js';
 import { callItems, eventItem, finished, type LogItem, type OtlpItem, type SpanItem } from './mapping.js';
 import type { OtlpQueue } from './queue.js';
 
@@ -152,11 +153,11 @@ export class OtlpExporter {
     try {
       for (;;) {
         const batch = this.o.queue.peek(this.o.batch ?? 4000);
-        if (batch.length === 0) break;
-        const spans = batch.flatMap(({ item }) => (item.s === 'span' ? [item] : []));
-        const logs = batch.flatMap(({ item }) => (item.s === 'log' ? [item] : []));
+        if (!batch) break;
+        const spans = batch.items.filter((item): item is SpanItem => item.s === 'span');
+        const logs = batch.items.filter((item): item is LogItem => item.s === 'log');
         await this.post(endpoint, spans, logs);
-        this.o.queue.ack(batch[batch.length - 1]!.seq, spans.length + logs.length);
+        this.o.queue.ack(batch.seq, spans.length + logs.length);
         this.lastError = null;
         this.retryWait = this.o.retryMs?.first ?? 500;
         if (this.full && this.o.queue.size < this.o.queue.max) this.full = false;
@@ -177,6 +178,8 @@ export class OtlpExporter {
 
   private async post(endpoint: string, spans: SpanItem[], logs: LogItem[]): Promise<void> {
     const type = this.protocol === 'http/json' ? 'application/json' : 'application/x-protobuf';
+    // loaded on the first send: a broker that exports nothing does not pay for the serializers at its start
+    const { encodeLogs, encodeSpans } = await import('./encode.js');
     const one = async (path: string, body: Uint8Array, headers: Record<string, string>) => {
       const res = await fetch(`${endpoint}${path}`, {
         method: 'POST',

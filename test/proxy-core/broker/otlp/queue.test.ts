@@ -4,6 +4,7 @@ import type { LogItem } from '../../../../proxy-core/src/broker/otlp/mapping.js'
 import { tempStores } from '../../../helpers/temp-store.js';
 
 const stores = tempStores('al-otlpq-');
+const bodies = (items: unknown[]) => items.map((i) => (i as LogItem).body);
 const log = (n: number): LogItem => ({ s: 'log', time: n, eventName: 'airlock.test', severity: 9, severityText: 'INFO', body: `#${n}`, attributes: {} });
 
 describe('the audit export queue', () => {
@@ -12,15 +13,20 @@ describe('the audit export queue', () => {
     const a = stores.open(path);
     const q = new OtlpQueue(a.db, 100);
     expect(q.push([log(1), log(2), log(3)])).toBe(0);
-    const head = q.peek(2);
-    expect(head.map((h) => (h.item as LogItem).body)).toEqual(['#1', '#2']);
-    q.ack(head[1]!.seq, 2);
+    expect(q.push([log(4)])).toBe(0);
+    // whole rows: the first push's three, then the second's one
+    const head = q.peek(2)!;
+    expect(bodies(head.items)).toEqual(['#1', '#2', '#3']);
+    q.ack(head.seq, 3);
     a.close();
     const b = stores.open(path);
     const again = new OtlpQueue(b.db, 100);
     expect(again.size).toBe(1);
-    expect(again.peek(10).map((h) => (h.item as LogItem).body)).toEqual(['#3']);
-    expect(again.counts()).toEqual({ dropped: 0, sent: 2 });
+    expect(bodies(again.peek(10)!.items)).toEqual(['#4']);
+    expect(again.counts()).toEqual({ dropped: 0, sent: 3 });
+    again.ack(again.peek(10)!.seq, 1);
+    expect(again.peek(10)).toBeNull();
+    expect(again.size).toBe(0);
   });
 
   test('past its bound the newest are not kept and are counted as dropped', () => {
@@ -30,16 +36,24 @@ describe('the audit export queue', () => {
     expect(q.push([log(3), log(4), log(5)])).toBe(2);
     expect(q.size).toBe(3);
     expect(q.counts().dropped).toBe(2);
-    q.ack(q.peek(1)[0]!.seq, 1);
-    expect(q.push([log(6), log(7)])).toBe(1);
-    expect(q.peek(10).map((h) => (h.item as LogItem).body)).toEqual(['#2', '#3', '#6']);
+    q.ack(q.peek(1)!.seq, 2);
+    expect(q.size).toBe(1);
+    expect(q.push([log(6), log(7), log(8)])).toBe(1);
+    expect(bodies(q.peek(10)!.items)).toEqual(['#3', '#6', '#7']);
     expect(q.counts().dropped).toBe(3);
+    // a batch bigger than a row is split over rows, in order
+    const big = new OtlpQueue(stores.open().db, 5000);
+    big.push(Array.from({ length: 1200 }, (_, i) => log(i)));
+    const all = big.peek(5000)!;
+    expect(all.items).toHaveLength(1200);
+    expect((all.items[1199] as LogItem).body).toBe('#1199');
   });
 
   test('a row that cannot be read back is handed out as one to skip, not thrown', () => {
     const s = stores.open();
     const q = new OtlpQueue(s.db, 10);
-    s.db.prepare('INSERT INTO otlp_queue (item) VALUES (?)').run('{not json');
-    expect(q.peek(5)[0]!.item).toEqual({ s: 'skip' });
+    s.db.prepare('INSERT INTO otlp_batches (n, items) VALUES (1, ?)').run('{not json');
+    q.push([log(1)]);
+    expect(q.peek(5)!.items).toEqual([{ s: 'skip' }, log(1)]);
   });
 });
