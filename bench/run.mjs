@@ -29,6 +29,7 @@ import { wrapperMemoryRows } from './wrapper-memory.mjs';
 import { passkeyRows } from './passkey.mjs';
 import { presenceRows } from './presence.mjs';
 import { activityRows } from './activity.mjs';
+import { otlpRows } from './otlp.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -329,6 +330,8 @@ try {
   rows.push(...(await presenceRows({ quick: QUICK })));
   process.stderr.write('Activity\'s first page and the export of 100,000 entries…\n');
   rows.push(...(await activityRows({ quick: QUICK })));
+  process.stderr.write('the audit export to an OTLP collector…\n');
+  rows.push(...(await otlpRows({ quick: QUICK })));
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,

@@ -55,6 +55,9 @@ import { polkitAvailable } from './presence/polkit-available.js';
 import { settingTightens, settingOrFallback, isSettingKey } from '../protocol/settings.js';
 import type { RightsLookup } from '../protocol/presence.js';
 import { reportIntegrity } from './integrity-api.js';
+import type { OtlpExporter } from './otlp/exporter.js';
+import { startOtlp } from './otlp/setup.js';
+import { ManagedPolicyApi } from './managed/api.js';
 
 export type { BrokerOptions } from './parts.js';
 
@@ -93,6 +96,10 @@ export class Broker implements BrokerParts {
   private readonly attached: Connections;
   /** Records the newest seqs of the journal and the events now and then (db/log-marks.ts). */
   private readonly checkpoints: NodeJS.Timeout;
+  /** The team policy file (managed/). */
+  readonly managed: ManagedPolicyApi;
+  /** The audit export to an OpenTelemetry collector (otlp/). */
+  readonly otlp: OtlpExporter;
   /** Where `ui.link` gets a fresh sign-in link (`setUiLinks`). */
   uiLinks: (() => string) | null = null;
 
@@ -171,13 +178,16 @@ export class Broker implements BrokerParts {
       committed: (calls) => this.undo.journaled(calls),
       refused: (error, client) => this.record('journal-entry-refused', null, null, { error, client }),
       failed: (err) => this.safety.disk.failed(err),
+      exported: (records) => this.otlp.calls(records),
     });
+    this.otlp = startOtlp({ store: this.store, bus: this.bus, record, env, version: '0.1.0', ...(options.otlpQueueMax ? { queueMax: options.otlpQueueMax } : {}) });
 
     this.rightsState = {
       passkeys: () => this.passkeys.count(),
       // a rule row ignored for want of a seal is an allow rule not in force: removing it loosens nothing
       ruleAction: (id) => this.ruleBook.list().find((r) => r.id === id)?.action ?? (this.store.ruleSet.rows().some(({ row }) => row.id === id) ? 'allow' : null),
-      settingTightens: (key, value) => settingTightens(key, isSettingKey(key) ? (key === 'ticket-timeout' ? this.ticketTimeout.shown() : settingOrFallback(key, this.store.getSetting(key))) : '', value),
+      // a setting the team policy holds is refused by its handler whichever way it goes: no proof is asked for it
+      settingTightens: (key, value) => this.managed.setsSetting(key) || settingTightens(key, isSettingKey(key) ? (key === 'ticket-timeout' ? this.ticketTimeout.shown() : settingOrFallback(key, this.store.getSetting(key))) : '', value),
     };
     const presence = options.presence ?? {};
     this.presence = new Presence({
@@ -227,6 +237,8 @@ export class Broker implements BrokerParts {
     });
     bindPasskeys(on, this.passkeys);
     this.handlers.complete();
+    this.managed = new ManagedPolicyApi(this, options.managed ?? {});
+    this.managed.guard(this.handlers);
     this.dispatch = dispatchers(this.handlers, this.safety, this.presence, this.rightsState);
     this.attached = new Connections({
       dispatch: this.dispatch.socket,
@@ -348,6 +360,8 @@ export class Broker implements BrokerParts {
     this.inspections.stopAll();
     this.tickets.denyAll(() => true, 'broker-down', 'Airlock is shutting down', 'broker-shutdown');
     this.journalWriter.flush();
+    this.otlp.stop();
+    this.managed.stop();
     // the newest seqs, so rows deleted from the top while the broker is stopped are seen at the next start
     this.safety.disk.write(() => this.store.marks.checkpoint());
     this.safety.stop();

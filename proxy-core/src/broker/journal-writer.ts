@@ -26,6 +26,8 @@ export interface JournalWriterOptions {
    * it was a disk error (then the disk is marked full and the wrappers are told).
    */
   failed?(err: unknown): boolean | void;
+  /** The entries a batch committed, whole (the audit export's feed: broker/otlp/). */
+  exported?(records: readonly CallRecord[]): void;
 }
 
 export class JournalWriter {
@@ -68,6 +70,7 @@ export class JournalWriter {
       return;
     }
     for (const q of queue) q.done();
+    this.o.exported?.(queue.flatMap((q) => q.entries));
     try {
       this.handOff(events);
     } catch (err) {

@@ -22,6 +22,8 @@ import type { Store } from './db/store.js';
 import type { TicketTimeout } from './tickets/timeout.js';
 import type { Tickets } from './tickets/tickets.js';
 import type { Undo } from './undo/undo.js';
+import type { OtlpExporter } from './otlp/exporter.js';
+import type { ManagedOptions, ManagedPolicyApi } from './managed/api.js';
 
 export interface BrokerOptions {
   store: Store;
@@ -42,6 +44,10 @@ export interface BrokerOptions {
    * is `airlock daemon --no-presence`, the person's choice.
    */
   presence?: Partial<Pick<PresenceOptions, 'required' | 'appKey' | 'polkit' | 'polkitAvailable'>>;
+  /** The team policy file: an override path for tests and hardened set-ups (managed/api.ts). */
+  managed?: ManagedOptions;
+  /** How many records the audit export's queue keeps while the collector is away (otlp/setup.ts). */
+  otlpQueueMax?: number;
 }
 
 export interface BrokerParts {
@@ -67,4 +73,8 @@ export interface BrokerParts {
   /** Where `ui.link` gets a fresh sign-in link: the UI host, once it runs (daemon/start.ts). */
   readonly uiLinks: (() => string) | null;
   readonly record: RecordEvent;
+  /** The audit export (otlp/). */
+  readonly otlp: OtlpExporter;
+  /** The team policy (managed/). */
+  readonly managed: ManagedPolicyApi;
 }

@@ -46,6 +46,8 @@ export function brokerStatus(b: BrokerParts): BrokerStatus {
     ticketTimeoutSeconds: b.ticketTimeout.seconds,
     snapshots: b.undo.totals(),
     ...b.safety.status(),
+    otlp: b.otlp.status(),
+    managed: b.managed.status(),
     presence: { required: b.presence.required, warning: presenceWarning({ presence: b.presence, getSetting: (k) => b.store.getSetting(k) }) },
     // rows without a seal as they are now (one removed since the start is no longer listed); the rest as found at start
     ...(b.store.integrity ? { integrity: { ...b.store.integrity, unsealed: unsealedRows(b.store) } } : {}),
@@ -58,6 +60,7 @@ function openSession(b: BrokerParts, channel: Session['channel'], p: SessionOpen
   b.fileTools.noteSession(session.info.server, session.info.command);
   b.undo.sessionOpened(session, p.undo);
   b.record('session-up', session.info.server, null, { session: session.info });
+  b.managed.sessionOpened(session.info);
   // loosening flags of the wrapper count only as the person's recorded choice (`airlock trust`, `airlock inverses`)
   const flags = [...(p.trustFlag && !b.store.trusts(session.info.server) ? ['--trust-read-only-hints'] : []), ...b.undo.inverses.undeclaredFlags(session.info.id)];
   if (flags.length) {
@@ -83,7 +86,8 @@ export function policySnapshot(b: BrokerParts, session: Session): PolicySnapshot
   return {
     version: b.sessions.version,
     estop: b.estop.on,
-    rules: rulesForSession(b.ruleBook.list(), session.info.server, session.info.client),
+    // the team policy's rules beside the user's (the strictest that matches wins), and a denied server's deny-all
+    rules: [...rulesForSession([...b.ruleBook.list(), ...b.managed.rules()], session.info.server, session.info.client), ...b.managed.sessionRules(session.info)],
     sessionAllows: [...session.sessionAllows],
     trustReadOnlyHints: b.store.trusts(session.info.server),
     // a declared inverse is evidence against a read-only claim, like an observed contradiction

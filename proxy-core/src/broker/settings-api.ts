@@ -31,6 +31,7 @@ export async function setSetting(b: BrokerParts, key: string, value: string, via
     // whether a changing call needs a place is the wrappers' to know (it rides on the policy)
     if (key === 'tripwire') await b.sessions.push();
   }
+  if (key.startsWith('otlp-')) b.otlp.changed();
   if (key === TICKET_TIMEOUT_KEY) {
     b.ticketTimeout.changed(value);
     await b.sessions.push();

@@ -11,6 +11,7 @@ import { argumentsHash } from '../jsonrpc/canonical.js';
 import { type ArgCondition, type CallRecord, DecidedBySchema, OutcomeSchema, type RuleAction, type Ticket } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
 import { isSettingKey, settingProblem } from '../protocol/settings.js';
+import { isTraceparent } from '../protocol/trace-context.js';
 
 export function bad(message: string): IpcError {
   return new IpcError('bad-request', message);
@@ -148,6 +149,8 @@ export function checkEntry(session: { info: { id: string; client: string; server
     const v = optionalNumber(e, key, false);
     if (v !== undefined) record[key] = v;
   }
+  // a malformed trace context is not the call's fault: the export starts a trace of its own for it
+  if (isTraceparent(e.traceparent)) record.traceparent = e.traceparent;
   return record;
 }
 

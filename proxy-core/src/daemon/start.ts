@@ -37,6 +37,8 @@ export interface StartOptions {
   ui?: Omit<UiHostOptions, 'broker'>;
   /** Presence proofs (broker/presence/): required unless `required: false` (`--no-presence`). */
   presence?: BrokerOptions['presence'];
+  /** The team policy file's override path (`--managed-policy`; broker/managed/watch.ts says when it is read). */
+  managed?: BrokerOptions['managed'];
   /** Run as the system service (system-mode.ts): the socket and a group-readable secret in this run folder. */
   system?: SystemMode;
 }
@@ -95,6 +97,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
         env: opts.env ?? process.env,
         ...(opts.launcher ? { launcher: opts.launcher } : {}),
         ...(opts.presence ? { presence: opts.presence } : {}),
+        ...(opts.managed ? { managed: opts.managed } : {}),
       });
     } catch (err) {
       throw databaseFailure(opts.dir, err);

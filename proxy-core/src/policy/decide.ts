@@ -101,6 +101,8 @@ function ruleReason(rule: Rule): string {
   if (reason === undefined) {
     const words = describeRule(rule);
     reason = rule.action === 'deny' ? `denied by rule ${rule.id} (${words})` : rule.action === 'ask' ? `rule ${rule.id} asks (${words})` : `allowed by rule ${rule.id} (${words})`;
+    // a team policy's rule says whose it is, and why (the file's note)
+    if (rule.managed && rule.note) reason += `: ${rule.note}`;
     RULE_REASONS.set(rule, reason);
   }
   return reason;

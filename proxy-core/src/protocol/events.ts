@@ -127,6 +127,16 @@ export interface EventDetails {
   /** Journal rows gone that retention did not delete: `missing` in the middle, `backwards` at the top. */
   'journal-gap': LogGap;
   'events-gap': LogGap;
+  /** The team policy file was read and is in force (broker/managed/). */
+  'managed-policy-loaded': { path: string; rules: number; settings: string[]; deniedServers: number; forbiddenGrants: number };
+  /** The team policy file was refused (`line`: where it is wrong); `kept`: the policy before it still holds. */
+  'managed-policy-refused': { path: string; line: number | null; error: string; kept: boolean };
+  /** The team policy file is gone: no team policy holds. */
+  'managed-policy-ended': Record<string, never>;
+  /** A server the team policy denies was started: every call it is sent is refused. */
+  'managed-server-denied': { client: string; reason: string };
+  /** The audit export's queue was full: records not kept for the collector (`total`: every one dropped so far). */
+  'otlp-dropped': { dropped: number; max: number; total: number };
 }
 
 export type EventType = keyof EventDetails;

@@ -6,15 +6,16 @@
 import type { SettingInfo } from './api.js';
 
 export interface SettingSpec {
-  /** The values it takes: a fixed list, or whole numbers in a range. */
-  values: readonly string[] | { min: number; max: number };
+  /** The values it takes: a fixed list, whole numbers in a range, or an http(s) URL ('' for none). */
+  values: readonly string[] | { min: number; max: number } | 'url';
   fallback: string;
   help: string;
   /**
    * Which way is stricter: a setting changed that way may be changed by any front end; the other way needs a
-   * presence proof (presence.ts). A list: its values from the strictest. None: every change needs a proof.
+   * presence proof (presence.ts). A list: its values from the strictest. 'set': giving a value where there was
+   * none tightens, and clearing or changing one loosens. None: every change needs a proof.
    */
-  stricter?: 'higher' | 'lower' | readonly string[];
+  stricter?: 'higher' | 'lower' | 'set' | readonly string[];
 }
 
 export const SETTINGS = {
@@ -118,6 +119,21 @@ export const SETTINGS = {
     fallback: 'CommandOrControl+Alt+Shift+K',
     help: "the desktop app's global keys that turn E-Stop on or off from any app (CommandOrControl is Cmd on macOS)",
   },
+  // Audit export (broker/otlp/): where every call and decision goes as OpenTelemetry logs and spans. Setting it
+  // where none was adds an audit trail; clearing it or pointing it elsewhere takes one away, so those need a proof.
+  'otlp-endpoint': {
+    values: 'url',
+    fallback: '',
+    help: 'the OpenTelemetry collector (OTLP/HTTP, e.g. http://127.0.0.1:4318) every call and decision is sent to; empty: none',
+    stricter: 'set',
+  },
+  // Arguments and results can hold secrets: sending them to a collector, or no longer sending them, is a choice
+  // a person makes with a proof either way.
+  'otlp-content': {
+    values: ['off', 'on'],
+    fallback: 'off',
+    help: "whether the export carries calls' arguments and results (off: their sizes and hashes only)",
+  },
 } as const satisfies Record<string, SettingSpec>;
 
 export type SettingKey = keyof typeof SETTINGS;
@@ -130,6 +146,7 @@ export function isSettingKey(key: string): key is SettingKey {
 export function settingProblem(key: string, value: string): string | null {
   if (!isSettingKey(key)) return `unknown setting ${key} (known: ${Object.keys(SETTINGS).join(', ')})`;
   const spec: SettingSpec = SETTINGS[key];
+  if (spec.values === 'url') return value === '' || httpUrl(value) ? null : `${key} takes an http:// or https:// URL, or nothing`;
   if (Array.isArray(spec.values)) return (spec.values as readonly string[]).includes(value) ? null : `${key} takes ${(spec.values as readonly string[]).join(' or ')}`;
   const { min, max } = spec.values as { min: number; max: number };
   const n = Number(value);
@@ -143,6 +160,7 @@ export function settingTightens(key: string, from: string, to: string): boolean 
   if (from === to) return true;
   const order = (SETTINGS[key] as SettingSpec).stricter;
   if (order === undefined) return false;
+  if (order === 'set') return from === '' && to !== '';
   if (order === 'higher' || order === 'lower') return order === 'higher' ? Number(to) > Number(from) : Number(to) < Number(from);
   const a = order.indexOf(from);
   const b = order.indexOf(to);
@@ -158,7 +176,7 @@ export function settingOrFallback(key: SettingKey, stored: string | undefined): 
 export function settingInfos(valueOf: (key: SettingKey) => string | undefined): SettingInfo[] {
   return (Object.keys(SETTINGS) as SettingKey[]).map((key) => {
     const spec: SettingSpec = SETTINGS[key];
-    const values = Array.isArray(spec.values) ? [...(spec.values as readonly string[])] : { ...(spec.values as { min: number; max: number }) };
+    const values = spec.values === 'url' ? ('url' as const) : Array.isArray(spec.values) ? [...(spec.values as readonly string[])] : { ...(spec.values as { min: number; max: number }) };
     return { key, value: valueOf(key) ?? spec.fallback, fallback: spec.fallback, values, help: spec.help };
   });
 }
@@ -166,5 +184,16 @@ export function settingInfos(valueOf: (key: SettingKey) => string | undefined): 
 /** What a setting takes, for a help line. */
 export function settingValues(key: SettingKey): string {
   const spec: SettingSpec = SETTINGS[key];
+  if (spec.values === 'url') return 'URL|""';
   return Array.isArray(spec.values) ? (spec.values as readonly string[]).join('|') : `${(spec.values as { min: number }).min}..${(spec.values as { max: number }).max}`;
+}
+
+/** Whether `text` is an absolute http(s) URL without credentials (a password in a setting would be shown). */
+function httpUrl(text: string): boolean {
+  try {
+    const u = new URL(text);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '';
+  } catch {
+    return false;
+  }
 }

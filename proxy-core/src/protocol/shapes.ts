@@ -43,6 +43,8 @@ export const RuleSchema = z.object({
   undoable: z.boolean().optional(),
   createdAt: ms,
   note: z.string().max(LIMITS.reason).optional(),
+  /** A rule of the team policy file (broker/managed/): no one but its administrator can remove it. */
+  managed: z.literal(true).optional(),
 });
 
 export const PolicySnapshotSchema = z.object({
@@ -106,6 +108,8 @@ export const CallRecordSchema = z.object({
   finishedAt: ms.optional(),
   /** How long the server took: forwarded to finished (a human's wait is not in it). */
   durationMs: ms.optional(),
+  /** The client's W3C trace context from the request's `_meta` (protocol/trace-context.ts), for the audit export. */
+  traceparent: z.string().regex(/^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/).optional(),
 });
 
 /** How a tool's definition differs from the one pinned for it (broker/pins.ts). */
@@ -214,6 +218,22 @@ export const BrokerStatusSchema = z.object({
   presence: z.object({ required: z.boolean(), warning: z.string().nullable() }).optional(),
   /** What the start-up check of the database found: rows without a good seal, tightening rows restored, gaps. */
   integrity: IntegritySchema.optional(),
+  /** The team policy file (broker/managed/): which file, whether it is in force, why the last read was refused. */
+  managed: z
+    .object({ path: z.string().nullable(), state: z.enum(['none', 'ok', 'refused']), error: z.string().optional(), line: z.number().int().optional(), inForce: z.boolean() })
+    .optional(),
+  /** The audit export (broker/otlp/): where to, what waits in its queue, what was sent and dropped, the last failure. */
+  otlp: z
+    .object({
+      endpoint: z.string(),
+      protocol: z.string(),
+      queued: z.number().int().nonnegative(),
+      max: z.number().int().nonnegative(),
+      dropped: z.number().int().nonnegative(),
+      sent: z.number().int().nonnegative(),
+      lastError: z.string().nullable(),
+    })
+    .optional(),
 });
 
 /** One entry of the broker's event stream; `seq` comes from the database and orders every event. */

@@ -9,6 +9,7 @@
 import type { Verdict } from '../classify/classify.js';
 import { argumentsHash } from '../jsonrpc/canonical.js';
 import type { JsonRpcId, Message } from '../jsonrpc/messages.js';
+import { traceparentOf } from '../protocol/trace-context.js';
 import type { DecidedBy } from '../policy/decide.js';
 import type { CallRecord, Outcome } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
@@ -263,6 +264,8 @@ export class Call implements CallView {
     if (this.forwardedAt !== undefined) record.forwardedAt = this.forwardedAt;
     if (this.finishedAt !== undefined) record.finishedAt = this.finishedAt;
     if (this.durationMs !== undefined) record.durationMs = this.durationMs;
+    const traceparent = traceparentOf(this.message.params);
+    if (traceparent) record.traceparent = traceparent;
     return record;
   }
 }

@@ -15,6 +15,8 @@ const TITLES: Readonly<Record<string, string>> = {
   'tripwire-long-seconds': 'Tripwire, long window: within (seconds)',
   'approval-style': 'How the desktop app asks',
   'estop-shortcut': 'E-Stop keys (desktop app)',
+  'otlp-endpoint': 'Audit export: OpenTelemetry collector URL',
+  'otlp-content': 'Audit export: include arguments and results',
 };
 
 export function settingTitle(key: string): string {

@@ -52,6 +52,16 @@ export class Handlers {
     this.bound.set(decl.name, { decl, run: handler as Bound['run'] });
   };
 
+  /**
+   * Put a check or a change around a bound handler (the team policy's refusals and markers: managed/api.ts),
+   * so that a feature's own handler stays as it is.
+   */
+  around<D extends AnyMethod>(decl: D, wrap: (run: Handler<D>) => Handler<D>): void {
+    const bound = this.bound.get(decl.name);
+    if (!bound || bound.decl !== decl) throw new Error(`${decl.name} has no handler to put a check around`);
+    this.bound.set(decl.name, { decl, run: wrap(bound.run as Handler<D>) as Bound['run'] });
+  }
+
   /** The handler of a declared method; undefined for any other name. */
   get(name: string): Bound | undefined {
     return this.bound.get(name);

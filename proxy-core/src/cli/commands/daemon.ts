@@ -93,6 +93,7 @@ export async function run(argv: string[]): Promise<number> {
       home: { type: 'string' },
       'run-dir': { type: 'string' },
       'users-group': { type: 'string' },
+      'managed-policy': { type: 'string' },
     },
     false,
   );
@@ -121,6 +122,8 @@ export async function run(argv: string[]): Promise<number> {
       ...(system ? { system: system.mode, watchConfigs: false } : { launcher: launcherForAutoProtect() }),
       ...(ui ? { ui } : {}),
       presence,
+      // read only while the system's team policy file does not exist, and only when root owns it (broker/managed/)
+      ...(values['managed-policy'] !== undefined ? { managed: { path: values['managed-policy'] } } : {}),
     });
   } catch (err) {
     if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError || err instanceof UiHostError || err instanceof SystemModeError) throw new CliError(err.message);

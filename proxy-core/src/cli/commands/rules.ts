@@ -24,7 +24,7 @@ export async function run(argv: string[]): Promise<number> {
     else if (rules.length === 0 && ignored.length === 0) print('No rules: every call that is not trusted read-only asks.');
     else {
       const unsealedIds = new Set(unsealed.map((u) => u.key));
-      const rows = rules.map((r) => [r.id, r.action, r.server, r.tool, r.client ?? '*', describeConditions(r), unsealedIds.has(r.id) ? `${r.note ?? ''} (appeared without your approval; applied: it only tightens)`.trim() : r.note ?? '']);
+      const rows = rules.map((r) => [r.id, r.managed ? `${r.action} (managed)` : r.action, r.server, r.tool, r.client ?? '*', describeConditions(r), unsealedIds.has(r.id) ? `${r.note ?? ''} (appeared without your approval; applied: it only tightens)`.trim() : r.note ?? '']);
       for (const u of ignored) rows.push([u.key, 'IGNORED', '', '', '', u.what, 'appeared in the database without your approval; not applied (airlock rules remove ' + u.key + ')']);
       print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'WHEN', 'NOTE'], rows));
     }

@@ -20,7 +20,9 @@ export async function run(argv: string[]): Promise<number> {
   const keys = (key ? [key] : Object.keys(SETTINGS)) as SettingKey[];
   const current: Record<string, string> = {};
   for (const k of keys) current[k] = (await call('settings.get', { key: k })).value ?? SETTINGS[k].fallback;
+  // what the team policy file holds is shown as such (changing it is refused)
+  const managed = new Set((await call('settings.list', {})).filter((s) => s.managed).map((s) => s.key));
   if (values.json) printJson(current);
-  else print(table(['SETTING', 'VALUE', 'TAKES', 'MEANING'], keys.map((k) => [k, current[k]!, settingValues(k), SETTINGS[k].help])));
+  else print(table(['SETTING', 'VALUE', 'TAKES', 'MEANING'], keys.map((k) => [k, managed.has(k) ? `${current[k]!} (managed)` : current[k]!, settingValues(k), SETTINGS[k].help])));
   return 0;
 }

@@ -25,6 +25,16 @@ export async function run(argv: string[]): Promise<number> {
   if (lost && (lost.executed > 0 || lost.notRun > 0)) {
     print(`Journal: ${lost.executed} entries of calls that ran and ${lost.notRun} of refused calls could not be kept (see \`airlock history --events\`)`);
   }
+  const managed = status.managed;
+  if (managed && managed.state !== 'none') {
+    const held = managed.inForce ? 'in force' : 'none in force';
+    print(managed.state === 'ok' ? `Team policy: ${managed.path} (in force)` : `WARNING: team policy ${managed.path} refused${managed.line ? ` at line ${managed.line}` : ''}: ${managed.error} (${held}${managed.inForce ? ': the one read before' : ''})`);
+  }
+  const otlp = status.otlp;
+  if (otlp && (otlp.endpoint || otlp.queued || otlp.dropped)) {
+    const failing = otlp.lastError ? `; failing: ${otlp.lastError}` : '';
+    print(`Audit export: ${otlp.endpoint || 'off'} (${otlp.protocol}) — ${otlp.sent} sent, ${otlp.queued} queued of ${otlp.max}, ${otlp.dropped} dropped${failing}`);
+  }
   print(`Pending tickets: ${status.pending}${status.pending ? ' (see `airlock pending`)' : ''}`);
   const snap = status.snapshots;
   if (snap) {
