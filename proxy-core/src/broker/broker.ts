@@ -116,7 +116,7 @@ export class Broker implements BrokerParts {
     this.sessions = new Sessions({ clock: this.clock, ackTimeoutMs: options.ackTimeoutMs ?? 1500, snapshot: (s) => policySnapshot(this, s) });
     this.matchEnv = options.matchEnv ?? systemMatchEnv;
     this.ticketTimeout = new TicketTimeout(this.store, options.ticketTimeoutSeconds);
-    this.ruleBook = new RuleBook({ store: this.store, clock: this.clock, record });
+    this.ruleBook = new RuleBook({ store: this.store, clock: this.clock, record, ended: () => void this.sessions.push().catch(() => {}) });
     this.estop = new EstopSwitch({
       store: this.store,
       clock: this.clock,
@@ -351,6 +351,7 @@ export class Broker implements BrokerParts {
     // the newest seqs, so rows deleted from the top while the broker is stopped are seen at the next start
     this.safety.disk.write(() => this.store.marks.checkpoint());
     this.safety.stop();
+    this.ruleBook.close();
     this.bus.close('the broker is stopping');
   }
 }

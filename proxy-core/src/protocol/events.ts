@@ -54,7 +54,7 @@ export interface EventDetails {
   'read-only-claim-withdrawn': { evidence: string; client: string };
   'output-schema-mismatch': { errors: string[]; client: string };
   'rule-added': Rule;
-  'rule-removed': { id: string };
+  'rule-removed': { id: string; ended?: string };
   'trust-on': Record<string, never>;
   'trust-off': Record<string, never>;
   'setting-changed': { key: string; value: string };
