@@ -203,7 +203,7 @@ describe('approvals in the browser', () => {
     await page.close();
   });
 
-  test('Always allow… scoped to a folder: the next write there runs, one elsewhere is held; the card shows the diff', async () => {
+  test('Grant… always, scoped to a folder: the next write there runs, one elsewhere is held; the card shows the diff', async () => {
     const page = await openPage();
     const todo = join(filesRoot, 'notes', 'todo.md');
     const first = files.client.callTool({ name: 'write_file', arguments: { path: todo, content: 'buy milk\ncall mum\nbook the dentist\nwater the plants\n' } });
@@ -212,13 +212,14 @@ describe('approvals in the browser', () => {
     const diff = c.getByRole('group', { name: 'Changes to the file' });
     await diff.waitFor();
     expect(await diff.innerText()).toContain('water the plants');
-    const always = c.getByRole('button', { name: 'Always allow…' });
+    const always = c.getByRole('button', { name: 'Grant…' });
     await waitArmed(always);
     await screenshot(page, 'approvals');
     await always.click();
-    const chooser = c.getByRole('group', { name: 'Always allow, from now on:' });
+    const chooser = c.getByRole('group', { name: 'Which calls' });
+    await c.getByRole('group', { name: 'For how long' }).getByRole('radio', { name: /^always/ }).check();
     await chooser.getByRole('radio', { name: /notes/ }).check();
-    await chooser.getByRole('button', { name: 'Confirm' }).click();
+    await c.getByRole('button', { name: 'Allow this call and grant' }).click();
     expect(textOf(await first)).not.toMatch(/denied/i);
     expect(readFileSync(todo, 'utf8')).toContain('water the plants');
     // inside the folder: runs without asking
