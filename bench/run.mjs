@@ -28,6 +28,7 @@ import { catalogRows } from './catalog.mjs';
 import { wrapperMemoryRows } from './wrapper-memory.mjs';
 import { passkeyRows } from './passkey.mjs';
 import { presenceRows } from './presence.mjs';
+import { grantRows } from './grants.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -326,6 +327,9 @@ try {
   rows.push(...(await passkeyRows({ quick: QUICK })));
   process.stderr.write('approving with the app\'s proof, and within a lease…\n');
   rows.push(...(await presenceRows({ quick: QUICK })));
+  process.stderr.write('grants: decided in the wrapper, and the card…\n');
+  // a grant row's baseline is a plain allow rule (or the event), in the byte-relay column
+  rows.push(...(await grantRows({ quick: QUICK })).map(([m, base, a, c, t]) => [m, '–', base, a, c, t]));
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,
