@@ -96,6 +96,29 @@ describe('grants on the card', () => {
   });
 });
 
+describe('a card that stays honest', () => {
+  test('the tool’s own description is shown; when the client stopped waiting the card says so, and a repeat of the call gets the answer', async () => {
+    const fx = fixture(home);
+    const early = await connectWrapped({ home, server: 'early', client: 'cursor', command: fx.command, args: fx.args, env: { ...fx.env, AIRLOCK_HOLD_ANSWER_MS: '300' } });
+    await waitForSessions(home, 2);
+    const page = await ui.openPage();
+    const first = await early.client.callTool({ name: 'write_note', arguments: { text: 'again' } });
+    expect(textOf(first)).toMatch(/call again|still waiting|waiting/i);
+    const c = page.getByRole('article').filter({ hasText: 'on early' });
+    await c.getByText(/Cursor stopped waiting for this answer/).waitFor();
+    expect(await c.innerText()).toMatch(/The tool says it: fixture tool write_note/);
+    await screenshot(page, 'card-unwaited');
+    await audit(page);
+    const allow = c.getByRole('button', { name: 'Allow once' });
+    await waitArmed(allow);
+    await allow.click();
+    await c.waitFor({ state: 'detached' });
+    expect(textOf(await early.client.callTool({ name: 'write_note', arguments: { text: 'again' } }))).not.toMatch(/denied|waiting/i);
+    expect(executedCalls(fx.log, 'write_note')).toHaveLength(1);
+    await page.close();
+  });
+});
+
 describe('the popup at 420 × 560', () => {
   test('its answer buttons stay in view whatever the arguments’ length, and Esc denies', async () => {
     const long = Array.from({ length: 80 }, (_, i) => `line ${i}: ${'x'.repeat(60)}`).join('\n');

@@ -151,6 +151,7 @@ export class Broker implements BrokerParts {
         return proposeScopes(args, { env: this.matchEnv, cwd: session.cwd, pathArg: fileTool?.pathArg, contentArg: fileTool?.contentArg });
       },
       pinChange: (session, tool) => this.pins.ticketChange(session, tool),
+      description: (session, tool) => this.pins.description(session, tool),
       undoable: (session, tool, args) => this.undo.ticketUndoable(session, tool, args),
       undoOf: (session, callId, tool) => this.undo.ticketUndo(session, callId, tool),
       record,

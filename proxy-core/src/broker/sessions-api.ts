@@ -103,6 +103,8 @@ export function wrapperNote(b: BrokerParts, session: Session, method: string, pa
   if (method === WrapperNote.policyAck) b.sessions.onAck(session, isObject(params) && typeof params.version === 'number' ? params.version : 0);
   else if (method === WrapperNote.cancel) {
     if (isObject(params) && typeof params.callId === 'string') b.tickets.cancel(session, params.callId);
+  } else if (method === WrapperNote.unwaited) {
+    if (isObject(params) && typeof params.callId === 'string') b.tickets.unwaited(session, params.callId);
   } else if (method === WrapperNote.structured) b.catalogs.structured(session, params);
   else if (method === WrapperNote.budgetReport && isObject(params)) b.estop.budget.report(session.info.id, placeCount(params.used), placeCount(params.returned));
 }

@@ -84,6 +84,8 @@ export const WrapperNote = {
   structured: 'structured',
   /** Tripwire places used, and ones given back (asked to, or on closing). */
   budgetReport: 'tripwire.report',
+  /** The client stopped waiting on a held call (answered "call again"): its ticket stays, for the call made again. */
+  unwaited: 'ticket.unwaited',
 } as const;
 
 /** Requests the broker sends a wrapper (answered by the wrapper). */

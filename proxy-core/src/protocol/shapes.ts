@@ -170,6 +170,13 @@ export const TicketSchema = z.object({
   undoable: UndoableSchema.optional(),
   /** The call is the declared inverse of this journaled call, run for an undo a person asked for. */
   undoOf: z.string().optional(),
+  /**
+   * When the client stopped waiting on the call (its wrapper answered "call again" before the client would give
+   * up): the ticket stays open, and the same call made again gets the answer given here.
+   */
+  unwaitedAt: ms.optional(),
+  /** The tool's own description, as its server listed it (words of the server's, not Airlock's: shown escaped). */
+  description: z.string().max(4000).optional(),
 });
 
 export const SessionInfoSchema = z.object({

@@ -180,6 +180,7 @@ export class TicketDesk {
       `ticket${id} stays open, and the same call made again picks up the decision`;
     const verdict = call.verdict ?? core.verdictOf(call.tool);
     call.end('deny', 'timeout', detail, 'not-run', false);
+    core.o.link.unwaited?.(ticket.askId);
     core.close(call);
     core.reply({ jsonrpc: '2.0', id: call.id, result: waitingResult({ tool: call.tool, server: core.o.server, verdict, ticketId: call.ticketId }) });
     core.journal(call);
