@@ -96,6 +96,30 @@ describe('grants on the card', () => {
   });
 });
 
+describe('session approvals', () => {
+  test('2 approves for the session; Rules lists it, and Revoke makes the next call ask again', async () => {
+    const page = await ui.openPage();
+    const one = notes.client.callTool({ name: 'delete_all', arguments: {} });
+    const c = card(page, 'delete_all');
+    await c.waitFor();
+    await waitArmed(c.getByRole('button', { name: 'For this session' }));
+    await page.keyboard.press('2');
+    await one;
+    await page.goto(`${ui.origin}/#/rules`);
+    const section = page.getByRole('region', { name: 'Approved for the session' });
+    await section.getByRole('listitem').filter({ hasText: 'delete_all' }).waitFor();
+    await audit(page);
+    await section.getByRole('button', { name: /^Revoke/ }).click();
+    await section.getByText(/^None/).waitFor();
+    const again = notes.client.callTool({ name: 'delete_all', arguments: {} });
+    const held = await waitForTicket(home, 'delete_all');
+    await cliJson(home, ['deny', held.id, '--json']);
+    expect(textOf(await again)).toMatch(/denied/i);
+    expect(executedCalls(log, 'delete_all')).toHaveLength(1);
+    await page.close();
+  });
+});
+
 describe('a card that stays honest', () => {
   test('the tool’s own description is shown; when the client stopped waiting the card says so, and a repeat of the call gets the answer', async () => {
     const fx = fixture(home);

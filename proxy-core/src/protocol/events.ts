@@ -44,6 +44,7 @@ export interface ConfigEventDetail {
 export interface EventDetails {
   'ticket-created': { ticket: Ticket };
   'ticket-unwaited': { ticketId: string; at: number };
+  'session-allow-revoked': { sessionId: string; client: string };
   'ticket-ended': { ticketId: string; resolution: string; reason: string | null; remember: Remember | null };
   call: CallSummary;
   /** Who engaged E-Stop: a person (any front end), or the tripwire, which says why (`31 changing calls in 10 s`). */

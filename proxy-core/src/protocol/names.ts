@@ -32,6 +32,8 @@ export const UserMethod = {
   settingsGet: 'settings.get',
   settingsSet: 'settings.set',
   wrapperRequest: 'wrapper.request',
+  sessionAllows: 'session.allows',
+  sessionRevoke: 'session.revoke',
   settingsList: 'settings.list',
   clientsList: 'clients.list',
   protect: 'clients.protect',
