@@ -30,6 +30,7 @@ import { passkeyRows } from './passkey.mjs';
 import { presenceRows } from './presence.mjs';
 import { activityRows } from './activity.mjs';
 import { otlpRows } from './otlp.mjs';
+import { grantRows } from './grants.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -332,6 +333,9 @@ try {
   rows.push(...(await activityRows({ quick: QUICK })));
   process.stderr.write('the audit export to an OTLP collector…\n');
   rows.push(...(await otlpRows({ quick: QUICK })));
+  process.stderr.write('grants: decided in the wrapper, and the card…\n');
+  // a grant row's baseline is a plain allow rule (or the event), in the byte-relay column
+  rows.push(...(await grantRows({ quick: QUICK })).map(([m, base, a, c, t]) => [m, '–', base, a, c, t]));
   const table = [
     `| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |`,
     `|---|---|---|---|---|---|`,

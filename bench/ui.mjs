@@ -107,7 +107,8 @@ const WATCH_CARDS = () => {
   const seen = new Set();
   const check = () => {
     for (const b of document.querySelectorAll('button')) {
-      if (b.textContent.trim() !== 'Allow once' || seen.has(b)) continue;
+      // the button's name, without the key it answers to (shown beside it)
+      if (!/^Allow once\b/.test(b.textContent.trim()) || seen.has(b)) continue;
       seen.add(b);
       window.__cards.push(Date.now());
     }
@@ -115,7 +116,7 @@ const WATCH_CARDS = () => {
   new MutationObserver(check).observe(document.body, { childList: true, subtree: true });
 };
 
-async function cardLatency(quick) {
+export async function cardLatency(quick) {
   const runs = quick ? 8 : 30;
   const home = mkdtempSync(join(tmpdir(), 'al-uibench-'));
   const d = await daemon(home, ['--ui', '--port', '0']);
@@ -150,7 +151,7 @@ async function cardLatency(quick) {
       const [ticket] = await api(origin, cookie, 'pending', {});
       await api(origin, cookie, 'deny', { id: ticket.id });
       await pending;
-      await page.waitForFunction(() => ![...document.querySelectorAll('button')].some((b) => b.textContent.trim() === 'Allow once'), undefined, { polling: 10 });
+      await page.waitForFunction(() => ![...document.querySelectorAll('button')].some((b) => /^Allow once\b/.test(b.textContent.trim())), undefined, { polling: 10 });
     }
     stopSse();
     return { runs, card, event };

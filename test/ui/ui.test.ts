@@ -66,7 +66,7 @@ describe('approvals in the browser', () => {
     await c.waitFor();
     expect(await page.title()).toMatch(/^\(1\) Airlock/);
     // Deny has the focus by default
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Deny');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-keyshortcuts'))).toBe('Escape');
     // playwright's click waits for the button to be enabled; aria-disabled is checked by hand
     const allow = c.getByRole('button', { name: 'Allow once' });
     await waitArmed(allow);
@@ -110,10 +110,10 @@ describe('approvals in the browser', () => {
     await waitArmed(allow);
     // Tab from Deny to Allow once, then Enter
     for (let i = 0; i < 8; i++) {
-      if ((await page.evaluate(() => document.activeElement?.textContent?.trim())) === 'Allow once') break;
+      if ((await page.evaluate(() => document.activeElement?.textContent?.trim()))?.startsWith('Allow once')) break;
       await page.keyboard.press('Tab');
     }
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Allow once');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toMatch(/^Allow once\b/);
     await page.keyboard.press('Enter');
     expect(textOf(await call)).not.toMatch(/denied/i);
     expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'by keyboard')).toBe(true);
@@ -203,7 +203,7 @@ describe('approvals in the browser', () => {
     await page.close();
   });
 
-  test('Always allow… scoped to a folder: the next write there runs, one elsewhere is held; the card shows the diff', async () => {
+  test('Grant… always, scoped to a folder: the next write there runs, one elsewhere is held; the card shows the diff', async () => {
     const page = await openPage();
     const todo = join(filesRoot, 'notes', 'todo.md');
     const first = files.client.callTool({ name: 'write_file', arguments: { path: todo, content: 'buy milk\ncall mum\nbook the dentist\nwater the plants\n' } });
@@ -212,13 +212,14 @@ describe('approvals in the browser', () => {
     const diff = c.getByRole('group', { name: 'Changes to the file' });
     await diff.waitFor();
     expect(await diff.innerText()).toContain('water the plants');
-    const always = c.getByRole('button', { name: 'Always allow…' });
+    const always = c.getByRole('button', { name: 'Grant…' });
     await waitArmed(always);
     await screenshot(page, 'approvals');
     await always.click();
-    const chooser = c.getByRole('group', { name: 'Always allow, from now on:' });
+    const chooser = c.getByRole('group', { name: 'Which calls' });
+    await c.getByRole('group', { name: 'For how long' }).getByRole('radio', { name: /^always/ }).check();
     await chooser.getByRole('radio', { name: /notes/ }).check();
-    await chooser.getByRole('button', { name: 'Confirm' }).click();
+    await c.getByRole('button', { name: 'Allow this call and grant' }).click();
     expect(textOf(await first)).not.toMatch(/denied/i);
     expect(readFileSync(todo, 'utf8')).toContain('water the plants');
     // inside the folder: runs without asking

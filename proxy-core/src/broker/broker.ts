@@ -123,7 +123,7 @@ export class Broker implements BrokerParts {
     this.sessions = new Sessions({ clock: this.clock, ackTimeoutMs: options.ackTimeoutMs ?? 1500, snapshot: (s) => policySnapshot(this, s) });
     this.matchEnv = options.matchEnv ?? systemMatchEnv;
     this.ticketTimeout = new TicketTimeout(this.store, options.ticketTimeoutSeconds);
-    this.ruleBook = new RuleBook({ store: this.store, clock: this.clock, record });
+    this.ruleBook = new RuleBook({ store: this.store, clock: this.clock, record, ended: () => void this.sessions.push().catch(() => {}) });
     this.estop = new EstopSwitch({
       store: this.store,
       clock: this.clock,
@@ -158,6 +158,7 @@ export class Broker implements BrokerParts {
         return proposeScopes(args, { env: this.matchEnv, cwd: session.cwd, pathArg: fileTool?.pathArg, contentArg: fileTool?.contentArg });
       },
       pinChange: (session, tool) => this.pins.ticketChange(session, tool),
+      description: (session, tool) => this.pins.description(session, tool),
       undoable: (session, tool, args) => this.undo.ticketUndoable(session, tool, args),
       undoOf: (session, callId, tool) => this.undo.ticketUndo(session, callId, tool),
       record,
@@ -365,6 +366,7 @@ export class Broker implements BrokerParts {
     // the newest seqs, so rows deleted from the top while the broker is stopped are seen at the next start
     this.safety.disk.write(() => this.store.marks.checkpoint());
     this.safety.stop();
+    this.ruleBook.close();
     this.bus.close('the broker is stopping');
   }
 }

@@ -202,6 +202,20 @@ export class Pins {
     return { change, reason: `the definition changed since it was pinned: ${what}` };
   }
 
+  /**
+   * The tool's own description as its wrapper listed it last (what a card shows, escaped): from the listing's
+   * text, or from the pin when the listing went by hash because it is the pinned definition.
+   */
+  description(session: Session, tool: string): string | undefined {
+    const listed = this.reported.get(session)?.get(tool);
+    if (!listed) return undefined;
+    const text = listed.parts.description?.text;
+    if (text) return text;
+    const row = this.stmts.get.get(session.info.server, tool) as Row | undefined;
+    if (!row || row.fingerprint !== listed.fingerprint) return undefined;
+    return readParts(row.definition).description?.text || undefined;
+  }
+
   /** Pins of one server (or all), changed ones first. */
   list(server?: string): PinInfo[] {
     const rows = (server === undefined ? this.stmts.all.all() : this.stmts.forServer.all(server)) as Row[];

@@ -9,7 +9,7 @@ import { isObject } from '../jsonrpc/messages.js';
 import type { PolicySnapshot } from '../policy/decide.js';
 import { rulesForSession } from '../policy/rules.js';
 import type { BrokerStatus, SessionOpen } from '../protocol/api.js';
-import { status, sessionOpen, uiLink, wrapperRequest } from '../protocol/methods/sessions.js';
+import { sessionAllows, sessionRevoke, status, sessionOpen, uiLink, wrapperRequest } from '../protocol/methods/sessions.js';
 import { WrapperNote } from '../protocol/names.js';
 import { settingOrFallback } from '../protocol/settings.js';
 import type { Bind } from './api/handlers.js';
@@ -28,6 +28,16 @@ export function bindSessions(on: Bind, b: BrokerParts): void {
     return { sessionId: session.info.id, policy: policySnapshot(b, session), ticketTimeoutSeconds: b.ticketTimeout.seconds };
   });
   // ask one connected wrapper something through its own connection
+  on(sessionAllows, () => b.sessions.all().flatMap((s) => [...s.sessionAllows].map((tool) => ({ sessionId: s.info.id, client: s.info.client, server: s.info.server, tool }))));
+  on(sessionRevoke, async (p) => {
+    const session = b.sessions.get(p.sessionId);
+    const revoked = session?.sessionAllows.delete(p.tool) ?? false;
+    if (session && revoked) {
+      b.record('session-allow-revoked', session.info.server, p.tool, { sessionId: p.sessionId, client: session.info.client });
+      await b.sessions.push((s) => s === session);
+    }
+    return { ok: true as const, revoked };
+  });
   on(wrapperRequest, async (p) => ({ sessionId: p.sessionId, answer: await b.sessions.request(p.sessionId, p.method, {}) }));
   on(uiLink, () => {
     if (!b.uiLinks) throw new IpcError('bad-state', 'this broker serves no UI: start it with `airlock daemon --ui`');
@@ -107,6 +117,8 @@ export function wrapperNote(b: BrokerParts, session: Session, method: string, pa
   if (method === WrapperNote.policyAck) b.sessions.onAck(session, isObject(params) && typeof params.version === 'number' ? params.version : 0);
   else if (method === WrapperNote.cancel) {
     if (isObject(params) && typeof params.callId === 'string') b.tickets.cancel(session, params.callId);
+  } else if (method === WrapperNote.unwaited) {
+    if (isObject(params) && typeof params.callId === 'string') b.tickets.unwaited(session, params.callId);
   } else if (method === WrapperNote.structured) b.catalogs.structured(session, params);
   else if (method === WrapperNote.budgetReport && isObject(params)) b.estop.budget.report(session.info.id, placeCount(params.used), placeCount(params.returned));
 }

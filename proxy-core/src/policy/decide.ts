@@ -6,7 +6,8 @@ import type { z } from 'zod';
 import type { ToolClass } from '../classify/classify.js';
 import type { DecidedBySchema, PolicySnapshotSchema } from '../protocol/api.js';
 import { describeCondition, type MatchEnv } from './arg-conditions.js';
-import { type Rule, ruleMatches } from './rules.js';
+import { inForce, type Rule, ruleMatches } from './rules.js';
+import { grantReason } from './grants.js';
 import { namesAbsolutePath, plannedUndo, type UndoPlan } from './undo-plan.js';
 
 /**
@@ -23,6 +24,11 @@ export interface PolicyDecision {
   action: 'allow' | 'deny' | 'ask';
   decidedBy: DecidedBy;
   ruleId?: string;
+  /**
+   * With `ask`: a counted grant matched the call. Its calls are spent through the broker (one thread, one
+   * store), so the wrapper asks it to spend one: answered at once, allowed, or held when none is left.
+   */
+  grant?: string;
   reason: string;
 }
 
@@ -59,14 +65,17 @@ export function definitionChanged(tool: string, definition: DefinitionState | un
 
 const STRICTNESS: Record<Rule['action'], number> = { deny: 3, ask: 2, allow: 1 };
 
-export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv): PolicyDecision {
+/** `now`: the wrapper's clock (ms), which ends a grant at its instant in the same tick as any call. */
+export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv, now: number = Date.now()): PolicyDecision {
   if (policy.estop) return { action: 'deny', decidedBy: 'estop', reason: 'E-Stop is on: every tool call is refused' };
   if (policy.journalDown) return { action: 'deny', decidedBy: 'error', reason: policy.journalDown };
   // how the call would be undone, worked out only when a rule asks
   const subject = call.args !== undefined && policy.rules.some((r) => r.undoable !== undefined) ? { ...call, undo: undoPlanOf(call.tool, call.args, policy, env) } : call;
   let rule: Rule | undefined;
   for (const r of policy.rules) {
-    if (ruleMatches(r, subject, env) && (!rule || STRICTNESS[r.action] > STRICTNESS[rule.action])) rule = r;
+    if (!inForce(r, now) || !ruleMatches(r, subject, env)) continue;
+    // of two allows, one that spends nothing is taken over a counted grant
+    if (!rule || STRICTNESS[r.action] > STRICTNESS[rule.action] || (r.action === 'allow' && rule.action === 'allow' && rule.calls !== undefined && r.calls === undefined)) rule = r;
   }
   if (rule?.action === 'deny') {
     return { action: 'deny', decidedBy: 'rule', ruleId: rule.id, reason: ruleReason(rule) };
@@ -83,6 +92,8 @@ export function decide(call: CallContext, policy: PolicySnapshot, env?: MatchEnv
     return { action: 'ask', decidedBy: 'rule', ruleId: rule.id, reason: ruleReason(rule) };
   }
   if (rule?.action === 'allow') {
+    if (rule.calls !== undefined) return { action: 'ask', decidedBy: 'rule', ruleId: rule.id, grant: rule.id, reason: grantReason(rule, now) };
+    if (rule.expiresAt !== undefined) return { action: 'allow', decidedBy: 'rule', ruleId: rule.id, reason: grantReason(rule, now) };
     return { action: 'allow', decidedBy: 'rule', ruleId: rule.id, reason: ruleReason(rule) };
   }
   if (policy.sessionAllows.includes(call.tool)) {

@@ -51,3 +51,18 @@ function undoMatches(rule: Rule, call: RuleSubject): boolean {
 export function rulesForSession(rules: readonly Rule[], server: string, client: string): Rule[] {
   return rules.filter((r) => globMatch(r.server, server) && (r.client === undefined || globMatch(r.client, client)));
 }
+
+/**
+ * Whether a rule applies at `now` (ms): a grant only before its end and while it has calls left. A grant's end or
+ * count that is not a number (a malformed push) is never in force: a grant that could not end is not applied.
+ */
+export function inForce(rule: Rule, now: number): boolean {
+  const { expiresAt, calls } = rule as { expiresAt?: unknown; calls?: unknown };
+  if (expiresAt !== undefined && !(typeof expiresAt === 'number' && now < expiresAt)) return false;
+  return calls === undefined || (typeof calls === 'number' && calls > 0);
+}
+
+/** Whether a rule is a grant: it ends by itself, at an instant or after a number of calls. */
+export function isGrant(rule: Rule): boolean {
+  return rule.expiresAt !== undefined || rule.calls !== undefined;
+}

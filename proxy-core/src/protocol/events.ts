@@ -43,6 +43,8 @@ export interface ConfigEventDetail {
 
 export interface EventDetails {
   'ticket-created': { ticket: Ticket };
+  'ticket-unwaited': { ticketId: string; at: number };
+  'session-allow-revoked': { sessionId: string; client: string };
   'ticket-ended': { ticketId: string; resolution: string; reason: string | null; remember: Remember | null };
   call: CallSummary;
   /** Who engaged E-Stop: a person (any front end), or the tripwire, which says why (`31 changing calls in 10 s`). */
@@ -54,7 +56,7 @@ export interface EventDetails {
   'read-only-claim-withdrawn': { evidence: string; client: string };
   'output-schema-mismatch': { errors: string[]; client: string };
   'rule-added': Rule;
-  'rule-removed': { id: string };
+  'rule-removed': { id: string; ended?: string };
   'trust-on': Record<string, never>;
   'trust-off': Record<string, never>;
   'setting-changed': { key: string; value: string };

@@ -35,6 +35,8 @@ export const UserMethod = {
   settingsGet: 'settings.get',
   settingsSet: 'settings.set',
   wrapperRequest: 'wrapper.request',
+  sessionAllows: 'session.allows',
+  sessionRevoke: 'session.revoke',
   settingsList: 'settings.list',
   clientsList: 'clients.list',
   protect: 'clients.protect',
@@ -87,6 +89,8 @@ export const WrapperNote = {
   structured: 'structured',
   /** Tripwire places used, and ones given back (asked to, or on closing). */
   budgetReport: 'tripwire.report',
+  /** The client stopped waiting on a held call (answered "call again"): its ticket stays, for the call made again. */
+  unwaited: 'ticket.unwaited',
 } as const;
 
 /** Requests the broker sends a wrapper (answered by the wrapper). */

@@ -45,7 +45,27 @@ export const RuleSchema = z.object({
   note: z.string().max(LIMITS.reason).optional(),
   /** A rule of the team policy file (broker/managed/): no one but its administrator can remove it. */
   managed: z.literal(true).optional(),
+  /** A grant for a time: the rule ends at this instant (ms), to the second, in the wrapper as in the broker. */
+  expiresAt: ms.optional(),
+  /** A grant of N calls: how many are left (spent through the broker, one at a time, so racing wrappers never overspend). */
+  calls: z.number().int().nonnegative().optional(),
+  /** How many calls the grant gave at first (what "2 of 10 left" is said against). */
+  callsGranted: z.number().int().positive().optional(),
 });
+
+/**
+ * What an approval may grant beyond the call: a time (`seconds` from now, or `until` an instant), a number of
+ * calls, or both. Either makes the approval an allow rule that ends by itself.
+ */
+export const GrantSchema = z
+  .object({
+    seconds: z.number().int().min(1).max(7 * 24 * 3600).optional(),
+    until: ms.optional(),
+    calls: z.number().int().min(1).max(1000).optional(),
+  })
+  .strict()
+  .refine((g) => g.seconds !== undefined || g.until !== undefined || g.calls !== undefined, 'a grant needs seconds, until or calls')
+  .refine((g) => g.seconds === undefined || g.until === undefined, 'a grant takes seconds or until, not both');
 
 export const PolicySnapshotSchema = z.object({
   version: z.number().int(),
@@ -154,6 +174,13 @@ export const TicketSchema = z.object({
   undoable: UndoableSchema.optional(),
   /** The call is the declared inverse of this journaled call, run for an undo a person asked for. */
   undoOf: z.string().optional(),
+  /**
+   * When the client stopped waiting on the call (its wrapper answered "call again" before the client would give
+   * up): the ticket stays open, and the same call made again gets the answer given here.
+   */
+  unwaitedAt: ms.optional(),
+  /** The tool's own description, as its server listed it (words of the server's, not Airlock's: shown escaped). */
+  description: z.string().max(4000).optional(),
 });
 
 export const SessionInfoSchema = z.object({

@@ -55,7 +55,8 @@ export class TicketDesk {
     const waiting: Waiting = { ticket: undefined, stopProgress: undefined, hold: undefined };
     this.asking.set(call, waiting);
     // Airlock's own call never takes the decision of a client's held ticket, nor leaves one to be picked up
-    const held = call.internal ? undefined : this.tickets.heldFor(call.tool, sha);
+    // a counted grant is spent by the broker for this call alone: it never picks up another call's ticket
+    const held = call.internal || call.grant !== undefined ? undefined : this.tickets.heldFor(call.tool, sha);
     if (held) {
       call.ticketId = held.ticketId;
       if (held.outcome) {
@@ -79,6 +80,7 @@ export class TicketDesk {
       argsSha256: sha,
       class: verdict.class,
       reasons: [...verdict.reasons, reason],
+      ...(call.grant !== undefined ? { grant: call.grant } : {}),
     };
     const ticket = this.tickets.open(call.callId, call.tool, sha, call);
     waiting.ticket = ticket;
@@ -159,7 +161,8 @@ export class TicketDesk {
     const policy = core.o.link.policy;
     if (!policy) return core.deny(call, 'broker-down', 'the connection to Airlock was lost as the call was approved');
     if (policy.estop) return core.deny(call, 'estop', 'E-Stop is on: every tool call is refused');
-    core.allow(call, 'user', a.reason + note);
+    // a counted grant's call is allowed by the rule the broker spent a call of, not by a person now
+    core.allow(call, a.decidedBy === 'rule' ? 'rule' : 'user', a.reason + note);
   }
 
   /** The client would give up soon: answer "still waiting", and keep the ticket for the same call made again. */
@@ -177,6 +180,7 @@ export class TicketDesk {
       `ticket${id} stays open, and the same call made again picks up the decision`;
     const verdict = call.verdict ?? core.verdictOf(call.tool);
     call.end('deny', 'timeout', detail, 'not-run', false);
+    core.o.link.unwaited?.(ticket.askId);
     core.close(call);
     core.reply({ jsonrpc: '2.0', id: call.id, result: waitingResult({ tool: call.tool, server: core.o.server, verdict, ticketId: call.ticketId }) });
     core.journal(call);

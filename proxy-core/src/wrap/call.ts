@@ -111,6 +111,8 @@ export class Call implements CallView {
   decidedBy: DecidedBy | undefined;
   detail = '';
   ticketId: string | undefined;
+  /** The counted grant the policy found for the call: its ask has the broker spend one of its calls. */
+  grant: string | undefined;
   outcome: Outcome = 'pending';
   askedAt: number | undefined;
   decidedAt: number | undefined;

@@ -37,8 +37,11 @@ export function decideCall(core: PipelineCore, call: Call): void {
   const verdict = o.verdicts.verdict(call.tool);
   call.verdict = verdict;
   const definition = o.verdicts.definition(call.tool);
-  const decision = decide({ server: o.server, client: o.client, tool: call.tool, toolClass: verdict.class, args: call.args, definition }, policy);
+  const decision = decide({ server: o.server, client: o.client, tool: call.tool, toolClass: verdict.class, args: call.args, definition }, policy, undefined, o.clock.now());
   if (decision.action === 'allow') core.allow(call, decision.decidedBy, decision.reason);
   else if (decision.action === 'deny') core.deny(call, decision.decidedBy, decision.reason);
-  else core.ask(call, decision.reason);
+  else {
+    call.grant = decision.grant;
+    core.ask(call, decision.reason);
+  }
 }

@@ -93,6 +93,12 @@ export function applyEvent(s: LiveSnapshot, e: BrokerEvent): LiveSnapshot {
       next.tickets = [t, ...s.tickets].sort(newestFirst);
       break;
     }
+    case 'ticket-unwaited': {
+      const d = detailOf(e, 'ticket-unwaited');
+      if (typeof d.ticketId !== 'string') break;
+      next.tickets = s.tickets.map((t) => (t.id === d.ticketId ? { ...t, unwaitedAt: typeof d.at === 'number' ? d.at : e.at } : t));
+      break;
+    }
     case 'ticket-ended': {
       const d = detailOf(e, 'ticket-ended');
       if (typeof d.ticketId !== 'string') break;

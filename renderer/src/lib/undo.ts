@@ -50,7 +50,10 @@ function sentence(text: string): string {
 }
 
 /** What an approval card says before the call runs; null when the ticket says nothing (an older broker). */
-export function ticketUndoableText(undoable: Undoable | undefined): { text: string; undoable: boolean } | null {
+export function ticketUndoableText(undoable: Undoable | undefined, toolClass?: string): { text: string; undoable: boolean } | null {
+  // a read changes nothing: there is nothing to undo (not "cannot be undone", which alarms for no reason)
+  if (toolClass === 'read-only-trusted') return { text: 'Nothing to undo: it only reads', undoable: true };
+  if (toolClass === 'read-only-unchecked') return { text: 'Nothing to undo if it only reads, as it says', undoable: true };
   if (undoable === undefined) return null;
   if (undoable === null) return { text: 'Cannot be undone', undoable: false };
   if (undoable.kind === 'snapshot') return { text: 'Can be undone: a snapshot of the file is kept', undoable: true };

@@ -102,3 +102,10 @@ test('window title carries the pending count', () => {
   expect(windowTitle(0)).toBe('Airlock');
   expect(windowTitle(2)).toBe('(2) Airlock');
 });
+
+test('a held call its client stopped waiting on stays, marked with when', () => {
+  const s = applyEvent(emptySnapshot(), ev('ticket-created', { ticket: ticket('u', 1) }));
+  const after = applyEvent(s, ev('ticket-unwaited', { ticketId: 'u', at: 4242 }));
+  expect(after.tickets).toEqual([{ ...ticket('u', 1), unwaitedAt: 4242 }]);
+  expect(applyEvent(after, ev('ticket-unwaited', { ticketId: 'other', at: 1 })).tickets).toEqual(after.tickets);
+});

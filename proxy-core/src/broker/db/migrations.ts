@@ -346,4 +346,12 @@ export const MIGRATIONS: readonly string[] = [
     name TEXT NOT NULL, created_at INTEGER NOT NULL, last_used_at INTEGER, via TEXT, seal TEXT
   );
   `,
+  // Migration 14, grants (policy/decide.ts): an allow rule may end by itself, at an instant (`expires_at`, ms)
+  // or after a number of calls (`calls_left`, of `calls_granted`). The seal covers them when they are set
+  // (sealed-tables.ts): a grant cannot be stretched by editing its row.
+  `
+  ALTER TABLE rules ADD COLUMN expires_at INTEGER;
+  ALTER TABLE rules ADD COLUMN calls_left INTEGER;
+  ALTER TABLE rules ADD COLUMN calls_granted INTEGER;
+  `,
 ];

@@ -10,7 +10,7 @@ import type { RowOrigin } from '../../protocol/presence.js';
 import type { Rule, RuleAction } from '../../policy/rules.js';
 import { parseJson, type Row } from './queries.js';
 import { rowSealed, signRow } from './sealed-tables.js';
-import { BY_AIRLOCK, type Sealer } from './seals.js';
+import { BY_AIRLOCK, readOrigin, type Sealer } from './seals.js';
 
 /** A rule's columns as stored (what its seal covers). */
 export function ruleRow(rule: Rule): Row {
@@ -24,7 +24,16 @@ export function ruleRow(rule: Rule): Row {
     note: rule.note ?? null,
     args: rule.args?.length ? JSON.stringify(rule.args) : null,
     undoable: rule.undoable === undefined ? null : rule.undoable ? 1 : 0,
+    expires_at: rule.expiresAt ?? null,
+    calls_left: rule.calls ?? null,
+    calls_granted: rule.callsGranted ?? null,
   };
+}
+
+/** A whole number read from a column, or undefined when it holds none (NULL) — null when it holds something else. */
+function count(v: unknown): number | null | undefined {
+  if (v === null || v === undefined) return undefined;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null;
 }
 
 export class RulesTable {
@@ -39,11 +48,14 @@ export class RulesTable {
   ) {
     this.s = {
       list: db.prepare('SELECT * FROM rules ORDER BY created_at, id'),
-      insert: db.prepare(`INSERT INTO rules (id, action, server, tool, client, created_at, note, args, undoable, via, seal)
-        VALUES (@id, @action, @server, @tool, @client, @created_at, @note, @args, @undoable, @via, @seal)
+      insert: db.prepare(`INSERT INTO rules (id, action, server, tool, client, created_at, note, args, undoable, expires_at, calls_left, calls_granted, via, seal)
+        VALUES (@id, @action, @server, @tool, @client, @created_at, @note, @args, @undoable, @expires_at, @calls_left, @calls_granted, @via, @seal)
         ON CONFLICT(id) DO UPDATE SET action = excluded.action, server = excluded.server, tool = excluded.tool, client = excluded.client,
-          created_at = excluded.created_at, note = excluded.note, args = excluded.args, undoable = excluded.undoable, via = excluded.via, seal = excluded.seal`),
+          created_at = excluded.created_at, note = excluded.note, args = excluded.args, undoable = excluded.undoable,
+          expires_at = excluded.expires_at, calls_left = excluded.calls_left, calls_granted = excluded.calls_granted, via = excluded.via, seal = excluded.seal`),
       delete: db.prepare('DELETE FROM rules WHERE id = ?'),
+      get: db.prepare('SELECT * FROM rules WHERE id = ?'),
+      spend: db.prepare('UPDATE rules SET calls_left = ?, via = ?, seal = ? WHERE id = ? AND calls_left = ?'),
     };
   }
 
@@ -79,6 +91,14 @@ export class RulesTable {
       if (r.undoable === 0 || r.undoable === 1) rule.undoable = r.undoable === 1;
       // any other value cannot be read: an allow is dropped, a deny or an ask applies to every call
       else if (r.undoable !== null && r.undoable !== undefined && rule.action === 'allow') return null;
+      // a grant's end or count that cannot be read: the grant is dropped (it would otherwise never end)
+      const expires = count(r.expires_at);
+      const calls = count(r.calls_left);
+      const granted = count(r.calls_granted);
+      if (expires === null || calls === null || granted === null) return null;
+      if (expires !== undefined) rule.expiresAt = expires;
+      if (calls !== undefined) rule.calls = calls;
+      if (granted) rule.callsGranted = granted;
       return rule;
     }).filter((r): r is Rule => r !== null);
   }
@@ -91,7 +111,27 @@ export class RulesTable {
 
   /** Store a row as given, sealed (a tightening rule put back from its record: tightening.ts). */
   put(row: Row, origin: RowOrigin): void {
-    this.s.insert.run({ ...row, ...signRow(this.sealer, 'rules', row, origin) });
+    // a row recorded before grants has no grant columns: it is no grant
+    const full = { expires_at: null, calls_left: null, calls_granted: null, ...row };
+    this.s.insert.run({ ...full, ...signRow(this.sealer, 'rules', full, origin) });
+  }
+
+  /**
+   * Spend one call of a counted grant: its row's count goes down by one and is sealed again with the origin it
+   * was made with. Null when it has none left, is not counted, or carries no good seal. One statement on one
+   * connection, so two wrappers asking at once cannot both spend the last call.
+   */
+  spend(id: string): { left: number } | null {
+    const row = this.s.get.get(id) as Row | undefined;
+    if (!row || row.action !== 'allow' || !rowSealed(this.sealer, 'rules', row)) return null;
+    const left = count(row.calls_left);
+    if (left === undefined || left === null || left < 1) return null;
+    const next = { ...row, calls_left: left - 1 };
+    const origin = readOrigin(row.via);
+    if (!origin) return null;
+    const { via, seal } = signRow(this.sealer, 'rules', next, origin);
+    if (this.s.spend.run(left - 1, via, seal, id, left).changes !== 1) return null;
+    return { left: left - 1 };
   }
 
   remove(id: string): boolean {

@@ -13,10 +13,15 @@ export interface SealedTable {
   key: readonly string[];
   /** The columns its seal covers, in order. */
   columns: readonly string[];
+  /**
+   * Columns added later that the seal covers when they are set (their name and value follow the columns): rows
+   * sealed before they existed keep their seals, and a value set in one cannot be cleared or changed unseen.
+   */
+  optional?: readonly string[];
 }
 
 export const SEALED_TABLES = {
-  rules: { key: ['id'], columns: ['id', 'action', 'server', 'tool', 'client', 'created_at', 'note', 'args', 'undoable'] },
+  rules: { key: ['id'], columns: ['id', 'action', 'server', 'tool', 'client', 'created_at', 'note', 'args', 'undoable'], optional: ['expires_at', 'calls_left', 'calls_granted'] },
   server_settings: { key: ['server'], columns: ['server', 'trust_read_only_hints'] },
   settings: { key: ['key'], columns: ['key', 'value'] },
   tool_pins: { key: ['server', 'tool'], columns: ['server', 'tool', 'fingerprint', 'definition', 'pinned_at'] },
@@ -27,7 +32,13 @@ export const SEALED_TABLES = {
 export type SealedTableName = keyof typeof SEALED_TABLES;
 
 function fields(table: SealedTableName, row: Row): SqlValue[] {
-  return SEALED_TABLES[table].columns.map((c) => (row[c] ?? null) as SqlValue);
+  const t: SealedTable = SEALED_TABLES[table];
+  const out = t.columns.map((c) => (row[c] ?? null) as SqlValue);
+  for (const c of t.optional ?? []) {
+    const v = row[c];
+    if (v !== null && v !== undefined) out.push(c, v as SqlValue);
+  }
+  return out;
 }
 
 /** The via and seal to store with `row` (its sealed columns by name). */

@@ -21,6 +21,12 @@ function conditions(args: readonly ArgCondition[] | undefined): string {
   return ` when ${args.map((c) => (c.kind === 'exact' ? `${c.arg} is ${JSON.stringify(c.value)}` : c.kind === 'range' ? `${c.arg} in [${c.min ?? ''}, ${c.max ?? ''}]` : `${c.arg} matches ${c.glob}`)).join(' and ')}`;
 }
 
+/** "for 900 s and 10 calls", "until 2026-12-01T18:00:00.000Z": what a grant asked for, as the proof binds it. */
+function grantWords(g: { seconds?: number; until?: number; calls?: number }): string {
+  const parts = [g.seconds !== undefined ? `for ${g.seconds} s` : '', g.until !== undefined ? `until ${new Date(g.until).toISOString()}` : '', g.calls !== undefined ? `for the next ${g.calls} calls like it` : ''];
+  return parts.filter(Boolean).join(' and ');
+}
+
 function cut(text: string): string {
   return text.length > MAX ? `${text.slice(0, MAX - 1)}…` : text;
 }
@@ -32,7 +38,8 @@ export function statementOf(method: string, params: Record<string, unknown>, loo
     case UserMethod.approve: {
       const t = lookup.ticket(String(p.id));
       const what = t ? `${t.server} → ${t.tool} (arguments sha256 ${t.argsSha256.slice(0, 16)}…)` : 'a call that is no longer held';
-      const how = p.remember === 'session' ? ', and its tool for the rest of the session' : p.remember === 'always' ? `, and always from now on (an allow rule${conditions(p.args)}${p.undoable ? ', only calls Airlock can undo' : ''})` : ', once';
+      const rule = `${conditions(p.args)}${p.undoable ? ', only calls Airlock can undo' : ''}`;
+      const how = p.remember === 'session' ? ', and its tool for the rest of the session' : p.remember === 'always' && p.grant ? `, and a grant ${grantWords(p.grant)} (an allow rule${rule})` : p.remember === 'always' ? `, and always from now on (an allow rule${rule})` : ', once';
       return cut(`Allow the held call ${p.id}: ${what}${how}`);
     }
     case UserMethod.rulesAdd:

@@ -19,7 +19,9 @@ import type { MatchEnv } from '../../policy/arg-conditions.js';
 import type { Clock } from '../../util/clock.js';
 import type { JournalSafety } from '../journal-safety.js';
 import type { Session, Sessions } from '../sessions.js';
-import { bad, checkArgConditions } from '../validate.js';
+import { bad, checkArgConditions, toolClass } from '../validate.js';
+import { grantFields, grantReason } from '../../policy/grants.js';
+import { ruleMatches, rulesForSession } from '../../policy/rules.js';
 import { heldArguments, requireArgumentsSeen } from './held-arguments.js';
 import { previewCall } from './preview.js';
 import { newTicketId, type Tickets } from './tickets.js';
@@ -33,7 +35,7 @@ export interface TicketsApiParts {
   readonly sessions: Sessions;
   readonly safety: JournalSafety;
   readonly estop: Pick<EstopSwitch, 'on'>;
-  readonly ruleBook: Pick<RuleBook, 'insert'>;
+  readonly ruleBook: Pick<RuleBook, 'insert' | 'spend' | 'list'>;
   readonly fileTools: Pick<FileTools, 'get'>;
   readonly matchEnv: MatchEnv;
   readonly clock: Pick<Clock, 'now'>;
@@ -56,7 +58,33 @@ export function bindTickets(on: Bind, b: TicketsApiParts): void {
 function askCall(b: TicketsApiParts, session: Session, p: WrapperParamsOf<'call.ask'>): Promise<AskAnswer> {
   if (b.estop.on) return Promise.resolve({ decision: 'deny', decidedBy: 'estop', ticketId: newTicketId(), reason: 'E-Stop is on' });
   if (b.safety.disk.full) return Promise.resolve({ decision: 'deny', decidedBy: 'error', ticketId: newTicketId(), reason: DISK_FULL_REASON });
+  if (p.grant !== undefined) {
+    const spent = spendGrant(b, session, p);
+    if (spent) return Promise.resolve(spent);
+  }
   return b.tickets.ask(session, p);
+}
+
+/**
+ * A call the wrapper found a counted grant for: spend one of its calls and allow it at once, when the grant is
+ * in force, applies to this session and matches the call as the broker reads it (a call whose arguments were
+ * cut matches no conditions). Otherwise (its last call went to a racing wrapper) the call is held as usual.
+ */
+function spendGrant(b: TicketsApiParts, session: Session, p: WrapperParamsOf<'call.ask'>): AskAnswer | null {
+  const rule = b.ruleBook.list().find((r) => r.id === p.grant);
+  if (!rule || rule.calls === undefined) return null;
+  const args = !p.argsTruncated && isObject(p.arguments) ? p.arguments : undefined;
+  const subject = { server: session.info.server, client: session.info.client, tool: p.tool, toolClass: toolClass(p.class), args: args ?? {} };
+  if (!rulesForSession([rule], session.info.server, session.info.client).length) return null;
+  if (rule.args?.length && args === undefined) return null;
+  if (!ruleMatches(rule, subject, b.matchEnv)) return null;
+  const spent = b.ruleBook.spend(rule.id);
+  if (!spent) return null;
+  return { decision: 'allow', decidedBy: 'rule', ticketId: newTicketId(), reason: grantReason(spent.rule, b.clock.now()) };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Approve a held call; `always` adds an allow rule, scoped to calls whose arguments meet `args` when given. */
@@ -64,8 +92,11 @@ function askCall(b: TicketsApiParts, session: Session, p: WrapperParamsOf<'call.
 export const IN_PROCESS: Via = { channel: 'in-process', proof: 'none' };
 
 export async function approveTicket(b: TicketsApiParts, p: CheckedParamsOf<'approve'>, via: Via = IN_PROCESS): Promise<ResultOf<'approve'>> {
-  const { id, remember, args, undoable, argsSeen } = p;
+  const { id, remember, args, undoable, argsSeen, grant } = p;
   if (args !== undefined && remember !== 'always') throw bad('argument conditions scope an "always" approval: give remember "always" with them');
+  if (grant !== undefined && remember !== 'always') throw bad('a grant (a time, a number of calls) is an allow rule that ends: give remember "always" with it');
+  const ends = grant === undefined ? {} : grantFields(grant, b.clock.now());
+  if ('error' in ends) throw bad(ends.error);
   if (undoable && remember !== 'always') throw bad('"only calls Airlock can undo" scopes an "always" approval: give remember "always" with it');
   checkArgConditions(args);
   const open = b.tickets.require(id);
@@ -79,7 +110,7 @@ export async function approveTicket(b: TicketsApiParts, p: CheckedParamsOf<'appr
   } else if (remember === 'always') {
     const server = exactName(ticket.server);
     const tool = exactName(ticket.tool);
-    b.ruleBook.insert({ action: 'allow', server, tool, ...(args?.length ? { args } : {}), ...(undoable ? { undoable } : {}), note: `from ticket ${ticket.id}` }, via);
+    b.ruleBook.insert({ action: 'allow', server, tool, ...(args?.length ? { args } : {}), ...(undoable ? { undoable } : {}), ...ends, note: `from ticket ${ticket.id}` }, via);
     await b.sessions.push();
   }
   // E-Stop may have been pressed while the push was in flight; it wins.

@@ -32,9 +32,11 @@ export interface TicketsOptions {
   pinChange?(session: Session, tool: string): { change: NonNullable<Ticket['pinChange']>; reason: string } | undefined;
   /** Whether the call will be undoable if approved (undo/undo.ts). */
   undoable?(session: Session, tool: string, args: unknown): Ticket['undoable'];
+  /** The tool's own description as listed (pins.ts). */
+  description?(session: Session, tool: string): string | undefined;
   /** The call asking is an undo's inverse the broker sent (undo/inverse.ts): which call it undoes, and what to say first. */
   undoOf?(session: Session, callId: string, tool: string): { undoOf: string; reason: string } | undefined;
-  record<K extends 'ticket-created' | 'ticket-ended'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
+  record<K extends 'ticket-created' | 'ticket-ended' | 'ticket-unwaited'>(type: K, server: string | null, tool: string | null, detail: EventDetails[K]): void;
 }
 
 export function newTicketId(): string {
@@ -76,6 +78,8 @@ export class Tickets {
       ticket.pinChange = pin.change;
       ticket.reasons = [pin.reason, ...ticket.reasons];
     }
+    const description = this.o.description?.(session, ticket.tool);
+    if (description) ticket.description = description.length > 4000 ? `${description.slice(0, 3999)}…` : description;
     const undo = this.o.undoOf?.(session, p.callId, ticket.tool);
     if (undo) {
       ticket.undoOf = undo.undoOf;
@@ -118,6 +122,15 @@ export class Tickets {
 
   cancel(session: Session, callId: string): void {
     this.denyAll((t) => t.session === session && t.callId === callId, 'cancelled', 'the client cancelled the call', 'cancelled');
+  }
+
+  /** The client stopped waiting on this call (its wrapper answered "call again"): the ticket says so, and stays. */
+  unwaited(session: Session, callId: string): void {
+    for (const t of this.open.values()) {
+      if (t.session !== session || t.callId !== callId || t.ticket.unwaitedAt !== undefined) continue;
+      t.ticket.unwaitedAt = this.o.clock.now();
+      this.o.record('ticket-unwaited', t.ticket.server, t.ticket.tool, { ticketId: t.ticket.id, at: t.ticket.unwaitedAt });
+    }
   }
 
   /** The held ticket with this id, or null. */

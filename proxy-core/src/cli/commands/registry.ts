@@ -54,7 +54,8 @@ export const commands: Record<string, Command> = {
   approve: {
     summary: 'approve a pending ticket',
     usage:
-      'airlock approve ID [--remember once|session|always] [--always] [--arg NAME=VALUE]... [--undoable] [--args-seen SHA256]\n' +
+      'airlock approve ID [--remember once|session|always] [--always] [--arg NAME=VALUE]... [--undoable] [--args-seen SHA256] [--for 15m] [--calls N]\n' +
+      '  --for 15m, --calls 10: a grant, an allow rule (scoped by --arg like --always) that ends after that time or that many calls.\n' +
       '  --args-seen: for a ticket whose arguments were cut, the hash `airlock pending ID --full` printed under them.\n' +
       '  --always --arg path=~/notes/**: the allow rule holds only for calls whose arguments meet the conditions\n' +
       '  (as in `airlock rules add`; `airlock pending` shows the scopes each ticket suggests).\n' +

@@ -1,5 +1,7 @@
 /** `airlock rules [list|add|remove]`. */
 import { describeConditions, describeRule } from '../../policy/decide.js';
+import { grantKind, grantLeft } from '../../policy/grants.js';
+import { isGrant } from '../../policy/rules.js';
 import { parse } from '../args.js';
 import { argConditions, call, print, printJson, table } from '../control.js';
 import { UsageError } from '../errors.js';
@@ -24,9 +26,10 @@ export async function run(argv: string[]): Promise<number> {
     else if (rules.length === 0 && ignored.length === 0) print('No rules: every call that is not trusted read-only asks.');
     else {
       const unsealedIds = new Set(unsealed.map((u) => u.key));
-      const rows = rules.map((r) => [r.id, r.managed ? `${r.action} (managed)` : r.action, r.server, r.tool, r.client ?? '*', describeConditions(r), unsealedIds.has(r.id) ? `${r.note ?? ''} (appeared without your approval; applied: it only tightens)`.trim() : r.note ?? '']);
-      for (const u of ignored) rows.push([u.key, 'IGNORED', '', '', '', u.what, 'appeared in the database without your approval; not applied (airlock rules remove ' + u.key + ')']);
-      print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'WHEN', 'NOTE'], rows));
+      const now = Date.now();
+      const rows = rules.map((r) => [r.id, r.managed ? `${r.action} (managed)` : r.action, r.server, r.tool, r.client ?? '*', describeConditions(r), isGrant(r) ? `${grantKind(r)}, ${grantLeft(r, now)}` : '', unsealedIds.has(r.id) ? `${r.note ?? ''} (appeared without your approval; applied: it only tightens)`.trim() : r.note ?? '']);
+      for (const u of ignored) rows.push([u.key, 'IGNORED', '', '', '', u.what, '', 'appeared in the database without your approval; not applied (airlock rules remove ' + u.key + ')']);
+      print(table(['ID', 'ACTION', 'SERVER', 'TOOL', 'CLIENT', 'WHEN', 'ENDS', 'NOTE'], rows));
     }
     return 0;
   }

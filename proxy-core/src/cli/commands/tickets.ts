@@ -41,20 +41,26 @@ export async function run(argv: string[]): Promise<number> {
       arg: { type: 'string', multiple: true },
       undoable: { type: 'boolean' },
       'args-seen': { type: 'string' },
+      for: { type: 'string' },
+      calls: { type: 'string' },
       json: { type: 'boolean' },
     });
     const id = single(positionals, 'approve');
     if (values.always && values.remember !== undefined && values.remember !== 'always') throw new UsageError('--always is --remember always');
-    const remember = values.always ? 'always' : (values.remember ?? 'once');
+    // a grant (--for 15m, --calls 10) is an allow rule that ends by itself
+    const grant = grantOf(values.for, values.calls);
+    if (grant && values.remember !== undefined && values.remember !== 'always') throw new UsageError('--for and --calls make a grant: an allow rule that ends; they take no --remember');
+    const remember = values.always || grant ? 'always' : (values.remember ?? 'once');
     if (remember !== 'once' && remember !== 'session' && remember !== 'always') throw new UsageError('--remember takes once, session or always');
     const args = argConditions(values.arg);
     if (args && remember !== 'always') throw new UsageError('--arg scopes an "always" approval: add --always');
     if (values.undoable && remember !== 'always') throw new UsageError('--undoable scopes an "always" approval: add --always');
     const seen = values['args-seen'];
-    const out = await call('approve', { id, remember, ...(args ? { args } : {}), ...(values.undoable ? { undoable: true as const } : {}), ...(seen ? { argsSeen: seen } : {}) });
+    const out = await call('approve', { id, remember, ...(args ? { args } : {}), ...(values.undoable ? { undoable: true as const } : {}), ...(seen ? { argsSeen: seen } : {}), ...(grant ? { grant } : {}) });
     const when = describeConditions({ ...(args ? { args } : {}), ...(values.undoable ? { undoable: true } : {}) });
+    const granted = grant ? [grant.seconds ? `for ${values.for}` : '', grant.calls ? `for the next ${grant.calls} calls` : ''].filter(Boolean).join(' and ') : '';
     if (values.json) printJson(out);
-    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${describe(out.remember)}${when ? ` when ${when}` : ''}).`);
+    else print(`Approved ${out.ticket.server}/${out.ticket.tool} (${id}, ${granted || describe(out.remember)}${when ? ` when ${when}` : ''}).`);
     return 0;
   }
   const { values, positionals } = parse(rest, { reason: { type: 'string' }, json: { type: 'boolean' } });
@@ -123,4 +129,19 @@ function argSpec(c: ArgCondition): string {
 
 function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `--for 15m` (s, m, h; a bare number is seconds) and `--calls 10`, as an approval's grant. */
+function grantOf(length: string | undefined, calls: string | undefined): { seconds?: number; calls?: number } | undefined {
+  const grant: { seconds?: number; calls?: number } = {};
+  if (length !== undefined) {
+    const m = /^(\d+)\s*(s|m|h)?$/.exec(length.trim());
+    if (!m) throw new UsageError('--for takes a length of time: 90s, 15m, 2h');
+    grant.seconds = Number(m[1]) * (m[2] === 'h' ? 3600 : m[2] === 'm' ? 60 : 1);
+  }
+  if (calls !== undefined) {
+    if (!/^\d+$/.test(calls) || Number(calls) < 1 || Number(calls) > 1000) throw new UsageError('--calls takes a number of calls, 1 to 1000');
+    grant.calls = Number(calls);
+  }
+  return grant.seconds !== undefined || grant.calls !== undefined ? grant : undefined;
 }

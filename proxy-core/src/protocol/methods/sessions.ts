@@ -46,4 +46,24 @@ export const wrapperRequest = method({
 /** A fresh sign-in link of the UI host (single-use, short-lived); bad-state when the broker serves no UI. */
 export const uiLink = method({ name: UserMethod.uiLink, role: 'user', rights: 'read', params: Empty, result: z.object({ url: z.string() }), wait: QUICK_MS });
 
-export const sessionMethods = [status, sessionOpen, wrapperRequest, uiLink] as const;
+/** The tools approved "for this session" in each connected wrapper: listed beside the rules, each revocable. */
+export const sessionAllows = method({
+  name: UserMethod.sessionAllows,
+  role: 'user',
+  rights: 'read',
+  params: Empty,
+  result: z.array(z.object({ sessionId: z.string(), client: z.string(), server: z.string(), tool: z.string() })),
+  wait: QUICK_MS,
+});
+
+/** End a session approval: the tool asks again in that session from its next call (it only tightens). */
+export const sessionRevoke = method({
+  name: UserMethod.sessionRevoke,
+  role: 'user',
+  rights: 'tighten',
+  params: z.object({ sessionId: text(64), tool: text(LIMITS.toolName) }).strict(),
+  result: z.object({ ok: z.literal(true), revoked: z.boolean() }),
+  wait: QUICK_MS,
+});
+
+export const sessionMethods = [status, sessionOpen, wrapperRequest, uiLink, sessionAllows, sessionRevoke] as const;

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { LIMITS } from '../limits.js';
 import { method, QUICK_MS } from '../method.js';
 import { UserMethod, WrapperMethod } from '../names.js';
-import { ArgConditionSchema, DecidedBySchema, Empty, RememberSchema, text, TicketSchema } from '../shapes.js';
+import { ArgConditionSchema, DecidedBySchema, Empty, GrantSchema, RememberSchema, text, TicketSchema } from '../shapes.js';
 
 /** What approving a ticket would do to a file: a unified diff against the file on disk, read by the broker. */
 export const PreviewSchema = z.discriminatedUnion('kind', [
@@ -37,6 +37,8 @@ export const AskRequestSchema = z.object({
   argsSha256: z.string().optional(),
   class: z.unknown(),
   reasons: z.array(z.unknown()).max(200).default([]),
+  /** The counted grant (a rule's id) the wrapper found for this call: the broker spends one of its calls, or holds the call. */
+  grant: text(64).optional(),
 });
 
 export const AskAnswerSchema = z.object({
@@ -61,6 +63,11 @@ export const approve = method({
       args: z.array(ArgConditionSchema).min(1).max(16).optional(),
       /** With `always`: the rule holds only for calls Airlock can undo (offered when the ticket is `undoable`). */
       undoable: z.literal(true).optional(),
+      /**
+       * With `always`: the rule is a grant that ends by itself, after a time or a number of calls (this call
+       * not counted). Loosening like any approval: it needs a presence proof.
+       */
+      grant: GrantSchema.optional(),
       /**
        * For a ticket whose arguments were cut (`argsTruncated`): the `argsSha256` of the whole arguments the
        * person was shown (`ticket.arguments`, `airlock pending ID --full`). Without it such a call is not allowed.

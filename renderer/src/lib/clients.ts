@@ -1,0 +1,23 @@
+/**
+ * Clients by their names: the id a wrapper was started with (`--client cursor`) as the person knows the app.
+ * The same table as proxy-core's clients/known-clients.ts (the renderer loads no runtime code of proxy-core; a
+ * test keeps the two equal). An id it does not know is shown as it is.
+ */
+export const CLIENT_LABELS: Readonly<Record<string, string>> = {
+  'claude-desktop': 'Claude Desktop',
+  'claude-code': 'Claude Code',
+  cursor: 'Cursor',
+  vscode: 'VS Code',
+  windsurf: 'Windsurf',
+  zed: 'Zed',
+  cline: 'Cline',
+  'gemini-cli': 'Gemini CLI',
+  codex: 'Codex',
+  'lm-studio': 'LM Studio',
+  continue: 'Continue',
+  goose: 'Goose',
+};
+
+export function clientLabel(id: string): string {
+  return Object.hasOwn(CLIENT_LABELS, id) ? CLIENT_LABELS[id]! : id;
+}
