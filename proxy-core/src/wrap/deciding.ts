@@ -5,6 +5,7 @@
  */
 import { decide } from '../policy/decide.js';
 import type { Call } from './call.js';
+import { retryOf } from './era.js';
 import type { PipelineCore } from './pipeline-core.js';
 
 /** Decide `call` (in `deciding`): allow, deny or ask; a continuation first checks the call is still deciding. */
@@ -13,6 +14,7 @@ export function decideCall(core: PipelineCore, call: Call): void {
   const o = core.o;
   const down = o.unavailable();
   if (down) return core.deny(call, down.decidedBy, down.reason);
+  if (call.round) return continueRound(core, call);
   const listing = o.verdicts.listing;
   if (!listing.ready) {
     if (!listing.canList && !o.initialized()) {
@@ -40,5 +42,23 @@ export function decideCall(core: PipelineCore, call: Call): void {
   const decision = decide({ server: o.server, client: o.client, tool: call.tool, toolClass: verdict.class, args: call.args, definition }, policy);
   if (decision.action === 'allow') core.allow(call, decision.decidedBy, decision.reason);
   else if (decision.action === 'deny') core.deny(call, decision.decidedBy, decision.reason);
-  else core.ask(call, decision.reason);
+  else core.ask(call, withRetryNote(call, decision.reason));
+}
+
+/** A retry of a call the server asked input for: decided with the first round, unless E-Stop is on or Airlock is gone. */
+function continueRound(core: PipelineCore, call: Call): void {
+  const policy = core.o.link.policy;
+  if (policy?.estop === true) return core.deny(call, 'estop', 'E-Stop is on: every tool call is refused');
+  if (!policy || core.o.link.state !== 'up') return core.deny(call, 'broker-down', 'Airlock is not running');
+  const round = call.round!;
+  call.verdict = round.first.verdict;
+  core.allow(call, round.decidedBy, call.detail);
+}
+
+/** What the card says of a call that answers input requests of a round this wrapper did not see (or forgot). */
+function withRetryNote(call: Call, reason: string): string {
+  const retry = retryOf(call.message.params);
+  if (!retry) return reason;
+  const keys = retry.answered.length > 0 ? ` (${retry.answered.map((k) => JSON.stringify(k)).join(', ')})` : '';
+  return `${reason}; it carries answers to input the server asked for${keys}, in a round Airlock has no record of, so it is asked as a new call`;
 }

@@ -18,6 +18,8 @@ export class InitCapture {
   private readonly asked = new Map<string, unknown>();
   /** The first initialize that succeeded: what the client sent and what the server agreed to. */
   private negotiated: Negotiated | undefined;
+  /** A 2026-07-28 connection has no handshake: a restarted server takes the client's next request as it comes. */
+  stateless = false;
 
   /** The client sent `initialize`. */
   clientAsked(m: Message & { id: JsonRpcId }): void {
@@ -39,6 +41,7 @@ export class InitCapture {
 
   /** Why the session cannot be replayed to a new process, or null when it can. */
   unsafe(): string | null {
+    if (this.stateless) return null;
     return this.negotiated ? null : "the client's initialize was not seen, so it cannot be replayed";
   }
 
