@@ -149,4 +149,21 @@ describe('a 2026-07-28 connection', () => {
     expect(callsOf(log, 'delete_note')).toHaveLength(1);
     await w.close();
   });
+
+  test("the wrapper's listing is taken again when its ttlMs runs out, and a definition changed meanwhile holds the tool", async () => {
+    const { w, log } = start('era-allow', { ERA_TTL_MS: '300', ERA_CHANGE_AFTER: '2' });
+    await request(w, 'server/discover');
+    const ran = await request(w, 'tools/call', { name: 'write_note', arguments: { name: 'n', text: 't' } });
+    expect(decisionOf(ran.result)).toBeUndefined();
+    expect(callsOf(log, 'write_note')).toHaveLength(1);
+    // nobody asked for a listing: the ttl did, three times over (the third shows the changed description)
+    await waitFor(() => executed(log).filter((e) => e.method === 'tools/list' && String(e.id).startsWith('airlock-internal:')).length >= 3, 8000, 'listings after the ttl');
+    const held = request(w, 'tools/call', { name: 'write_note', arguments: { name: 'n', text: 'u' } });
+    const ticket = await waitForTicket(home, 'write_note');
+    expect(ticket.reasons.join(' ')).toMatch(/definition of "write_note" changed since it was pinned/);
+    await cli(home, ['deny', ticket.id]);
+    expect(decisionOf((await held).result)).toMatchObject({ decision: 'deny', decidedBy: 'user' });
+    expect(callsOf(log, 'write_note')).toHaveLength(1);
+    await w.close();
+  });
 });
