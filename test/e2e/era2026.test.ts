@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cli, decisionOf, executed, ROOT, waitFor, waitForTicket } from '../helpers/airlock.js';
+import { cli, decisionOf, executed, fixture, ROOT, waitFor, waitForTicket } from '../helpers/airlock.js';
 import { brokerForFile } from '../helpers/estop.js';
 import { type RawWrapped, startRaw } from '../helpers/raw-client.js';
 
@@ -164,6 +164,23 @@ describe('a 2026-07-28 connection', () => {
     await cli(home, ['deny', ticket.id]);
     expect(decisionOf((await held).result)).toMatchObject({ decision: 'deny', decidedBy: 'user' });
     expect(callsOf(log, 'write_note')).toHaveLength(1);
+    await w.close();
+  });
+
+  test('a client probing with server/discover before an older server falls back to initialize: a 2025 session, nothing sent early', async () => {
+    const fx = fixture(home);
+    const w = startRaw(home, ['--name', 'era-allow'], fx.command, fx.args, fx.env);
+    const probe = await request(w, 'server/discover');
+    expect(probe.error).toMatchObject({ code: -32601 });
+    // the wrapper did not list the tools of a server nobody initialized
+    expect(executed(fx.log).some((e) => e.method === 'tools/list')).toBe(false);
+    await w.handshake();
+    await waitFor(() => executed(fx.log).some((e) => e.method === 'tools/list'), 8000, "the wrapper's listing after initialize");
+    w.send(JSON.stringify({ jsonrpc: '2.0', id: 'c1', method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } }));
+    const answer = await w.next((m) => m.id === 'c1', 8000, 'the call');
+    // a 2025 answer: the server's own bytes, without resultType
+    expect((answer.result as Entry).resultType).toBeUndefined();
+    expect(executed(fx.log).some((e) => e.tool === 'echo')).toBe(true);
     await w.close();
   });
 });

@@ -26,6 +26,8 @@ export class ConnectionEra {
   /** The `_meta` of the client's last 2026 request (what the wrapper's own requests carry). */
   private lastParams: unknown;
   private ttlTimer: Timer | undefined;
+  /** The client's 2026 session is established (a 2026 request, or a discover the server answered as one). */
+  private declared = false;
 
   constructor(private readonly o: ConnectionEraContext) {}
 
@@ -53,11 +55,25 @@ export class ConnectionEra {
     if (version === undefined) return undefined;
     if (typeof version !== 'string' || !MODERN_VERSIONS.includes(version)) return unsupportedVersion(m.id as string | number, version);
     this.lastParams = m.params;
-    if (this.current === undefined) {
-      this.current = '2026';
-      this.o.modern();
-    }
+    this.current = '2026';
+    // a probe is not yet a 2026 session: the server may be an older one, and the client fall back to initialize
+    // (the wrapper's listing must not reach a server that has not been initialized): its answer decides
+    if (m.method !== 'server/discover') this.declare();
     return undefined;
+  }
+
+  /** The server answered the client's server/discover: a 2026 session if it offers 2026-07-28, else still undecided. */
+  discovered(m: Message): void {
+    if (this.current !== '2026' || this.declared) return;
+    const versions = isObject(m.result) ? m.result.supportedVersions : undefined;
+    if (m.error === undefined && Array.isArray(versions) && versions.some((v) => typeof v === 'string' && MODERN_VERSIONS.includes(v))) this.declare();
+    else this.current = undefined;
+  }
+
+  private declare(): void {
+    if (this.declared) return;
+    this.declared = true;
+    this.o.modern();
   }
 
   /** A request of the wrapper's own, as the server is sent it in this era. */

@@ -192,6 +192,7 @@ export class Relay {
     log: (msg) => this.o.log(msg),
     toClient: (data) => this.o.toClient(data),
     relayToClient: (raw) => this.forwardClient(raw),
+    discovered: (m) => this.era.discovered(m),
   };
 
   /** How a line from the server is read (server-lines.ts): what it needs of the relay. */

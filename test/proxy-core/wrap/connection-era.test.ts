@@ -41,11 +41,23 @@ describe("a connection's era", () => {
     expect(e.era).toBeUndefined();
   });
 
-  test('a discover probe that falls back to initialize ends in 2025', () => {
-    const { e } = era();
+  test('a discover probe is a 2026 session only once the server answers it as one', () => {
+    const { e, seen } = era();
     e.observe(req('server/discover', { _meta: META }));
+    expect(seen.modern).toBe(0);
+    e.discovered({ jsonrpc: '2.0', id: 1, result: { resultType: 'complete', supportedVersions: ['2026-07-28'] } });
+    expect(seen.modern).toBe(1);
+    expect(e.era).toBe('2026');
+  });
+
+  test('a discover probe an older server refuses leaves the era undecided, and the fallback initialize makes it 2025', () => {
+    const { e, seen } = era();
+    e.observe(req('server/discover', { _meta: META }));
+    e.discovered({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'method not found' } });
+    expect(e.era).toBeUndefined();
     e.observe(req('initialize', {}));
     expect(e.era).toBe('2025');
+    expect(seen.modern).toBe(0);
   });
 
   test("the wrapper's listing is taken again when its ttlMs runs out (the last page's ttl counts), not in 2025", () => {
