@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cli, decisionOf, executed, fixture, ROOT, waitFor, waitForTicket } from '../helpers/airlock.js';
+import { cli, decisionOf, executed, fixture, processAlive, ROOT, waitFor, waitForTicket } from '../helpers/airlock.js';
 import { brokerForFile } from '../helpers/estop.js';
 import { type RawWrapped, startRaw } from '../helpers/raw-client.js';
 
@@ -181,6 +181,32 @@ describe('a 2026-07-28 connection', () => {
     // a 2025 answer: the server's own bytes, without resultType
     expect((answer.result as Entry).resultType).toBeUndefined();
     expect(executed(fx.log).some((e) => e.tool === 'echo')).toBe(true);
+    await w.close();
+  });
+
+  test('E-Stop terminates a server that runs on after the grace; on release it is started again with no handshake to replay', async () => {
+    await broker.call('settings.set', { key: 'estop-grace-seconds', value: '1' });
+    const { w, log } = start('era-allow');
+    await request(w, 'server/discover');
+    const first = executed(log).find((e) => e.started)!;
+    // without the tasks extension the job is an ordinary call, answered when it ends (a minute from now)
+    const running = request(w, 'tools/call', { name: 'job', arguments: { steps: 600 } });
+    await waitFor(() => executed(log).some((e) => e.step === 2), 8000, 'the job to run');
+    await broker.call('estop', { on: true });
+    const stopped = (await running).result as Entry;
+    expect(stopped.resultType).toBe('complete');
+    expect(decisionOf(stopped)).toMatchObject({ decidedBy: 'estop', sent: true });
+    await waitFor(() => !processAlive(first.pid as number), 10_000, 'the server to be terminated');
+    await broker.call('estop', { on: false });
+    await waitFor(() => executed(log).filter((e) => e.started).length === 2, 10_000, 'the server to be started again');
+    const again = await request(w, 'tools/call', { name: 'write_note', arguments: { name: 'after', text: 't' } });
+    expect(decisionOf(again.result)).toBeUndefined();
+    const second = executed(log).filter((e) => e.started).at(-1)!;
+    expect(executed(log).some((e) => e.pid === second.pid && e.tool === 'write_note')).toBe(true);
+    // nothing to replay in this era, and everything the new process was sent carried the client's _meta
+    expect(executed(log).some((e) => e.method === 'initialize')).toBe(false);
+    expect(executed(log).some((e) => e.missingMeta !== undefined)).toBe(false);
+    await broker.call('settings.set', { key: 'estop-grace-seconds', value: '0' });
     await w.close();
   });
 });
