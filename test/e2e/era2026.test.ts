@@ -206,7 +206,7 @@ describe('a 2026-07-28 connection', () => {
     // nothing to replay in this era, and everything the new process was sent carried the client's _meta
     expect(executed(log).some((e) => e.method === 'initialize')).toBe(false);
     expect(executed(log).some((e) => e.missingMeta !== undefined)).toBe(false);
-    await broker.call('settings.set', { key: 'estop-grace-seconds', value: '0' });
+    await broker.call('settings.set', { key: 'estop-grace-seconds', value: '2' });
     await w.close();
   });
 });
