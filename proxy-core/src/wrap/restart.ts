@@ -23,6 +23,8 @@ export class InitCapture {
 
   /** The client sent `initialize`. */
   clientAsked(m: Message & { id: JsonRpcId }): void {
+    // a session that opened with 2026 requests and then initializes is a 2025 one, replayed as such
+    this.stateless = false;
     // one is all a session has; a client that keeps sending them is not remembered without end
     if (this.asked.size < 8) this.asked.set(idKey(m.id), m.params);
   }
