@@ -81,6 +81,8 @@ describe('a 2026 task', () => {
     await broker.call('estop', { on: true });
     await waitFor(() => ownTaskRequests(log, 'tasks/cancel').length > 0, 8000, 'tasks/cancel');
     await waitFor(async () => (await jobOf('era-tasks'))?.outcome === 'cancelled', 10_000, 'the cancelled entry');
+    // the wrapper's own requests were 2026 requests: none was refused for want of _meta
+    expect(executed(log).some((e) => e.missingMeta !== undefined)).toBe(false);
     const refused = await request(w, 'tools/call', { name: 'job', arguments: { steps: 1 } });
     expect(decisionOf(refused.result)).toMatchObject({ decision: 'deny', decidedBy: 'estop' });
     expect((refused.result as Entry).resultType).toBe('complete');
