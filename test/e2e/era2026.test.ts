@@ -110,7 +110,7 @@ describe('a 2026-07-28 connection', () => {
     expect(history).toHaveLength(1);
     expect(history[0]).toMatchObject({ decision: 'allow', decidedBy: 'user', ticketId: ticket.id });
     expect(history[0]!.detail).toMatch(/round 1: the server asked for input: confirm \(elicitation\/create: "Delete note a\?"\)/);
-    expect(history[0]!.detail).toMatch(/round 2: called again with input for "confirm"/);
+    expect(history[0]!.detail).toMatch(/round 2: called again with input for "confirm" \(accept\)/);
     expect(history[0]!.result).toMatch(/deleted a/);
     await w.close();
   });
@@ -143,7 +143,7 @@ describe('a 2026-07-28 connection', () => {
     const forged = request(w, 'tools/call', { name: 'delete_note', arguments: { name: 'c' }, requestState: `${asked.requestState}x`, inputResponses: { confirm: { action: 'accept' } } });
     const second = await waitForTicket(home, 'delete_note');
     expect(second.id).not.toBe(ticket.id);
-    expect(second.reasons.join(' ')).toMatch(/carries answers to input the server asked for \("confirm"\)/);
+    expect(second.reasons.join(' ')).toMatch(/carries answers to input the server asked for \("confirm" \(accept\)\)/);
     await cli(home, ['deny', second.id]);
     expect(decisionOf((await forged).result)).toMatchObject({ decision: 'deny', decidedBy: 'user' });
     expect(callsOf(log, 'delete_note')).toHaveLength(1);

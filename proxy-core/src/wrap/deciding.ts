@@ -59,6 +59,6 @@ function continueRound(core: PipelineCore, call: Call): void {
 function withRetryNote(call: Call, reason: string): string {
   const retry = retryOf(call.message.params);
   if (!retry) return reason;
-  const keys = retry.answered.length > 0 ? ` (${retry.answered.map((k) => JSON.stringify(k)).join(', ')})` : '';
+  const keys = retry.shown.length > 0 ? ` (${retry.shown.join(', ')})` : '';
   return `${reason}; it carries answers to input the server asked for${keys}, in a round Airlock has no record of, so it is asked as a new call`;
 }

@@ -91,11 +91,19 @@ export function inputRequired(result: unknown): InputRequired | undefined {
   return { requestState: typeof result.requestState === 'string' ? result.requestState : undefined, requests };
 }
 
-/** The round a retried tools/call carries: its echoed state and the keys it answers (undefined: not a retry). */
-export function retryOf(params: unknown): { requestState: unknown; answered: string[] } | undefined {
+/**
+ * The round a retried tools/call carries: its echoed state, the keys it answers and, shown with each, how (an
+ * elicitation's action: accept, decline, cancel). Undefined: not a retry.
+ */
+export function retryOf(params: unknown): { requestState: unknown; answered: string[]; shown: string[] } | undefined {
   if (!isObject(params) || (params.requestState === undefined && params.inputResponses === undefined)) return undefined;
-  const answered = isObject(params.inputResponses) ? Object.keys(params.inputResponses).slice(0, 50).map((k) => k.slice(0, 100)) : [];
-  return { requestState: params.requestState, answered };
+  const responses = isObject(params.inputResponses) ? Object.entries(params.inputResponses).slice(0, 50) : [];
+  const answered = responses.map(([k]) => k.slice(0, 100));
+  const shown = responses.map(([k, r]) => {
+    const action = isObject(r) && typeof r.action === 'string' ? ` (${r.action.slice(0, 20)})` : '';
+    return `${JSON.stringify(k.slice(0, 100))}${action}`;
+  });
+  return { requestState: params.requestState, answered, shown };
 }
 
 /** One line for the journal and the card: what the server asked for in a round. */

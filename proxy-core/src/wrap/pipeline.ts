@@ -145,7 +145,7 @@ export class CallPipeline implements PipelineCore {
     call.askedAt = first.askedAt;
     call.decidedAt = first.decidedAt;
     const retry = retryOf(call.message.params);
-    const keys = retry && retry.answered.length > 0 ? ` with input for ${retry.answered.map((k) => JSON.stringify(k)).join(', ')}` : ' with its state';
+    const keys = retry && retry.shown.length > 0 ? ` with input for ${retry.shown.join(', ')}` : ' with its state';
     call.detail = `${round.last.detail}; round ${round.n + 1}: called again${keys}`;
   }
 

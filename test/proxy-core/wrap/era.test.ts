@@ -68,6 +68,10 @@ describe('the 2026-07-28 wire, read and written', () => {
     expect(inputRequired({ resultType: 'complete', content: [] })).toBeUndefined();
     expect(inputRequired({ content: [] })).toBeUndefined();
     expect(retryOf({ name: 't', arguments: {} })).toBeUndefined();
-    expect(retryOf({ name: 't', requestState: 's', inputResponses: { confirm: {} } })).toEqual({ requestState: 's', answered: ['confirm'] });
+    expect(retryOf({ name: 't', requestState: 's', inputResponses: { confirm: { action: 'decline' }, llm: { role: 'assistant' } } })).toEqual({
+      requestState: 's',
+      answered: ['confirm', 'llm'],
+      shown: ['"confirm" (decline)', '"llm"'],
+    });
   });
 });
