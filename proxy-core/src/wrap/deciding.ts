@@ -3,7 +3,7 @@
  * the broker pushed, the tool list), waiting only for what is missing: the tool list (bounded by the catalog
  * wait) or the broker (once; a second time it is down). Whatever fails here is a denial (pipeline.ts).
  */
-import { decide } from '../policy/decide.js';
+import { decide, definitionChanged, type PolicySnapshot } from '../policy/decide.js';
 import type { Call } from './call.js';
 import { retryOf } from './era.js';
 import type { PipelineCore } from './pipeline-core.js';
@@ -14,7 +14,6 @@ export function decideCall(core: PipelineCore, call: Call): void {
   const o = core.o;
   const down = o.unavailable();
   if (down) return core.deny(call, down.decidedBy, down.reason);
-  if (call.round) return continueRound(core, call);
   const listing = o.verdicts.listing;
   if (!listing.ready) {
     if (!listing.canList && !o.initialized()) {
@@ -36,20 +35,23 @@ export function decideCall(core: PipelineCore, call: Call): void {
     void link.ensureUp(o.timings.brokerWaitMs).then(() => core.guarded(call, () => decideCall(core, call)));
     return;
   }
+  const definition = o.verdicts.definition(call.tool);
+  if (call.round) {
+    // a retry is the call its first round was decided on, unless the tool's definition changed in between
+    if (!definitionChanged(call.tool, definition, policy)) return continueRound(core, call, policy);
+    call.round = undefined;
+  }
   const verdict = o.verdicts.verdict(call.tool);
   call.verdict = verdict;
-  const definition = o.verdicts.definition(call.tool);
   const decision = decide({ server: o.server, client: o.client, tool: call.tool, toolClass: verdict.class, args: call.args, definition }, policy);
   if (decision.action === 'allow') core.allow(call, decision.decidedBy, decision.reason);
   else if (decision.action === 'deny') core.deny(call, decision.decidedBy, decision.reason);
   else core.ask(call, withRetryNote(call, decision.reason));
 }
 
-/** A retry of a call the server asked input for: decided with the first round, unless E-Stop is on or Airlock is gone. */
-function continueRound(core: PipelineCore, call: Call): void {
-  const policy = core.o.link.policy;
-  if (policy?.estop === true) return core.deny(call, 'estop', 'E-Stop is on: every tool call is refused');
-  if (!policy || core.o.link.state !== 'up') return core.deny(call, 'broker-down', 'Airlock is not running');
+/** A retry of a call the server asked input for: decided with the first round, unless E-Stop is on. */
+function continueRound(core: PipelineCore, call: Call, policy: PolicySnapshot): void {
+  if (policy.estop) return core.deny(call, 'estop', 'E-Stop is on: every tool call is refused');
   const round = call.round!;
   call.verdict = round.first.verdict;
   core.allow(call, round.decidedBy, call.detail);
