@@ -16,6 +16,7 @@ import { LIMITS } from '../protocol/limits.js';
 import { type Clock, monotonic, systemClock } from '../util/clock.js';
 import { type Shown, shownArguments } from './capture.js';
 import type { InternalSink } from './internal-call.js';
+import type { Round } from './rounds.js';
 
 /**
  * deciding: classify and policy (may wait for the tool list or the broker) · asking: a ticket waits for a
@@ -128,6 +129,8 @@ export class Call implements CallView {
   cancelled = false;
   /** The client already has its answer (ended while running); the server's late one is journaled, not relayed. */
   answered = false;
+  /** The round of a multi round-trip call that this request continues (rounds.ts): decided with the first. */
+  round: Round | undefined;
   private forwardedMono: number | undefined;
   private shown: Shown | undefined;
   private sha: string | undefined;

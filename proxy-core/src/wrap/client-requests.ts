@@ -24,6 +24,8 @@ export interface ClientAnswerContext {
   toClient(data: string | Buffer): void;
   /** The server's own bytes. */
   relayToClient(raw: Buffer): void;
+  /** The server answered the client's server/discover (what the connection's era waits on: connection-era.ts). */
+  discovered(m: Message): void;
 }
 
 /**
@@ -87,6 +89,7 @@ export class ClientRequest implements Responder {
       if (o.link().state === 'connecting') return void o.link().ensureUp(LIST_WAIT_FOR_BROKER_MS).then(send);
       return send();
     }
+    if (this.method === 'server/discover') o.discovered(m);
     if (this.method === 'initialize') {
       o.init.serverAnswered(key, m);
       const caps = isObject(m.result) ? m.result.capabilities : undefined;

@@ -13,6 +13,7 @@ import type { CallBudget } from './call-budget.js';
 import { capturedResult } from './capture.js';
 import type { PipelineCore } from './pipeline-core.js';
 import { type CallStage, composeAfterResult, composeBeforeForward, type PreForwardResult } from './stages.js';
+import { inputRequired } from './era.js';
 import { taskHandle } from './tasks.js';
 
 const STRUCTURED_CHECK_MAX_BYTES = 1024 * 1024;
@@ -95,6 +96,8 @@ export class Forwarding {
   private needsPlace(call: Call): boolean {
     const policy = this.core.o.link.policy;
     if (policy && policy.tripwire !== true) return false;
+    // a retry of a call that asked for input took its place in the first round: it is the same call
+    if (call.round) return false;
     return !(call.verdict?.class === 'read-only-trusted' && this.core.verdictOf(call.tool).class === 'read-only-trusted');
   }
 
@@ -127,6 +130,14 @@ export class Forwarding {
     } catch (err) {
       // what the journal keeps of a result must never stand in the way of the result itself
       o.log(`airlock: could not keep the result of call ${call.callId} for the journal: ${(err as Error).message}`);
+    }
+    const asked = outcome === 'ok' && !call.answered && !call.cancelled && !call.internal ? inputRequired(result) : undefined;
+    if (asked) {
+      // not the call's end either: the client calls again with the input, and that request continues this call
+      call.result = undefined;
+      call.to('done');
+      core.roundOpened(call, asked);
+      return;
     }
     const handle = outcome === 'ok' && o.taskCreated ? taskHandle(result) : undefined;
     if (handle) {

@@ -8,6 +8,7 @@ import type { JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DecidedBy } from '../policy/decide.js';
 import type { Clock } from '../util/clock.js';
 import type { BrokerLinkLike } from './broker-link.js';
+import type { InputRequired } from './era.js';
 import type { Call } from './call.js';
 import type { Denial } from './denial.js';
 import type { InFlight } from './in-flight.js';
@@ -72,5 +73,7 @@ export interface PipelineCore {
   sent(call: Call): void;
   endInternal(call: Call, e: InternalEnd): void;
   reply(message: JsonRpcResponse): void;
+  /** The server answered the call asking for input (2026-07-28): its retry continues it (rounds.ts). */
+  roundOpened(call: Call, asked: InputRequired): void;
   journal(call: Call): void;
 }

@@ -17,14 +17,17 @@ import type { Verdict } from '../classify/classify.js';
 import { errorResponse, idKey, INTERNAL_ERROR, type JsonRpcId, type JsonRpcResponse, type Message } from '../jsonrpc/messages.js';
 import type { DecidedBy, PolicySnapshot } from '../policy/decide.js';
 import { monotonic } from '../util/clock.js';
+import { argumentsHash } from '../jsonrpc/canonical.js';
 import { TicketDesk } from './asking.js';
 import { Call, type CallView, UNSENT } from './call.js';
 import { CallBudget } from './call-budget.js';
 import { decideCall } from './deciding.js';
 import { type Denial, denialResult } from './denial.js';
+import { type InputRequired, retryOf } from './era.js';
 import { Forwarding } from './forwarding.js';
 import type { Responder } from './in-flight.js';
 import type { InternalEnd, InternalSink } from './internal-call.js';
+import { type Round, Rounds } from './rounds.js';
 import type { CallStage } from './stages.js';
 import type { PipelineContext, PipelineCore } from './pipeline-core.js';
 
@@ -39,6 +42,8 @@ export class CallPipeline implements PipelineCore {
   /** Progress tokens of calls ended while running: what the server still says about them is not relayed. */
   private readonly silenced = new Set<string | number>();
   private readonly desk: TicketDesk;
+  /** Calls the server asked input for, waiting for the client's retry (2026-07-28 multi round-trip requests). */
+  private readonly rounds = new Rounds();
   private readonly forwarding: Forwarding;
   /** What takes the server's answer to every forwarded call (found by its id key): one for all of them. */
   private readonly answers: Responder = { method: 'tools/call', answered: (m, raw, key) => this.serverAnswered(key, m, raw) };
@@ -98,7 +103,11 @@ export class CallPipeline implements PipelineCore {
   /** A checked tools/call from the client: starts its way through the steps. */
   start(message: Message & { id: JsonRpcId }, key: string, tool: string, args: Record<string, unknown>, progressToken: string | number | undefined): void {
     const clock = this.o.clock;
-    const call = new Call({ id: message.id, key, callId: `${this.prefix}-${++this.counter}`, tool, args, message, progressToken, startedAt: clock.now(), startedMono: monotonic(clock), clock });
+    // (no round waits in a 2025 connection: nothing more is read of the call there)
+    const round = this.rounds.size > 0 ? this.continued(message, tool, args) : undefined;
+    const callId = round ? round.first.callId : `${this.prefix}-${++this.counter}`;
+    const call = new Call({ id: message.id, key, callId, tool, args, message, progressToken, startedAt: round ? round.first.startedAt : clock.now(), startedMono: monotonic(clock), clock });
+    if (round) this.continues(call, round);
     this.calls.set(key, call);
     // a token the client uses again belongs to its new call (the stopped one no longer exists for the client)
     if (progressToken !== undefined && this.silenced.size > 0) this.silenced.delete(progressToken);
@@ -120,6 +129,40 @@ export class CallPipeline implements PipelineCore {
     const call = new Call({ ...init, key, message, progressToken: undefined, internal: init.sink, startedAt: clock.now(), startedMono: monotonic(clock), clock });
     this.calls.set(key, call);
     this.guarded(call, () => decideCall(this, call));
+  }
+
+  /** The round a retried call continues, if it is one (rounds.ts). */
+  private continued(message: Message, tool: string, args: Record<string, unknown>): Round | undefined {
+    const retry = retryOf(message.params);
+    return retry && this.rounds.take(tool, argumentsHash(args), retry.requestState, this.o.clock.now());
+  }
+
+  /** A retry is the call it continues: the same journal entry, ticket and decision times, one more step. */
+  private continues(call: Call, round: Round): void {
+    const first = round.first;
+    call.round = round;
+    call.ticketId = first.ticketId;
+    call.askedAt = first.askedAt;
+    call.decidedAt = first.decidedAt;
+    const retry = retryOf(call.message.params);
+    const keys = retry && retry.shown.length > 0 ? ` with input for ${retry.shown.join(', ')}` : ' with its state';
+    call.detail = `${round.last.detail}; round ${round.n + 1}: called again${keys}`;
+  }
+
+  roundOpened(call: Call, asked: InputRequired): void {
+    call.detail += this.rounds.opened(call, asked, this.o.clock.now());
+    this.journal(call);
+  }
+
+  /** Calls waiting for the client's input end (E-Stop, the client gone): their retries are new calls. */
+  private endRounds(why: string): void {
+    const clock = this.o.clock;
+    for (const r of this.rounds.endAll()) {
+      r.last.outcome = 'cancelled';
+      r.last.detail += `; ${why}`;
+      r.last.markFinished(clock.now(), monotonic(clock));
+      this.journal(r.last);
+    }
   }
 
   allow(call: Call, decidedBy: DecidedBy, detail: string): void {
@@ -249,6 +292,7 @@ export class CallPipeline implements PipelineCore {
   /** A new policy from the broker: E-Stop ends every call not yet sent, whatever it waits for. */
   policyChanged(policy: PolicySnapshot | null): void {
     if (policy?.estop !== true) return;
+    if (this.rounds.size > 0) this.endRounds("E-Stop was pressed while it waited for the client's input; a retry is refused");
     for (const call of [...this.calls.values()]) {
       if (UNSENT.has(call.state)) this.deny(call, 'estop', 'E-Stop is on: every tool call is refused');
     }
@@ -256,6 +300,7 @@ export class CallPipeline implements PipelineCore {
 
   /** The client went away: nothing waiting can be answered any more; open tickets are withdrawn. */
   clientClosed(): void {
+    if (this.rounds.size > 0) this.endRounds('the client went away before it gave the input the server asked for');
     for (const call of [...this.calls.values()]) if (UNSENT.has(call.state)) this.clientCancelled(call.key, 'the client disconnected');
     this.desk.dropHeld();
   }

@@ -30,6 +30,8 @@ import { answerRepeatedListing, type ClientAnswerContext, ClientRequest } from '
 import { InFlight } from './in-flight.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
 import { InitCapture } from './restart.js';
+import { observeResourceChange } from './resource-changes.js';
+import { ConnectionEra } from './connection-era.js';
 import { preview, readServerLine, type ServerLinesContext } from './server-lines.js';
 import type { CallStage } from './stages.js';
 import { TaskBook } from './tasks.js';
@@ -71,6 +73,8 @@ export class Relay {
   private readonly hard: HardStop;
   /** Calls that run as MCP tasks, followed to their end (tasks.ts). */
   private readonly tasks: TaskBook;
+  /** Which MCP era the client speaks on this connection (connection-era.ts). */
+  private readonly era: ConnectionEra;
   /** Declared inverses the broker has the server run for an undo (undo-caller.ts). */
   readonly inverses: InverseCaller;
   /** Lines from the client held while the server is being restarted. */
@@ -79,7 +83,8 @@ export class Relay {
 
   constructor(private readonly o: RelayOptions) {
     const clock: Clock = o.clock ?? systemClock;
-    this.verdicts = new ToolVerdicts({ ...o, clock });
+    this.era = new ConnectionEra({ clock, log: o.log, modern: () => this.modern(), expired: () => this.verdicts.listing.markStale() });
+    this.verdicts = new ToolVerdicts({ ...o, clock, stamp: (m) => this.era.stamp(m) });
     this.calls = new CallPipeline({
       server: o.server,
       client: o.client,
@@ -94,7 +99,7 @@ export class Relay {
         holdAnswerMs: o.holdAnswerMs ?? HOLD_ANSWER_MS,
         heldKeepMs: o.heldKeepMs ?? HELD_KEEP_MS,
       },
-      toClient: (m) => this.o.toClient(frame(m)),
+      toClient: (m) => this.o.toClient(frame(this.era.own(m))),
       relayToClient: (raw) => this.forwardClient(raw),
       toUpstream: (m) => this.o.toUpstream(frame(m)),
       initialized: () => this.initialized,
@@ -107,8 +112,9 @@ export class Relay {
       clock,
       inFlight: this.inFlight,
       log: o.log,
-      toUpstream: (m) => this.o.toUpstream(frame(m)),
+      toUpstream: (m) => this.o.toUpstream(frame(this.era.stamp(m))),
       toClient: (m) => this.o.toClient(frame(m)),
+      modern: () => this.era.modern,
       journal: (call) => o.link.journal(call.toRecord(o.client, o.server)),
       ended: () => this.hard.serverLetGo(),
     });
@@ -186,6 +192,7 @@ export class Relay {
     log: (msg) => this.o.log(msg),
     toClient: (data) => this.o.toClient(data),
     relayToClient: (raw) => this.forwardClient(raw),
+    discovered: (m) => this.era.discovered(m),
   };
 
   /** How a line from the server is read (server-lines.ts): what it needs of the relay. */
@@ -206,6 +213,10 @@ export class Relay {
 
   private clientMessage(m: Message): void {
     const method = m.method;
+    if (this.era.era !== '2025' && isRequest(m)) {
+      const refused = this.era.observe(m);
+      if (refused) return this.reply(refused);
+    }
     if (this.hard.state !== 'up') return this.whileDown(m);
     if (isRequest(m)) {
       if (method === 'tools/call') return this.onToolsCall(m);
@@ -284,7 +295,10 @@ export class Relay {
       const responder = key !== undefined ? this.inFlight.take(key) : undefined;
       if (responder) return responder.answered(m, raw, key!);
       // the rest of the reserved namespace is the listing's (its own tools/list pages; any other is dropped there)
-      if (this.verdicts.listing.reserves(id)) return this.verdicts.listing.takeResponse(m as unknown as JsonRpcResponse, raw);
+      if (this.verdicts.listing.reserves(id)) {
+        this.era.listed(m.result);
+        return this.verdicts.listing.takeResponse(m as unknown as JsonRpcResponse, raw);
+      }
       if (id === null || id === undefined) return this.forwardClient(raw);
       // A server must not answer what it was never asked: above all a call still waiting for approval, which it
       // could otherwise "complete" with a made-up result.
@@ -301,34 +315,21 @@ export class Relay {
       return;
     } else if (typeof method === 'string' && RESOURCE_CHANGES.has(method)) {
       this.forwardClient(raw);
-      this.observeResourceChange(method, m.params);
+      observeResourceChange(
+        { runningReadOnly: () => this.calls.runningReadOnly(), runningTasks: () => this.tasks.runningReadOnly(), countAsChanging: (n) => this.calls.countAsChanging(n), withdraw: (s) => this.verdicts.withdraw(s) },
+        method,
+        m.params,
+      );
       return;
     }
     this.forwardClient(raw);
-  }
-
-  /**
-   * A resource changed while a read-only call was running: the claim of every read-only call in flight is
-   * withdrawn (we cannot tell which one did it), for every later call, and the client is told to re-list.
-   */
-  private observeResourceChange(method: string, params: unknown): void {
-    const uri = isObject(params) && typeof params.uri === 'string' ? ` (${params.uri.slice(0, 300)})` : '';
-    const suspects = new Map<string, string>();
-    const running = this.calls.runningReadOnly();
-    // one of them changed something: the tripwire counts the trusted ones (which ran without a place) as changing
-    this.calls.countAsChanging(running.filter((c) => c.verdict?.class === 'read-only-trusted').length);
-    for (const c of [...running, ...this.tasks.runningReadOnly()]) {
-      if (!suspects.has(c.tool)) {
-        suspects.set(c.tool, `the server sent ${method}${uri} while "${c.tool}" was running (call ${c.callId}, ${new Date().toISOString()})`);
-      }
-    }
-    if (suspects.size > 0) this.verdicts.withdraw(suspects);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------------
 
   /** The client went away: pending tickets are withdrawn. */
   clientClosed(): void {
+    this.era.close();
     this.calls.clientClosed();
   }
 
@@ -373,7 +374,14 @@ export class Relay {
   }
 
   private reply(message: JsonRpcResponse): void {
-    this.o.toClient(frame(message));
+    this.o.toClient(frame(this.era.own(message)));
+  }
+
+  /** A 2026-07-28 connection: no handshake comes, so the tools may be listed now (and a restart replays none). */
+  private modern(): void {
+    this.init.stateless = true;
+    this.verdicts.listing.allowListing();
+    void this.verdicts.listing.refresh();
   }
 
   /** Send the server the message as parsed and judged: one serialisation, no duplicate keys, no odd escapes. */

@@ -18,9 +18,13 @@ export class InitCapture {
   private readonly asked = new Map<string, unknown>();
   /** The first initialize that succeeded: what the client sent and what the server agreed to. */
   private negotiated: Negotiated | undefined;
+  /** A 2026-07-28 connection has no handshake: a restarted server takes the client's next request as it comes. */
+  stateless = false;
 
   /** The client sent `initialize`. */
   clientAsked(m: Message & { id: JsonRpcId }): void {
+    // a session that opened with 2026 requests and then initializes is a 2025 one, replayed as such
+    this.stateless = false;
     // one is all a session has; a client that keeps sending them is not remembered without end
     if (this.asked.size < 8) this.asked.set(idKey(m.id), m.params);
   }
@@ -39,6 +43,7 @@ export class InitCapture {
 
   /** Why the session cannot be replayed to a new process, or null when it can. */
   unsafe(): string | null {
+    if (this.stateless) return null;
     return this.negotiated ? null : "the client's initialize was not seen, so it cannot be replayed";
   }
 

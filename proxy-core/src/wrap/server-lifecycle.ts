@@ -120,11 +120,13 @@ export class ServerLifecycle {
     }
     if (this.current !== 'restarting') return;
     if (why !== null) return this.fail(why, false);
-    const answer = await this.handshake();
-    if (this.current !== 'restarting') return;
-    const mismatch = answer ? this.o.init.mismatch(answer) : `it did not answer initialize within ${this.o.restartTimeoutMs / 1000} s`;
-    if (mismatch !== null) return this.fail(mismatch, true);
-    if (this.o.initialized()) this.o.toUpstream({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    if (!this.o.init.stateless) {
+      const answer = await this.handshake();
+      if (this.current !== 'restarting') return;
+      const mismatch = answer ? this.o.init.mismatch(answer) : `it did not answer initialize within ${this.o.restartTimeoutMs / 1000} s`;
+      if (mismatch !== null) return this.fail(mismatch, true);
+      if (this.o.initialized()) this.o.toUpstream({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    }
     this.current = 'up';
     // the tools are listed afresh before the next call is decided (a listing the old process left unanswered is
     // dropped first, so the new one is not kept waiting behind it)

@@ -34,6 +34,8 @@ export interface TaskContext {
   journal(call: Call): void;
   /** A task ended (or was given up on): E-Stop re-checks what it waits for. */
   ended(): void;
+  /** A 2026-07-28 connection (the tasks extension): no tasks/result; tasks/get carries the result. */
+  modern?(): boolean;
 }
 
 /** A task handle as a server answered a tools/call with it. */
@@ -73,8 +75,12 @@ interface Tracked {
 
 /** The handle in a tools/call answer, or undefined when the answer is an ordinary result. */
 export function taskHandle(result: unknown): TaskHandle | undefined {
-  if (!isObject(result) || !isObject(result.task)) return undefined;
-  const { taskId, status, pollInterval, ttl, createdAt } = result.task;
+  if (!isObject(result)) return undefined;
+  // 2025-11-25: `{ task: {...} }`; the 2026-07-28 tasks extension: the task's fields beside `resultType: "task"`
+  const task = result.resultType === 'task' ? result : result.task;
+  if (!isObject(task)) return undefined;
+  const { taskId, status, ttl, createdAt } = task;
+  const pollInterval = task.pollInterval ?? task.pollIntervalMs;
   if (typeof taskId !== 'string' || taskId === '') return undefined;
   return {
     // a handle whose id cannot be a task's is still a task: it is tracked (and stopped) under a cut id
@@ -148,6 +154,7 @@ export class TaskBook {
 
   /** The client asked the server about a task (tasks/get, tasks/result, tasks/cancel): its answer is heard too. */
   clientAsked(key: string, method: string, params: unknown): void {
+    if (method === 'tasks/update') return this.updated(params);
     if (method !== 'tasks/get' && method !== 'tasks/result' && method !== 'tasks/cancel') return;
     const taskId = isObject(params) ? params.taskId : undefined;
     if (typeof taskId === 'string' && this.tasks.has(taskId)) this.asked.set(key, { taskId, method });
@@ -166,7 +173,45 @@ export class TaskBook {
     const t = this.tasks.get(asked.taskId);
     if (!t) return;
     if (asked.method === 'tasks/result') return this.payload(t, m, raw);
+    if (this.carriesEnd(t, m, raw)) return;
     if (isObject(m.result)) this.status(t, m.result.status, m.result.statusMessage);
+  }
+
+  /** The client gave a task input (tasks/update, 2026-07-28): the calls it belongs to journal what was answered. */
+  private updated(params: unknown): void {
+    const t = isObject(params) && typeof params.taskId === 'string' ? this.tasks.get(params.taskId) : undefined;
+    if (!t || !isObject(params)) return;
+    const keys = isObject(params.inputResponses) ? Object.keys(params.inputResponses).slice(0, 50).map((k) => JSON.stringify(k.slice(0, 100))) : [];
+    for (const c of t.calls) {
+      c.detail += `; the client gave the task input (tasks/update${keys.length > 0 ? `: ${keys.join(', ')}` : ''})`;
+      this.o.journal(c);
+    }
+  }
+
+  /**
+   * A tasks/get answer of the 2026 extension that ends the task carries its result (or error) itself: that is the
+   * payload. One that asks for input says what, for the journal. True when the task ended here.
+   */
+  private carriesEnd(t: Tracked, m: Message, raw: Buffer): boolean {
+    const r = m.result;
+    if (this.o.modern?.() !== true || !isObject(r) || typeof r.status !== 'string') return false;
+    if (r.status === 'input_required' && isObject(r.inputRequests) && t.status !== 'input_required') {
+      const keys = Object.keys(r.inputRequests).slice(0, 50).map((k) => JSON.stringify(k.slice(0, 100)));
+      for (const c of t.calls) {
+        c.detail += `; the task asked for input (${keys.join(', ')})`;
+        this.o.journal(c);
+      }
+    }
+    if (r.status !== 'completed' && r.status !== 'failed') return false;
+    // (a terminal status heard before, from a notification, left the result to be read here)
+    if (TERMINAL.has(t.status) && !t.reading) return false;
+    if (!TERMINAL.has(t.status)) {
+      t.status = r.status;
+      const note = typeof r.statusMessage === 'string' && r.statusMessage !== '' ? `: ${r.statusMessage.slice(0, 200)}` : '';
+      for (const c of t.calls) c.detail += `; the task ended ${r.status}${note}`;
+    }
+    this.payload(t, { jsonrpc: '2.0', id: m.id, ...(r.error !== undefined ? { error: r.error } : { result: r.result }) } as Message, raw);
+    return true;
   }
 
   /** notifications/tasks/status from the server. */
@@ -185,6 +230,7 @@ export class TaskBook {
     if (t.asking?.id === m.id) t.asking = undefined;
     if (this.tasks.get(t.taskId) !== t) return;
     if (own.method === 'tasks/result') return this.payload(t, m, raw);
+    if (this.carriesEnd(t, m, raw)) return;
     if (isObject(m.result)) return this.status(t, m.result.status, m.result.statusMessage);
     // a server that cannot say how its task stands: it is still running, as far as anyone knows
     if (own.method === 'tasks/get') t.heardMono = monotonic(this.o.clock) + 4 * t.pollMs;
@@ -242,9 +288,9 @@ export class TaskBook {
     const note = typeof message === 'string' && message !== '' ? `: ${message.slice(0, 200)}` : '';
     for (const c of t.calls) c.detail += `; the task ended ${status}${note}`;
     if (status === 'cancelled') return this.finish(t, 'cancelled');
-    // completed or failed: the payload says whether the tool reported an error
+    // completed or failed: the payload says whether the tool reported an error (2026: tasks/get carries it)
     t.reading = true;
-    this.ask(t, 'tasks/result');
+    this.ask(t, this.o.modern?.() === true ? 'tasks/get' : 'tasks/result');
   }
 
   /** The payload of a terminal task (tasks/result's answer): its real outcome. */

@@ -26,6 +26,8 @@ export interface VerdictsContext {
   link: BrokerLinkLike;
   toClient(data: Buffer | string): void;
   toUpstream(data: Buffer | string): void;
+  /** A request of the wrapper's own as this connection's era writes it (connection-era.ts); as it is without. */
+  stamp?(message: unknown): unknown;
   log(msg: string): void;
   /** Time and timers (the system clock unless a test supplies its own). */
   clock?: Clock;
@@ -60,7 +62,7 @@ export class ToolVerdicts {
 
   constructor(private readonly o: VerdictsContext) {
     this.listing = new ToolListing(
-      (m) => o.toUpstream(frame(m)),
+      (m) => o.toUpstream(frame(o.stamp ? o.stamp(m) : m)),
       () => this.changed(),
       o.clock,
     );

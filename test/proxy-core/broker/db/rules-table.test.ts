@@ -1,4 +1,4 @@
-// The rules table's grant columns (migration 16): a rule sealed before them keeps its seal, a grant's end and
+// The rules table's grant columns (migration 14): a rule sealed before them keeps its seal, a grant's end and
 // count are covered by its seal, and spending a call reseals the row with the origin it was made with.
 import { describe, expect, test } from 'vitest';
 import { tempStores } from '../../../helpers/temp-store.js';
