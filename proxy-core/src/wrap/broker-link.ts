@@ -36,6 +36,8 @@ export interface BrokerLinkLike extends EventEmitter {
   ensureUp(timeoutMs: number): Promise<boolean>;
   ask(req: AskRequest): Promise<AskAnswer>;
   cancel(callId: string): void;
+  /** The call was answered "still waiting": the broker keeps its ticket open after this session ends. */
+  keep(callId: string): void;
   /** Hold a call's record (its latest state, by id) until the broker acknowledges it; sent in batches. */
   journal(record: CallRecord): void;
   /**
@@ -276,6 +278,10 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
   cancel(callId: string): void {
     this.channel?.notify(WrapperNote.cancel, { callId });
+  }
+
+  keep(callId: string): void {
+    this.channel?.notify(WrapperNote.keep, { callId });
   }
 
   journal(entry: CallRecord): void {
