@@ -5,6 +5,7 @@
  * decision: approved, it runs once; denied, it gets the person's reason. The fixture server's log is the ground
  * truth of what ran.
  */
+import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import {
@@ -20,8 +21,10 @@ import {
   textOf,
   type Ticket,
   untilBroker,
+  wrapArgs,
   type WrapOptions,
 } from '../helpers/airlock.js';
+import { INSPECTOR, installClient } from '../helpers/client-install.js';
 
 afterEach(cleanup);
 
@@ -153,4 +156,54 @@ describe('a ticket answered "still waiting" outlives its client', () => {
     expect(decisionOf(again)!.ticketId).not.toBe(ticket);
     expect(executedCalls(fx.log)).toHaveLength(0);
   });
+});
+
+/** `mcp-inspector --cli --method tools/call …` through `airlock wrap`: one call, then the CLI exits. */
+function inspectorCall(bin: string, home: string, fx: ReturnType<typeof fixture>, text: string): Promise<{ code: number; out: string }> {
+  const args = [
+    '--cli',
+    '--method',
+    'tools/call',
+    '--tool-name',
+    'write_note',
+    '--tool-arg',
+    `text=${text}`,
+    // the Inspector gives the server a small environment of its own: what it needs goes with -e
+    '-e',
+    `FIXTURE_LOG=${fx.log}`,
+    '-e',
+    `AIRLOCK_HOLD_ANSWER_MS=${HOLD.AIRLOCK_HOLD_ANSWER_MS}`,
+    process.execPath,
+    ...wrapArgs({ home, client: 'inspector', command: fx.command, args: fx.args, flags: ['--home', home] }),
+  ];
+  return new Promise((resolve, reject) => {
+    const p = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: home } });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    p.once('error', reject);
+    p.once('close', (code) => resolve({ code: code ?? 1, out }));
+  });
+}
+
+describe("the MCP Inspector's CLI, a client that makes one call and exits", () => {
+  test('its ticket outlives it, and the same call made again after the approval runs once', async () => {
+    const bin = await installClient(INSPECTOR);
+    const home = tempDir();
+    await startDaemon(home);
+    const fx = fixture(home);
+    const first = await inspectorCall(bin, home, fx, 'from the inspector');
+    expect(first.out).toMatch(/waiting for your approval in Airlock \(ticket [0-9a-f]{8}\)/);
+    const ticket = /\(ticket ([0-9a-f]{8})\)/.exec(first.out)![1]!;
+    await untilBroker(home, (e) => e.type === 'session-down', async (c) => ((await sessionCount(c)) === 0 ? true : undefined), 8000, 'the session to end');
+    expect((await cliJson<Ticket[]>(home, ['pending'])).map((t) => t.id)).toEqual([ticket]);
+    const approved = await cli(home, ['approve', ticket]);
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(executedCalls(fx.log)).toHaveLength(0);
+
+    const second = await inspectorCall(bin, home, fx, 'from the inspector');
+    expect(second.code, second.out).toBe(0);
+    expect(second.out).toContain('from the inspector');
+    expect(executedCalls(fx.log, 'write_note').map((c) => c.arguments)).toEqual([{ text: 'from the inspector' }]);
+  }, 300_000);
 });

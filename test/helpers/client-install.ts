@@ -21,6 +21,9 @@ export const CLIENTS = {
   qwen: { pkg: '@qwen-code/qwen-code', version: '0.24.4', bin: 'qwen' },
 } as const satisfies Record<string, ClientPackage>;
 
+/** The MCP Inspector, whose `--cli` makes one request and exits (a one-shot client). */
+export const INSPECTOR = { pkg: '@modelcontextprotocol/inspector', version: '2.12.0', bin: 'mcp-inspector' } as const satisfies ClientPackage;
+
 /** Where installed clients are kept between runs (AIRLOCK_TEST_CLIENTS to choose another place). */
 export function cacheDir(): string {
   return process.env.AIRLOCK_TEST_CLIENTS ?? join(tmpdir(), 'airlock-test-clients');
