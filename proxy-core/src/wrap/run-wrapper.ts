@@ -120,6 +120,8 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
 
   const tooLong = (who: string) => (bytes: number) =>
     log(`airlock: ${who} a message over ${MAX_MESSAGE_BYTES / 2 ** 20} MiB (${bytes} bytes so far); dropped`);
+  /** The exit code of a server that ended while the wrapper still answers its client (a client leaving then keeps it). */
+  let endingWith: number | undefined;
   /** Set once the server ended before any session began: the client's requests are answered with why. */
   let failedStart: ((line: Buffer) => void) | null = null;
   const fromClient = new LineSplitter((line) => (failedStart ? failedStart(line) : relay.fromClient(line)), MAX_MESSAGE_BYTES, tooLong('the client sent'));
@@ -161,7 +163,10 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
       // stopped by E-Stop: the wrapper stays, to start it again on release (or to tell the client it cannot)
       if (!clientGone && relay.upstreamEnded(description)) return;
       if (!started) log(`airlock: the MCP server "${o.command.join(' ')}" ${description}`);
-      if (!clientGone) await answerStartFailure(description);
+      if (!clientGone) {
+        endingWith = exitCode;
+        await answerStartFailure(description);
+      }
       if (!clientGone) relay.upstreamExited(description);
       await finish(exitCode);
     });
@@ -203,7 +208,7 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
     fromClient.flush();
     relay.clientClosed();
     // a server E-Stop stopped is not running: nothing will end by itself, so the wrapper ends here
-    if (upstreamEnded) void finish(0);
+    if (upstreamEnded) void finish(endingWith ?? 0);
     else void stopUpstream('stop');
   };
   process.stdin.on('data', (chunk: Buffer) => fromClient.push(chunk));
