@@ -41,9 +41,8 @@ function place(): Place {
     NO_COLOR: '1',
     FORCE_COLOR: '0',
     DISABLE_AUTOUPDATER: '1',
-    // gemini and qwen start no stdio server in a folder the person has not trusted
+    // gemini starts no stdio server in a folder the person has not trusted
     GEMINI_CLI_TRUST_WORKSPACE: 'true',
-    QWEN_CODE_TRUST_WORKSPACE: 'true',
   };
   return { home, dataHome, project, env };
 }

@@ -58,8 +58,12 @@ export function startFailureAnswer(id: JsonRpcId, server: string, command: reado
   return errorResponse(id, AIRLOCK_UNAVAILABLE, startFailureMessage(server, command, description), { airlock: 'server-failed', description });
 }
 
-/** How long a wrapper whose server ended before any session began waits for the client's initialize to answer. */
-export const START_FAILURE_WAIT_MS = 5000;
+/**
+ * How long a wrapper whose server ended before any session began waits for the client's initialize to answer.
+ * A client writes it as it starts the wrapper, so it is already in the pipe: this only bounds a client that
+ * never sends one.
+ */
+export const START_FAILURE_WAIT_MS = 2000;
 
 /**
  * A request of the client's read after the server ended before any session began (the usual case for a command
