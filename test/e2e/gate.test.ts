@@ -196,8 +196,9 @@ describe('broker down', () => {
     const home = tempDir();
     const first = await startDaemon(home);
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', '*']);
-    await first.stop();
+    // a session begun while the broker is down fails its initialize (health-check.test.ts): this one began before
     const { fx, w } = await wrapFixture(home, { trust: true });
+    await first.stop();
     const t0 = Date.now();
     const r = await w.client.callTool({ name: 'echo', arguments: {} });
     expect(Date.now() - t0).toBeLessThan(2000);

@@ -26,6 +26,8 @@ export class MemoryLink extends EventEmitter implements BrokerLinkLike {
   /** Every ask ever made. */
   readonly asked: AskRequest[] = [];
   readonly cancelled: string[] = [];
+  /** Call ids the wrapper asked the broker to keep open past the session (answered "still waiting"). */
+  readonly kept: string[] = [];
   /** Every record sent, in order (a call is journaled at its decision and again at its end). */
   readonly sent: CallRecord[] = [];
   readonly catalogs: { verdicts: unknown[]; problems: string[] }[] = [];
@@ -102,6 +104,10 @@ export class MemoryLink extends EventEmitter implements BrokerLinkLike {
     const a = this.asks[0];
     if (!a) throw new Error('no pending ask');
     return a;
+  }
+
+  keep(callId: string): void {
+    this.kept.push(callId);
   }
 
   cancel(callId: string): void {

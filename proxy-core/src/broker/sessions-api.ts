@@ -80,14 +80,14 @@ function openSession(b: BrokerParts, channel: Session['channel'], p: SessionOpen
   return session;
 }
 
-/** The wrapper went away: its held calls are denied, its session ends. */
+/** The wrapper went away: its held calls are denied (but those it answered "still waiting"), its session ends. */
 export function closeSession(b: BrokerParts, session: Session): void {
   b.sessions.close(session);
   b.estop.budget.closed(session.info.id);
   b.undo.sessionClosed(session);
   b.pins.forget(session);
   b.safety.disk.write(() => b.store.endSession(session.info.id));
-  b.tickets.denyAll((t) => t.session === session, 'cancelled', 'the wrapper went away', 'abandoned');
+  b.tickets.sessionClosed(session);
   b.record('session-down', session.info.server, null, { sessionId: session.info.id, client: session.info.client });
 }
 
@@ -117,8 +117,8 @@ export function wrapperNote(b: BrokerParts, session: Session, method: string, pa
   if (method === WrapperNote.policyAck) b.sessions.onAck(session, isObject(params) && typeof params.version === 'number' ? params.version : 0);
   else if (method === WrapperNote.cancel) {
     if (isObject(params) && typeof params.callId === 'string') b.tickets.cancel(session, params.callId);
-  } else if (method === WrapperNote.unwaited) {
-    if (isObject(params) && typeof params.callId === 'string') b.tickets.unwaited(session, params.callId);
+  } else if (method === WrapperNote.keep) {
+    if (isObject(params) && typeof params.callId === 'string') b.tickets.keep(session, params.callId);
   } else if (method === WrapperNote.structured) b.catalogs.structured(session, params);
   else if (method === WrapperNote.budgetReport && isObject(params)) b.estop.budget.report(session.info.id, placeCount(params.used), placeCount(params.returned));
 }

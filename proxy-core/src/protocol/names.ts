@@ -86,11 +86,11 @@ export type WrapperMethodName = (typeof WrapperMethod)[keyof typeof WrapperMetho
 export const WrapperNote = {
   policyAck: 'policy.ack',
   cancel: 'call.cancel',
+  /** The call was answered "still waiting": its ticket stays open after the session ends, for the same call made again. */
+  keep: 'call.keep',
   structured: 'structured',
   /** Tripwire places used, and ones given back (asked to, or on closing). */
   budgetReport: 'tripwire.report',
-  /** The client stopped waiting on a held call (answered "call again"): its ticket stays, for the call made again. */
-  unwaited: 'ticket.unwaited',
 } as const;
 
 /** Requests the broker sends a wrapper (answered by the wrapper). */

@@ -173,6 +173,9 @@ export class TicketDesk {
     if (!ticket || !this.tickets.has(ticket)) return;
     this.stopWaiting(call, false);
     ticket.owner = null;
+    // the answer promises the ticket stays open: a client that exits now (a one-shot CLI) must not end it; the
+    // broker also marks the card as one the client stopped waiting on
+    core.o.link.keep(ticket.askId);
     const waited = ((monotonic(core.o.clock) - call.startedMono) / 1000).toFixed(1);
     const id = call.ticketId ? ` ${call.ticketId}` : '';
     const detail =
@@ -180,7 +183,6 @@ export class TicketDesk {
       `ticket${id} stays open, and the same call made again picks up the decision`;
     const verdict = call.verdict ?? core.verdictOf(call.tool);
     call.end('deny', 'timeout', detail, 'not-run', false);
-    core.o.link.unwaited?.(ticket.askId);
     core.close(call);
     core.reply({ jsonrpc: '2.0', id: call.id, result: waitingResult({ tool: call.tool, server: core.o.server, verdict, ticketId: call.ticketId }) });
     core.journal(call);
@@ -200,11 +202,15 @@ export class TicketDesk {
     }
   }
 
-  /** Nobody can pick up a held ticket any more (the client or the server went away): withdraw them. */
-  dropHeld(): void {
+  /**
+   * Nobody here can pick up a held ticket any more. The server went away: withdraw them. The client went away
+   * (`kept`): a ticket still open stays open at the broker, which hands its decision to the same call made
+   * again from a new session, as the "still waiting" answer promised.
+   */
+  dropHeld(kept = false): void {
     for (const t of this.tickets.held()) {
       this.tickets.remove(t);
-      if (!t.outcome) this.core.o.link.cancel(t.askId);
+      if (!t.outcome && !kept) this.core.o.link.cancel(t.askId);
     }
   }
 }

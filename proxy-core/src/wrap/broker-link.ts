@@ -36,8 +36,8 @@ export interface BrokerLinkLike extends EventEmitter {
   ensureUp(timeoutMs: number): Promise<boolean>;
   ask(req: AskRequest): Promise<AskAnswer>;
   cancel(callId: string): void;
-  /** The client stopped waiting on a held call (its card says so); a link that cannot tell the broker leaves it out. */
-  unwaited?(callId: string): void;
+  /** The call was answered "still waiting": the broker keeps its ticket open after this session ends. */
+  keep(callId: string): void;
   /** Hold a call's record (its latest state, by id) until the broker acknowledges it; sent in batches. */
   journal(record: CallRecord): void;
   /**
@@ -280,9 +280,9 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.channel?.notify(WrapperNote.cancel, { callId });
   }
 
-  /** The client stopped waiting on a held call: its card says so (the ticket stays for the call made again). */
-  unwaited(callId: string): void {
-    this.channel?.notify(WrapperNote.unwaited, { callId });
+  /** The call was answered "still waiting": the broker keeps its ticket open after this session ends. */
+  keep(callId: string): void {
+    this.channel?.notify(WrapperNote.keep, { callId });
   }
 
   journal(entry: CallRecord): void {

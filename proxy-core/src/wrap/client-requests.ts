@@ -4,20 +4,24 @@
  * is evidence about the tools (and is annotated with what Airlock will do), an initialize says what the server
  * can do (and is kept for a restart), a tasks/* answer tells how a task stands.
  */
-import { idKey, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
+import { frame, idKey, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
 import type { BrokerLinkLike } from './broker-link.js';
 import type { InFlight, Responder } from './in-flight.js';
 import { PageBytes } from './page-bytes.js';
 import type { InitCapture } from './restart.js';
+import { BROKER_START_WAIT_MS, brokerDownAnswer, untilBrokerUp } from './session-start.js';
 import type { TaskBook } from './tasks.js';
 import type { ToolVerdicts } from './verdicts.js';
 
 const LIST_WAIT_FOR_BROKER_MS = 1000;
+const START_HINT_SHORT = 'start it with `airlock daemon` or the Airlock app';
 
 export interface ClientAnswerContext {
   verdicts(): ToolVerdicts;
   tasks(): TaskBook;
   init: InitCapture;
+  /** The server's name (as the client's config names it). */
+  server(): string;
   link(): BrokerLinkLike;
   log(msg: string): void;
   /** A message of the wrapper's own (framed). */
@@ -95,6 +99,14 @@ export class ClientRequest implements Responder {
       const caps = isObject(m.result) ? m.result.capabilities : undefined;
       listing.allowListing();
       if (!isObject(caps) || caps.tools === undefined) o.log('airlock: the server does not declare the tools capability');
+      // a session begun while Airlock is down would look healthy and refuse every call (session-start.ts)
+      if (m.error === undefined && o.link().state !== 'up') {
+        return void untilBrokerUp(o.link(), BROKER_START_WAIT_MS).then((up) => {
+          if (up) return o.relayToClient(raw);
+          o.log(`airlock: Airlock is not running: the client's initialize was refused (${START_HINT_SHORT})`);
+          o.toClient(frame(brokerDownAnswer(this.id, o.server())));
+        });
+      }
     }
     o.relayToClient(raw);
   }

@@ -1,6 +1,11 @@
 /**
  * The tool result a client gets when Airlock refuses a call. A refusal is not a protocol fault, so it is a
  * result with isError: true (the model can read it and tell the user), never a JSON-RPC error.
+ *
+ * Some clients show the person nothing of an isError result but that the tool "reported an error" (gemini-cli
+ * displays `Error: MCP tool 'NAME' reported an error.` and hands the text to the model only). So each text
+ * says who refused and why in its first sentence, and ends asking the model to pass the reason on: the
+ * person learns it even where the client shows little.
  */
 import type { Verdict } from '../classify/classify.js';
 import { START_HINT } from '../ipc/connect.js';
@@ -48,6 +53,9 @@ function message(d: DenialInput): string {
   }
 }
 
+/** The closing sentence of every refusal and "still waiting" answer (see the file's comment). */
+export const RELAY_TO_USER = 'Tell the user this in your reply: their client may show only that the tool reported an error.';
+
 export function denialResult(d: DenialInput): Record<string, unknown> {
   const decision: Record<string, unknown> = {
     decision: 'deny',
@@ -60,7 +68,7 @@ export function denialResult(d: DenialInput): Record<string, unknown> {
   // the call reached the server before it was ended: it may have run, in part
   if (d.sent) decision.sent = true;
   return {
-    content: [{ type: 'text', text: message(d) }],
+    content: [{ type: 'text', text: `${message(d)} ${RELAY_TO_USER}` }],
     isError: true,
     _meta: { [DECISION_META_KEY]: decision },
   };
@@ -83,7 +91,7 @@ export function waitingResult(d: WaitingInput): Record<string, unknown> {
   const text =
     `"${d.tool}" on ${d.server} is waiting for your approval in Airlock${ticket} — call the tool again with the same arguments ` +
     `to pick up the decision. Nothing was sent to the server yet. If the user approves (${approve}, or the Airlock app), the ` +
-    'repeated call runs; if not, it gets the refusal.';
+    `repeated call runs; if not, it gets the refusal. ${RELAY_TO_USER}`;
   const decision: Record<string, unknown> = {
     decision: 'waiting',
     decidedBy: 'waiting',

@@ -298,11 +298,11 @@ export class CallPipeline implements PipelineCore {
     }
   }
 
-  /** The client went away: nothing waiting can be answered any more; open tickets are withdrawn. */
+  /** The client went away: nothing waiting can be answered any more; tickets answered "still waiting" stay open. */
   clientClosed(): void {
     if (this.rounds.size > 0) this.endRounds('the client went away before it gave the input the server asked for');
     for (const call of [...this.calls.values()]) if (UNSENT.has(call.state)) this.clientCancelled(call.key, 'the client disconnected');
-    this.desk.dropHeld();
+    this.desk.dropHeld(true);
   }
 
   /** The upstream is gone: calls it never answered end as unknown, the rest are denied, held tickets withdrawn. */

@@ -188,6 +188,7 @@ export class Relay {
     verdicts: () => this.verdicts,
     tasks: () => this.tasks,
     init: this.init,
+    server: () => this.o.server,
     link: () => this.o.link,
     log: (msg) => this.o.log(msg),
     toClient: (data) => this.o.toClient(data),
@@ -344,6 +345,11 @@ export class Relay {
   /** Where the server stands: up, or stopped by E-Stop (see estop.ts). */
   get upstreamState(): UpstreamState {
     return this.hard.state;
+  }
+
+  /** The server ended: the client's initialize requests it never answered, or null once a session began. */
+  unansweredInitialize(): JsonRpcId[] | null {
+    return this.init.unanswered();
   }
 
   /** The upstream is gone: calls it never answered end as unknown, and the client hears why. */

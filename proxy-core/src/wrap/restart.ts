@@ -20,13 +20,25 @@ export class InitCapture {
   private negotiated: Negotiated | undefined;
   /** A 2026-07-28 connection has no handshake: a restarted server takes the client's next request as it comes. */
   stateless = false;
+  /** The ids of those requests, to answer them when the server ends first. */
+  private readonly askedIds = new Map<string, JsonRpcId>();
+  /** The server answered one of them: the session began. */
+  private began = false;
 
   /** The client sent `initialize`. */
   clientAsked(m: Message & { id: JsonRpcId }): void {
     // a session that opened with 2026 requests and then initializes is a 2025 one, replayed as such
     this.stateless = false;
     // one is all a session has; a client that keeps sending them is not remembered without end
-    if (this.asked.size < 8) this.asked.set(idKey(m.id), m.params);
+    if (this.asked.size < 8) {
+      this.asked.set(idKey(m.id), m.params);
+      this.askedIds.set(idKey(m.id), m.id);
+    }
+  }
+
+  /** The server ended: the client's initialize requests it never answered, or null when a session had begun. */
+  unanswered(): JsonRpcId[] | null {
+    return this.began ? null : [...this.askedIds.values()];
   }
 
   /** The server answered a request with this id key (only an initialize the client sent is of interest). */
@@ -34,6 +46,8 @@ export class InitCapture {
     if (!this.asked.has(key)) return;
     const params = this.asked.get(key);
     this.asked.delete(key);
+    this.askedIds.delete(key);
+    this.began = true;
     const result = m.result;
     if (this.negotiated || m.error !== undefined || !isObject(result)) return;
     const capabilities = canonical(result.capabilities);

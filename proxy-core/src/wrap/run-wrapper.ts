@@ -12,6 +12,8 @@ import { keepYoungGenerationSmall } from './memory.js';
 import { heldArgumentsPage } from './held-arguments.js';
 import type { UpstreamControl } from './estop.js';
 import { Relay } from './relay.js';
+import { frame } from '../jsonrpc/messages.js';
+import { requestOf, START_FAILURE_WAIT_MS, startFailureAnswer } from './session-start.js';
 import type { Upstream } from './upstream.js';
 import type { InverseDecl } from '../policy/undo-spec.js';
 import { snapshotStage } from './undo-stage.js';
@@ -118,7 +120,11 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
 
   const tooLong = (who: string) => (bytes: number) =>
     log(`airlock: ${who} a message over ${MAX_MESSAGE_BYTES / 2 ** 20} MiB (${bytes} bytes so far); dropped`);
-  const fromClient = new LineSplitter((line) => relay.fromClient(line), MAX_MESSAGE_BYTES, tooLong('the client sent'));
+  /** The exit code of a server that ended while the wrapper still answers its client (a client leaving then keeps it). */
+  let endingWith: number | undefined;
+  /** Set once the server ended before any session began: the client's requests are answered with why. */
+  let failedStart: ((line: Buffer) => void) | null = null;
+  const fromClient = new LineSplitter((line) => (failedStart ? failedStart(line) : relay.fromClient(line)), MAX_MESSAGE_BYTES, tooLong('the client sent'));
 
   let exit!: (code: number) => void;
   const exited = new Promise<number>((resolve) => (exit = resolve));
@@ -157,11 +163,44 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
       // stopped by E-Stop: the wrapper stays, to start it again on release (or to tell the client it cannot)
       if (!clientGone && relay.upstreamEnded(description)) return;
       if (!started) log(`airlock: the MCP server "${o.command.join(' ')}" ${description}`);
+      if (!clientGone) {
+        endingWith = exitCode;
+        await answerStartFailure(description);
+      }
       if (!clientGone) relay.upstreamExited(description);
       await finish(exitCode);
     });
   }
   attach(first);
+
+  /**
+   * The server ended before it answered the client's initialize (it did not start, or exited at once): the
+   * client's initialize gets an error naming the command and why, so the client shows it (session-start.ts),
+   * rather than a connection that closed with no reason. One not sent yet is waited for, a short while.
+   */
+  function answerStartFailure(description: string): Promise<void> {
+    const pending = relay.unansweredInitialize();
+    if (pending === null) return Promise.resolve();
+    const answer = (id: string | number) => toClient(frame(startFailureAnswer(id, o.server, o.command, description)));
+    for (const id of pending) answer(id);
+    if (pending.length) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => done(), START_FAILURE_WAIT_MS);
+      const done = () => {
+        clearTimeout(timer);
+        process.stdin.off('end', done);
+        resolve();
+      };
+      process.stdin.once('end', done);
+      // every request gets the failure (a client may probe before its initialize); the initialize ends the wait
+      failedStart = (line) => {
+        const r = requestOf(line);
+        if (r === null) return;
+        answer(r.id);
+        if (r.method === 'initialize') done();
+      };
+    });
+  }
 
   const onClientGone = () => {
     if (clientGone) return;
@@ -169,7 +208,7 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
     fromClient.flush();
     relay.clientClosed();
     // a server E-Stop stopped is not running: nothing will end by itself, so the wrapper ends here
-    if (upstreamEnded) void finish(0);
+    if (upstreamEnded) void finish(endingWith ?? 0);
     else void stopUpstream('stop');
   };
   process.stdin.on('data', (chunk: Buffer) => fromClient.push(chunk));

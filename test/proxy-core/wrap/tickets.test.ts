@@ -142,13 +142,25 @@ describe('without a progressToken', () => {
     expect(h.forwardedCalls()).toHaveLength(0);
   });
 
-  test('the client goes away: held tickets still open are withdrawn at the broker', async () => {
+  test('the client goes away: held tickets still open stay open at the broker, as the early answer promised', async () => {
     const h = await new Harness({ holdAnswerMs: HOLD }).start();
     await heldOnce(h, 1);
     const askId = h.link.asked[0]!.callId;
+    // the early answer told the broker to keep the ticket past this session
+    expect(h.link.kept).toEqual([askId]);
     h.relay.clientClosed();
-    expect(h.link.cancelled).toEqual([askId]);
+    expect(h.link.cancelled).toEqual([]);
     expect(h.relay.calls.heldTickets()).toEqual([]);
+  });
+
+  test('the client goes away while a call still waits (no early answer yet): its ticket is withdrawn', async () => {
+    const h = await new Harness({ holdAnswerMs: HOLD }).start();
+    h.call(1, 'write_note', { text: 'x' });
+    await settle();
+    const askId = h.link.asked[0]!.callId;
+    h.relay.clientClosed();
+    expect(h.link.kept).toEqual([]);
+    expect(h.link.cancelled).toEqual([askId]);
   });
 
   test('a cancelled repeat withdraws the ticket it was waiting on', async () => {

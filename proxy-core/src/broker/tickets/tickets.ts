@@ -12,6 +12,7 @@ import type { Session } from '../sessions.js';
 import { isDiskError } from '../db/files.js';
 import type { Store } from '../db/store.js';
 import { strings, ticketArguments, toolClass } from '../validate.js';
+import { isSameCall, KeptDecisions, sameCallOf } from './kept.js';
 
 export interface OpenTicket {
   ticket: Ticket;
@@ -19,6 +20,10 @@ export interface OpenTicket {
   callId: string;
   finish: (answer: AskAnswer) => void;
   timer: Timer;
+  /** The wrapper answered its call "still waiting": the ticket outlives the session (kept.ts). */
+  kept?: boolean;
+  /** Its session ended: nobody waits on it until the same call is made again. */
+  orphaned?: boolean;
 }
 
 export interface TicketsOptions {
@@ -45,8 +50,11 @@ export function newTicketId(): string {
 
 export class Tickets {
   private readonly open = new Map<string, OpenTicket>();
+  private readonly decided: KeptDecisions;
 
-  constructor(private readonly o: TicketsOptions) {}
+  constructor(private readonly o: TicketsOptions) {
+    this.decided = new KeptDecisions(o.clock);
+  }
 
   get size(): number {
     return this.open.size;
@@ -56,6 +64,9 @@ export class Tickets {
   ask(session: Session, p: AskRequest): Promise<AskAnswer> {
     const timeoutSeconds = this.o.timeoutSeconds();
     const createdAt = this.o.clock.now();
+    const args = ticketArguments(p as unknown as Record<string, unknown>);
+    const picked = this.pickUp(session, p, args.argsSha256);
+    if (picked) return picked;
     const ticket: Ticket = {
       id: newTicketId(),
       sessionId: session.info.id,
@@ -63,7 +74,7 @@ export class Tickets {
       client: session.info.client,
       server: session.info.server,
       tool: p.tool,
-      ...ticketArguments(p as unknown as Record<string, unknown>),
+      ...args,
       class: toolClass(p.class),
       reasons: strings(p.reasons),
       createdAt,
@@ -120,12 +131,58 @@ export class Tickets {
     }
   }
 
+  /**
+   * The wrapper answered this call "still waiting": the client stopped waiting (the card says so), and the ticket
+   * stays open after the session ends.
+   */
+  keep(session: Session, callId: string): void {
+    for (const t of this.open.values()) if (t.session === session && t.callId === callId) t.kept = true;
+    this.unwaited(session, callId);
+  }
+
+  /**
+   * A wrapper went away: the tickets it kept stay open, each for its own timeout, with their decision kept for
+   * the same call made again (kept.ts); every other one of its tickets is denied.
+   */
+  sessionClosed(session: Session): void {
+    for (const t of [...this.open.values()]) {
+      if (t.session !== session) continue;
+      if (!t.kept) {
+        this.end(t, { decision: 'deny', decidedBy: 'cancelled', ticketId: t.ticket.id, reason: 'the wrapper went away' }, 'abandoned', null);
+        continue;
+      }
+      t.orphaned = true;
+      t.finish = (answer) => this.decided.add(t.ticket, answer, this.o.timeoutSeconds() * 1000);
+    }
+  }
+
+  /**
+   * The same call as a kept ticket's, made again from a new session: it takes the decision made meanwhile, or
+   * waits on that ticket (the new session is told its id, and the person still sees one ticket).
+   */
+  private pickUp(session: Session, p: AskRequest, argsSha256: string): Promise<AskAnswer> | undefined {
+    const call = { client: session.info.client, server: session.info.server, tool: p.tool, argsSha256 };
+    const answer = this.decided.take(call);
+    if (answer) return Promise.resolve({ ...answer, reason: `${answer.reason}; picked up by the same call made again after the earlier session ended` });
+    const orphan = [...this.open.values()].find((t) => t.orphaned && isSameCall(sameCallOf(t.ticket), call));
+    if (!orphan) return undefined;
+    return new Promise<AskAnswer>((resolve) => {
+      orphan.orphaned = false;
+      orphan.kept = false;
+      orphan.session = session;
+      orphan.callId = p.callId;
+      orphan.ticket = { ...orphan.ticket, sessionId: session.info.id, callId: p.callId };
+      orphan.finish = resolve;
+      session.channel.notify(BrokerNote.ticket, { callId: p.callId, ticketId: orphan.ticket.id });
+    });
+  }
+
   cancel(session: Session, callId: string): void {
     this.denyAll((t) => t.session === session && t.callId === callId, 'cancelled', 'the client cancelled the call', 'cancelled');
   }
 
-  /** The client stopped waiting on this call (its wrapper answered "call again"): the ticket says so, and stays. */
-  unwaited(session: Session, callId: string): void {
+  /** The client stopped waiting on this call (its wrapper answered "call again"): the ticket says so. */
+  private unwaited(session: Session, callId: string): void {
     for (const t of this.open.values()) {
       if (t.session !== session || t.callId !== callId || t.ticket.unwaitedAt !== undefined) continue;
       t.ticket.unwaitedAt = this.o.clock.now();

@@ -32,8 +32,8 @@ test('description and "stopped waiting" on the ticket; the ticket stays open', (
   const [t] = tickets.pending();
   expect(t!.description).toBe('Writes a note.\u202E');
   clock.advance(55_000);
-  tickets.unwaited(session, 'c1');
-  tickets.unwaited(session, 'c1');
+  tickets.keep(session, 'c1');
+  tickets.keep(session, 'c1');
   expect(tickets.pending()[0]!.unwaitedAt).toBe(clock.now());
   expect(events.filter((e) => e.type === 'ticket-unwaited')).toEqual([{ type: 'ticket-unwaited', detail: { ticketId: t!.id, at: clock.now() } }]);
   expect(tickets.has(t!.id)).toBe(true);
