@@ -79,7 +79,7 @@ describe('airlock protect / unprotect', () => {
     expect(p.stdout).toMatch(/^protected\s+a\s/m);
     const wrapped = JSON.parse(readFileSync(h.config, 'utf8').replace(/\/\/ mine/, '')) as { mcpServers: { a: { command: string; args: string[] } } };
     expect(wrapped.mcpServers.a.command).toBe(process.execPath);
-    expect(wrapped.mcpServers.a.args.slice(1, 8)).toEqual(['wrap', '--name', 'a', '--client', 'cursor', '--', 'npx']);
+    expect(wrapped.mcpServers.a.args.slice(1, 8)).toEqual(['wrap', '--name', 'a', '--client', 'cursor', 'npx', '-y']);
     expect(wrapped.mcpServers.a.args[0]).toBe(resolve(CLI));
     const again = await airlock(h, ['protect', 'cursor', 'a']);
     expect(again.stdout).toMatch(/unchanged\s+a .*already protected/);

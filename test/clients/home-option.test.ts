@@ -71,7 +71,7 @@ describe.each(CASES)('$client with a non-default data dir', ({ client, ext }) =>
     for (const s of servers) {
       const args = s.written!.args;
       expect(args.slice(args.indexOf('--home'), args.indexOf('--home') + 2)).toEqual(['--home', data]);
-      expect(args.indexOf('--home')).toBeLessThan(args.indexOf('--'));
+      expect(args.indexOf('--home')).toBeLessThan(args.indexOf(s.original!.command));
       expect(s.wrappedAs?.home).toBe(data);
     }
     const bytes = h.readBytes();
@@ -92,9 +92,9 @@ test('protect again with another data dir moves --home; with the default one it 
   expect(await argsNow()).toContain('/one');
   const moved = await protectServers(at('/two'));
   expect(moved.outcomes.map((o) => o.result)).toEqual(['protected']);
-  expect(await argsNow()).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'a', '--client', 'cursor', '--home', '/two', '--', 'npx', '-y', 'a']);
+  expect(await argsNow()).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'a', '--client', 'cursor', '--home', '/two', 'npx', '-y', 'a']);
   await protectServers(at(undefined));
-  expect(await argsNow()).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'a', '--client', 'cursor', '--', 'npx', '-y', 'a']);
+  expect(await argsNow()).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'a', '--client', 'cursor', 'npx', '-y', 'a']);
   await unprotectServers(at(undefined));
   expect(h.read()).toBe(text);
 });
@@ -112,12 +112,18 @@ describe('reading wrapped entries', () => {
     expect(args[u!.separator]).toBe('--');
   });
 
+  test('an entry without `--` (what protect writes now) is protect\'s too, and the server command follows the last option', () => {
+    const args = [...L, '--name', 's', '--client', 'c', '--home', '/d', 'x', 'y'];
+    const u = unwrap({ command: 'node', args });
+    expect(u).toMatchObject({ name: 's', home: '/d', original: { command: 'x', args: ['y'] } });
+    expect(args[u!.separator]).toBe('/d');
+  });
+
   test('a --home value equal to "--" is not mistaken for the separator', () => {
     expect(unwrap({ command: 'node', args: [...L, '--name', 's', '--home', '--', 'x'] })).toBeNull();
   });
 
   test.each([
-    ['no -- (as the Inspector starts it)', ['/opt/Airlock/airlock', ['wrap', '--name', 'ev', 'node', 'server.js']], { command: 'node', args: ['server.js'] }],
     ['--url', ['/opt/Airlock/airlock', ['wrap', '--name', 'gh', '--url', 'https://x.example/mcp']], undefined],
   ] as const)('an entry wrapped by hand (%s) is recognised, never wrapped again', async (_what, [command, args], original) => {
     expect(unwrap({ command, args: [...args] })).toBeNull();

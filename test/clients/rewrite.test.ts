@@ -253,7 +253,7 @@ describe('launcher', () => {
     const launcher = cliLauncher({ ...h.env, AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock"]' });
     await protectServers({ ...h.opts, client: 'cursor', servers: ['b'], launcher });
     const b = (await discoverClient('cursor', { ...h.opts, launchers: [launcher] })).locations[0]!.servers[1]!;
-    expect(b.written).toEqual({ command: '/opt/Airlock/airlock', args: ['wrap', '--name', 'b', '--client', 'cursor', '--', 'uvx'] });
+    expect(b.written).toEqual({ command: '/opt/Airlock/airlock', args: ['wrap', '--name', 'b', '--client', 'cursor', 'uvx'] });
     expect(b.protected).toBe(true);
   });
   test.each(['nope', '[]', '[1]', '{"a":1}', '[""]'])('AIRLOCK_LAUNCHER=%s is refused', (value) => {
@@ -289,7 +289,7 @@ describe('stale launcher', () => {
     const r = await protectServers({ ...h.opts, client: 'cursor', servers: ['b'], launcher: TEST_LAUNCHER });
     expect(r.outcomes).toEqual([expect.objectContaining({ result: 'protected' })]);
     const fresh = (await discoverClient('cursor', h.opts)).locations[0]!.servers[1]!;
-    expect(fresh.written?.args).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'b', '--client', 'cursor', '--', 'uvx']);
+    expect(fresh.written?.args).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'b', '--client', 'cursor', 'uvx']);
     await unprotectServers({ ...h.opts, client: 'cursor', servers: ['b'] });
     expect(h.read()).toBe(CURSOR);
   });

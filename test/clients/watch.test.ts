@@ -147,6 +147,6 @@ describe('auto-protect without a launcher', () => {
     writeFileSync(h.config, TWO);
     await until(() => journaled(running, 'server-protected').length > 0, 8000);
     const b = (await discoverClient('cursor', h.opts)).locations[0]!.servers.find((s) => s.name === 'b')!;
-    expect(b.written).toEqual({ command: TEST_LAUNCHER.command, args: [...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'b', '--client', 'cursor', '--', 'y', '1'] });
+    expect(b.written).toEqual({ command: TEST_LAUNCHER.command, args: [...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'b', '--client', 'cursor', 'y', '1'] });
   });
 });

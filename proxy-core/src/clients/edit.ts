@@ -108,7 +108,7 @@ export function planProtect(text: string, doc: unknown, t: ProtectTarget): Prote
   // already behind Airlock: written by protect, or by hand (never wrap a wrapper); `whole`: the caller knows its
   // launcher is not Airlock's, so it is a server like any other
   if (!t.whole && (unwrap(cmd) || wrappedByHand(cmd))) return null;
-  const prefix = wrapPrefix(t.launcher, t.name, t.client, t.home);
+  const prefix = wrapPrefix(t.launcher, t.name, t.client, t.home, cmd.command);
   const command = syn.command!;
   const originalArgs = getAt(doc, [...obj, t.shape.argsKey]);
   const expect = (expected: unknown) => {

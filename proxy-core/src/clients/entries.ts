@@ -12,7 +12,7 @@ import { unwrap, wrappedByHand } from './wrapped.js';
 const REMOTE_REASON = 'remote server: protect does not rewrite remote entries yet; wrap it by hand with `airlock wrap --url`';
 
 /** Why an entry that already starts `airlock wrap`, but not as protect writes it, is left alone both ways. */
-export const HAND_WRAPPED = 'it already starts `airlock wrap` (written by hand, without the `--` that protect writes); edit it by hand';
+export const HAND_WRAPPED = 'it already starts `airlock wrap`, in a form protect does not write (by hand); edit it by hand';
 
 /** Where a client keeps an entry's command: Goose says `cmd`/`envs`, Zed's older format nests `command: {path}`. */
 export function commandShape(client: ClientId, entry: unknown): CommandShape {
