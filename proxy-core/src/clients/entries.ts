@@ -14,9 +14,16 @@ const REMOTE_REASON = 'remote server: protect does not rewrite remote entries ye
 /** Why an entry that already starts `airlock wrap`, but not as protect writes it, is left alone both ways. */
 export const HAND_WRAPPED = 'it already starts `airlock wrap`, in a form protect does not write (by hand); edit it by hand';
 
-/** Where a client keeps an entry's command: Goose says `cmd`/`envs`, Zed's older format nests `command: {path}`. */
+/**
+ * Where a client keeps an entry's command: Goose says `cmd`/`envs`, Zed's older format nests `command: {path}`,
+ * Cline CLI 3.x nests `transport: {type, command, args, env}`, opencode gives `command` as one list.
+ */
 export function commandShape(client: ClientId, entry: unknown): CommandShape {
   if (client === 'goose') return { base: [], commandKey: 'cmd', argsKey: 'args', envKey: 'envs' };
+  if (client === 'opencode') return { base: [], commandKey: 'command', argsKey: 'command', envKey: 'environment', combined: true };
+  if (client === 'cline' && isRecord(entry) && isRecord(entry.transport)) {
+    return { base: ['transport'], commandKey: 'command', argsKey: 'args', envKey: 'env' };
+  }
   if (client === 'zed' && isRecord(entry) && isRecord(entry.command)) {
     return { base: ['command'], commandKey: 'path', argsKey: 'args', envKey: 'env' };
   }
@@ -34,20 +41,23 @@ function safeUrl(raw: unknown): string | undefined {
   }
 }
 
-function transportOf(client: ClientId, entry: Record<string, unknown>, shape: CommandShape): { transport: Transport; reason?: string; url?: string } {
+function transportOf(client: ClientId, outer: Record<string, unknown>, shape: CommandShape): { transport: Transport; reason?: string; url?: string } {
+  // Cline CLI's `transport` object holds what the others keep in the entry itself
+  const inner = getAt(outer, shape.base);
+  const entry = shape.base.length && isRecord(inner) ? inner : outer;
   const type = typeof entry.type === 'string' ? entry.type.toLowerCase().replace(/[-_]/g, '') : undefined;
   const url = safeUrl(entry.url ?? entry.serverUrl ?? entry.httpUrl ?? entry.uri);
-  if (type === 'http' || type === 'streamablehttp') return { transport: 'http', url, reason: REMOTE_REASON };
+  // opencode: `remote` tries streamable HTTP, then SSE
+  if (type === 'http' || type === 'streamablehttp' || (client === 'opencode' && type === 'remote')) return { transport: 'http', url, reason: REMOTE_REASON };
   if (type === 'sse') return { transport: 'sse', url, reason: REMOTE_REASON };
   if (client === 'goose' && type !== undefined && type !== 'stdio') {
     return { transport: 'other', reason: `Goose "${String(entry.type)}" extension: nothing to wrap` };
   }
-  const base = getAt(entry, shape.base);
-  if (isRecord(base) && shape.commandKey in base) return { transport: 'stdio' };
+  if (shape.commandKey in entry && (shape.base.length === 0 || entry === inner)) return { transport: 'stdio' };
   if (typeof entry.httpUrl === 'string' || typeof entry.serverUrl === 'string') return { transport: 'http', url, reason: REMOTE_REASON };
   if (typeof entry.url === 'string' || typeof entry.uri === 'string') {
-    // Cline and Gemini CLI read an untyped `url` as SSE; the others as streamable HTTP.
-    const sse = client === 'cline' || client === 'gemini-cli';
+    // Cline, Gemini CLI and Qwen Code read an untyped `url` as SSE; the others as streamable HTTP.
+    const sse = client === 'cline' || client === 'gemini-cli' || client === 'qwen-code';
     return { transport: sse ? 'sse' : 'http', url, reason: REMOTE_REASON };
   }
   return { transport: 'other', reason: `no "${shape.commandKey}" or URL` };

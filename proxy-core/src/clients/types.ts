@@ -17,6 +17,8 @@ export const CLIENT_IDS = [
   'lm-studio',
   'continue',
   'goose',
+  'qwen-code',
+  'opencode',
 ] as const;
 
 export type ClientId = (typeof CLIENT_IDS)[number];
@@ -57,6 +59,8 @@ export interface CommandShape {
   commandKey: string;
   argsKey: string;
   envKey: string;
+  /** opencode: `command` is one list, the program then its args (argsKey names that same list). */
+  combined?: boolean;
 }
 
 export interface ServerEntry {
