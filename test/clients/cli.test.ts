@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { makeHome, type TestHome } from './home.js';
+import { CLIENT_IDS } from '../../proxy-core/src/clients/index.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'airlock.js');
 
@@ -49,7 +50,7 @@ describe('airlock clients', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(/s3cret|sk-live-123/);
     const list = JSON.parse(r.stdout) as { client: string; found: boolean; locations: { path: string; error?: string; servers: Record<string, unknown>[] }[] }[];
-    expect(list.map((c) => c.client)).toHaveLength(12);
+    expect(list.map((c) => c.client)).toHaveLength(CLIENT_IDS.length);
     const cursor = list.find((c) => c.client === 'cursor')!;
     expect(cursor.found).toBe(true);
     expect(cursor.locations[0]!.servers).toEqual([
