@@ -55,7 +55,7 @@ describe('airlock clients', () => {
     expect(cursor.found).toBe(true);
     expect(cursor.locations[0]!.servers).toEqual([
       { name: 'a', transport: 'stdio', protected: false, protectable: true, command: 'npx', args: ['-y', 'a', '--api-key', '<redacted>'], envKeys: ['TOKEN'] },
-      { name: 'r', transport: 'http', protected: false, protectable: false, reason: expect.stringMatching(/remote/), url: 'https://r.example.com/mcp', envKeys: [] },
+      { name: 'r', transport: 'http', protected: false, protectable: false, reason: expect.stringMatching(/URL carries a secret \(token=…\)/), url: 'https://r.example.com/mcp', envKeys: [] },
     ]);
     const codex = list.find((c) => c.client === 'codex')!;
     expect(codex.locations[0]!.error).toMatch(/line 2/);
@@ -103,7 +103,7 @@ describe('airlock protect / unprotect', () => {
 
   const FAILURES: [string, string[], number, RegExp][] = [
     ['unknown server', ['protect', 'cursor', 'nope'], 1, /no server "nope"/],
-    ['remote server', ['protect', 'cursor', 'r'], 1, /remote server/],
+    ['remote server with a secret in its URL', ['protect', 'cursor', 'r'], 1, /URL carries a secret/],
     ['broken file', ['protect', 'codex', '--all'], 1, /config\.toml.*line 2/],
     ['unknown client', ['protect', 'vim', 'a'], 2, /unknown client "vim"/],
     ['no server named', ['protect', 'cursor'], 2, /needs server names or --all/],

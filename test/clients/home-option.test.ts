@@ -71,7 +71,7 @@ describe.each(CASES)('$client with a non-default data dir', ({ client, ext }) =>
     for (const s of servers) {
       const args = s.written!.args;
       expect(args.slice(args.indexOf('--home'), args.indexOf('--home') + 2)).toEqual(['--home', data]);
-      expect(args.indexOf('--home')).toBeLessThan(args.indexOf(s.original!.command));
+      expect(args.indexOf('--home')).toBeLessThan(args.indexOf(s.original?.command ?? '--url'));
       expect(s.wrappedAs?.home).toBe(data);
     }
     const bytes = h.readBytes();
@@ -123,12 +123,10 @@ describe('reading wrapped entries', () => {
     expect(unwrap({ command: 'node', args: [...L, '--name', 's', '--home', '--', 'x'] })).toBeNull();
   });
 
-  test.each([
-    ['--url', ['/opt/Airlock/airlock', ['wrap', '--name', 'gh', '--url', 'https://x.example/mcp']], undefined],
-  ] as const)('an entry wrapped by hand (%s) is recognised, never wrapped again', async (_what, [command, args], original) => {
-    expect(unwrap({ command, args: [...args] })).toBeNull();
-    expect(wrappedByHand({ command, args: [...args] })?.original).toEqual(original);
-    const text = JSON.stringify({ mcpServers: { s: { command, args } } });
+  test('an entry wrapped by hand without --name is recognised, never wrapped again, left alone both ways', async () => {
+    const args = ['wrap', '--client', 'cursor', 'node', 'server.js'];
+    expect(unwrap({ command: '/opt/Airlock/airlock', args })).toBeNull();
+    const text = JSON.stringify({ mcpServers: { s: { command: '/opt/Airlock/airlock', args } } });
     const h = home('cursor', text);
     const opts = { ...h.opts, launchers: [{ command: '/opt/Airlock/airlock', argsPrefix: [] }] };
     const s = (await discoverClient('cursor', opts)).locations[0]!.servers[0]!;
@@ -138,6 +136,23 @@ describe('reading wrapped entries', () => {
     const u = await unprotectServers({ ...opts, client: 'cursor', servers: 'all' });
     expect(u.outcomes.map((o) => o.result)).toEqual(['skipped']);
     expect(h.read()).toBe(text);
+  });
+
+  test('an entry written as `airlock wrap --url` is a protected remote server: unprotect rebuilds the remote entry', async () => {
+    const args = ['wrap', '--name', 'gh', '--url', 'https://x.example/mcp', '--header', 'Authorization: ${AIRLOCK_HEADER_AUTHORIZATION}'];
+    expect(wrappedByHand({ command: '/opt/Airlock/airlock', args })?.original).toBeUndefined();
+    const text = JSON.stringify({ mcpServers: { s: { command: '/opt/Airlock/airlock', args, env: { AIRLOCK_HEADER_AUTHORIZATION: 'Bearer t' }, disabled: false } } });
+    const h = home('cursor', text);
+    const opts = { ...h.opts, launchers: [{ command: '/opt/Airlock/airlock', argsPrefix: [] }] };
+    const s = (await discoverClient('cursor', opts)).locations[0]!.servers[0]!;
+    expect(s).toMatchObject({ protected: true, remoteWrapped: true, url: 'https://x.example/mcp' });
+    expect(s.unprotectable).toBeUndefined();
+    const p = await protectServers({ ...opts, client: 'cursor', servers: ['s'], launcher: { command: '/opt/Airlock/airlock', argsPrefix: [] } });
+    expect(p.outcomes.map((o) => o.result)).toEqual(['unchanged']);
+    const u = await unprotectServers({ ...opts, client: 'cursor', servers: 'all' });
+    expect(u.outcomes.map((o) => o.result)).toEqual(['unprotected']);
+    // no kept original (written by hand): rebuilt, the header's value filled from the entry's env
+    expect(JSON.parse(h.read())).toEqual({ mcpServers: { s: { disabled: false, url: 'https://x.example/mcp', headers: { Authorization: 'Bearer t' } } } });
   });
 });
 

@@ -165,14 +165,18 @@ describe('choosing servers', () => {
     expect(h.read()).toBe(CURSOR);
   });
 
-  test('a remote server is not protectable, with the reason', async () => {
+  test('a remote server in a TOML file is not protectable, with the reason', async () => {
+    const h = home('codex', fixture('codex', 'before.toml').toString());
+    await expect(protectServers({ ...h.opts, client: 'codex', servers: ['figma'], launcher: TEST_LAUNCHER })).rejects.toThrow(/remote server in a TOML file/);
+  });
+
+  test('remote servers of a JSON file are protectable, and are listed with their transport', async () => {
     const h = home('cline', fixture('cline', 'before.json').toString());
-    await expect(protectServers({ ...h.opts, client: 'cline', servers: ['streaming'], launcher: TEST_LAUNCHER })).rejects.toThrow(/remote server/);
     const s = (await discoverClient('cline', h.opts)).locations[0]!.servers;
     expect(s.map((x) => [x.name, x.transport, x.protected, x.unprotectable !== undefined])).toEqual([
       ['weather', 'stdio', false, false],
-      ['streaming', 'http', false, true],
-      ['old-sse', 'sse', false, true],
+      ['streaming', 'http', false, false],
+      ['old-sse', 'sse', false, false],
     ]);
   });
 

@@ -6,10 +6,7 @@ import { readCommand } from './edit.js';
 import type { ClientId, CommandShape, ConfigLocation, DocPath, ServerEntry, Transport } from './types.js';
 import { isOwnLauncher, otherHome, type Recognition } from './own-launcher.js';
 import { unwrap, wrappedByHand } from './wrapped.js';
-
-// `airlock wrap --url` can relay a remote server, but rewriting a url entry into a command entry (and its
-// headers, which may hold tokens) is not done by protect yet
-const REMOTE_REASON = 'remote server: protect does not rewrite remote entries yet; wrap it by hand with `airlock wrap --url`';
+import { readRemote } from './remote.js';
 
 /** Why an entry that already starts `airlock wrap`, but not as protect writes it, is left alone both ways. */
 export const HAND_WRAPPED = 'it already starts `airlock wrap`, in a form protect does not write (by hand); edit it by hand';
@@ -48,17 +45,17 @@ function transportOf(client: ClientId, outer: Record<string, unknown>, shape: Co
   const type = typeof entry.type === 'string' ? entry.type.toLowerCase().replace(/[-_]/g, '') : undefined;
   const url = safeUrl(entry.url ?? entry.serverUrl ?? entry.httpUrl ?? entry.uri);
   // opencode: `remote` tries streamable HTTP, then SSE
-  if (type === 'http' || type === 'streamablehttp' || (client === 'opencode' && type === 'remote')) return { transport: 'http', url, reason: REMOTE_REASON };
-  if (type === 'sse') return { transport: 'sse', url, reason: REMOTE_REASON };
+  if (type === 'http' || type === 'streamablehttp' || (client === 'opencode' && type === 'remote')) return { transport: 'http', url };
+  if (type === 'sse') return { transport: 'sse', url };
   if (client === 'goose' && type !== undefined && type !== 'stdio') {
     return { transport: 'other', reason: `Goose "${String(entry.type)}" extension: nothing to wrap` };
   }
   if (shape.commandKey in entry && (shape.base.length === 0 || entry === inner)) return { transport: 'stdio' };
-  if (typeof entry.httpUrl === 'string' || typeof entry.serverUrl === 'string') return { transport: 'http', url, reason: REMOTE_REASON };
+  if (typeof entry.httpUrl === 'string' || typeof entry.serverUrl === 'string') return { transport: 'http', url };
   if (typeof entry.url === 'string' || typeof entry.uri === 'string') {
     // Cline, Gemini CLI and Qwen Code read an untyped `url` as SSE; the others as streamable HTTP.
     const sse = client === 'cline' || client === 'gemini-cli' || client === 'qwen-code';
-    return { transport: sse ? 'sse' : 'http', url, reason: REMOTE_REASON };
+    return { transport: sse ? 'sse' : 'http', url };
   }
   return { transport: 'other', reason: `no "${shape.commandKey}" or URL` };
 }
@@ -82,6 +79,10 @@ export function describeEntry(location: ConfigLocation, name: string, path: DocP
   const t = transportOf(client, entry, shape);
   const out: ServerEntry = { ...base, envKeys, cwd, transport: t.transport, url: t.url };
   if (name.trim() === '') return { ...out, unprotectable: 'the server has no name' };
+  if (t.transport === 'http' || t.transport === 'sse') {
+    const spec = readRemote(location.format, entry, shape, t.transport);
+    return typeof spec === 'string' ? { ...out, unprotectable: spec } : out;
+  }
   if (t.transport !== 'stdio') return { ...out, unprotectable: t.reason };
   const cmd = readCommand(entry, shape);
   if (typeof cmd === 'string') return { ...out, unprotectable: cmd };
@@ -109,14 +110,17 @@ export function describeEntry(location: ConfigLocation, name: string, path: DocP
   }
   if (byHand) {
     const elsewhere = otherHome(byHand.home, r);
+    // a remote server protect rewrote: unprotect rebuilds the remote entry (remote.ts)
+    const remote = byHand.original === undefined && byHand.name !== undefined;
     return {
       ...out,
+      ...(byHand.url !== undefined ? { url: safeUrl(byHand.url) } : {}),
       written: cmd,
       ...(byHand.original ? { original: byHand.original } : {}),
       protected: elsewhere === undefined,
       ...(elsewhere !== undefined ? { otherHome: elsewhere } : {}),
       ...(byHand.loosening.length ? { loosening: byHand.loosening } : {}),
-      unprotectable: HAND_WRAPPED,
+      ...(remote ? { remoteWrapped: true } : { unprotectable: HAND_WRAPPED }),
       wrappedAs: { name: byHand.name ?? name, client: byHand.client, ...(byHand.home !== undefined ? { home: byHand.home } : {}) },
     };
   }

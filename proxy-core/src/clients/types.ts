@@ -96,6 +96,8 @@ export interface ServerEntry {
   otherHome?: string;
   /** Loosening flags the entry gives the wrapper (applied only once the person recorded the same choice). */
   loosening?: string[];
+  /** A remote server protect rewrote into `airlock wrap --url`: unprotect puts the remote entry back. */
+  remoteWrapped?: boolean;
   /** For a protected entry: the --name, --client and --home given to the wrapper. */
   wrappedAs?: { name: string; client: string | undefined; home?: string };
 }

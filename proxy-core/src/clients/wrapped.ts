@@ -175,17 +175,25 @@ export function unwrap(entry: StdioCommand): Unwrapped | null {
 }
 
 /**
- * An entry that starts `airlock wrap` but not the way protect writes it (by hand: no `--name`, or a `--url`
- * protect did not write). It is already behind Airlock; protect must not wrap it again, and unprotect cannot
- * restore it from the entry alone.
+ * An entry that starts `airlock wrap` but not with a server command protect can put back: no `--name` (by
+ * hand), or `--url` (a remote server, which protect writes too: see remote.ts). It is already behind Airlock;
+ * protect must not wrap it again.
  */
 export function wrappedByHand(
   entry: StdioCommand,
-): { name: string | undefined; client: string | undefined; home: string | undefined; launcher: string[]; loosening: string[]; original?: StdioCommand } | null {
+): { name: string | undefined; client: string | undefined; home: string | undefined; launcher: string[]; loosening: string[]; original?: StdioCommand; url?: string } | null {
   const found = unwrap(entry) ? null : parsedWrap(entry);
   if (!found) return null;
   const { parsed, call } = found;
   const [command, ...args] = parsed.command;
   if (command === undefined && parsed.url === undefined) return null;
-  return { name: parsed.name, client: parsed.client, home: parsed.home, launcher: call.launcher, loosening: looseningFlags(parsed), ...(command !== undefined ? { original: { command, args } } : {}) };
+  return {
+    name: parsed.name,
+    client: parsed.client,
+    home: parsed.home,
+    launcher: call.launcher,
+    loosening: looseningFlags(parsed),
+    ...(command !== undefined ? { original: { command, args } } : {}),
+    ...(parsed.url !== undefined ? { url: parsed.url } : {}),
+  };
 }
