@@ -113,6 +113,30 @@ describe('Claude Code', () => {
   }, SLOW);
 });
 
+describe('Claude Code project servers (.mcp.json)', () => {
+  test('protect warns that .mcp.json is shared; --user-scope protects it in the local scope instead and switches the .mcp.json one off for this user', async () => {
+    const w = await world(CLIENT_CLIS['claude-code']);
+    ok(await w.client(['mcp', 'add', '-s', 'project', 'team', '--', 'node', '/srv/team.js']), 'claude mcp add -s project team');
+    const shared = join(w.project, '.mcp.json');
+    const teamFile = readFileSync(shared);
+    const p = ok(await w.airlock(['protect', 'claude-code', '--all']), 'airlock protect claude-code --all');
+    expect(p.stderr).toMatch(/warning: team is in \.mcp\.json, a file meant to be committed.*--user-scope/);
+    const moved = ok(await w.airlock(['protect', 'claude-code', '--user-scope', 'team']), 'airlock protect claude-code --user-scope team');
+    expect(moved.stdout).toMatch(/^protected\s+team\s+\(local: /m);
+    // the team's file is as the team wrote it again
+    expect(readFileSync(shared).equals(teamFile)).toBe(true);
+    const project = (JSON.parse(readFileSync(join(w.home, '.claude.json'), 'utf8')) as { projects: Record<string, { disabledMcpjsonServers: string[] }> }).projects[w.project]!;
+    expect(project.disabledMcpjsonServers).toEqual(['team']);
+    // Claude Code itself now starts the local, protected one
+    const got = ok(await w.client(['mcp', 'get', 'team']), 'claude mcp get team').stdout;
+    expect(got).toMatch(/Scope: Local config/);
+    expect(got).toMatch(/Args: .*wrap --name team --client claude-code node \/srv\/team\.js/);
+    const list = shown(ok(await w.client(['mcp', 'list'], 120_000), 'claude mcp list'));
+    expect(list).toMatch(/team: .*wrap --name team --client claude-code node \/srv\/team\.js/);
+    expect(list).not.toMatch(/team: node \/srv\/team\.js/);
+  }, SLOW);
+});
+
 describe('Gemini CLI', () => {
   test('mcp add (user scope: stdio and http); protect; mcp list shows the wrapper; unprotect restores the bytes', async () => {
     const w = await world(CLIENT_CLIS['gemini-cli']);

@@ -18,6 +18,7 @@ import {
   type Scope,
 } from '../../clients/index.js';
 import { entryState } from '../../clients/entry-status.js';
+import { protectInLocalScope, SHARED_FILE_WARNING, sharedFileOutcomes } from '../../clients/claude-local.js';
 import { print, printError, printJson } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
 import { cliLauncher, ownLaunchers } from '../launcher.js';
@@ -64,6 +65,7 @@ async function change(action: Action, args: string[]): Promise<number> {
       project: { type: 'string' },
       scope: { type: 'string' },
       json: { type: 'boolean' },
+      'user-scope': { type: 'boolean' },
     },
     allowPositionals: true,
   });
@@ -75,7 +77,11 @@ async function change(action: Action, args: string[]): Promise<number> {
   const scope = values.scope;
   if (scope !== undefined && !SCOPES.includes(scope as Scope)) throw new UsageError(`--scope must be one of ${SCOPES.join(', ')}`);
   const id: ClientId = client;
+  if (values['user-scope'] && (action !== 'protect' || id !== 'claude-code' || scope !== undefined)) {
+    throw new UsageError('--user-scope goes with `protect claude-code` (it moves .mcp.json servers into your local scope), without --scope');
+  }
   try {
+    if (values['user-scope']) return await moveToLocal(servers, values.all === true, values.project, values.json === true);
     const report = await changeClient(action, {
       client: id,
       servers: values.all ? 'all' : servers,
@@ -95,12 +101,34 @@ async function change(action: Action, args: string[]): Promise<number> {
       print(`${o.result.padEnd(11)} ${o.server}  (${o.scope}: ${o.path})${o.reason ? `: ${o.reason}` : ''}`);
     }
     for (const b of report.backups) print(`original saved to ${b}`);
+    if (action === 'protect') for (const o of sharedFileOutcomes(report.outcomes)) printError(`airlock: warning: ${o.server} ${SHARED_FILE_WARNING}`);
     if (report.restart) print(report.restart);
     return 0;
   } catch (e) {
     if (e instanceof ClientConfigError || e instanceof LauncherError) throw new CliError(e.message, 1);
     throw e;
   }
+}
+
+/** `protect claude-code --user-scope`: the .mcp.json servers protected in the user's own local scope. */
+async function moveToLocal(servers: string[], all: boolean, project: string | undefined, json: boolean): Promise<number> {
+  const outcomes = await protectInLocalScope({
+    servers: all ? 'all' : servers,
+    projectDir: project,
+    launchers: ownLaunchers(),
+    launcher: cliLauncher(),
+    warn: (m) => printError(`airlock: warning: ${m}`),
+  });
+  if (json) {
+    printJson({ outcomes });
+    return 0;
+  }
+  for (const o of outcomes) print(`${o.result.padEnd(11)} ${o.server}  (${o.scope}: ${o.path})${o.reason ? `: ${o.reason}` : ''}`);
+  if (outcomes.some((o) => o.result === 'protected')) {
+    print('.mcp.json is left as it was; Claude Code now starts these from your local scope, and skips the .mcp.json ones for you only.');
+    print('Restart Claude Code (or reload its MCP servers) to apply.');
+  }
+  return 0;
 }
 
 /** Entry point for the three commands; argv[0] is the command name. */
