@@ -17,10 +17,10 @@ import { syntaxFor } from './formats/index.js';
 import { ClientConfigError, protectServers, unprotectServers, type ChangeOutcome, type ProtectRequest } from './rewrite.js';
 import type { ServerEntry } from './types.js';
 
-/** What protect says of a project server it wrote into `.mcp.json`. */
-export const SHARED_FILE_WARNING =
-  'is in .mcp.json, a file meant to be committed: the protected entry now names paths of this machine; ' +
-  'run `airlock protect claude-code --user-scope NAME` to protect it in your own local scope instead';
+/** What protect says of a project server it wrote into `.mcp.json`; `command` moves it to the local scope. */
+export function sharedFileWarning(command: string): string {
+  return `is in .mcp.json, a file meant to be committed: the protected entry now names paths of this machine; run \`${command}\` to protect it in your own local scope instead`;
+}
 
 /** The `.mcp.json` servers among `outcomes` that protect just wrote. */
 export function sharedFileOutcomes(outcomes: ChangeOutcome[]): ChangeOutcome[] {
