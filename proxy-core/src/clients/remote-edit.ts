@@ -59,7 +59,8 @@ export function changeRemote(job: RemoteJob, text: string, e: ServerEntry): stri
   const spec = readRemote(current.location.format, entry, current.shape, current.transport);
   if (typeof spec === 'string') throw new ConfigEditError(`${e.name}: ${spec}`);
   const { launcher, home } = job.protect;
-  const wrap = remoteWrap(spec, wrapPrefix(launcher, e.name, job.client, home, ''));
+  const ownEnv = getAt(entry, [...current.shape.base, current.shape.envKey]);
+  const wrap = remoteWrap(spec, wrapPrefix(launcher, e.name, job.client, home, ''), isRecord(ownEnv) ? ownEnv : {});
   const wrote = wrappedRemoteEntry(job.client, entry, current.shape, launcher, wrap);
   // kept before the entry changes; an original already kept (protected, then edited by hand) is replaced
   job.originals[key] = { raw: entryText(out, e.path), wrote };

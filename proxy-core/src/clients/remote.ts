@@ -76,10 +76,10 @@ function headerVar(name: string, taken: Set<string>): string {
   return v;
 }
 
-/** The wrapper's args (after the launcher's) and the env holding the header values. */
-export function remoteWrap(spec: RemoteSpec, prefix: string[]): { args: string[]; env: Record<string, string> } {
-  const env: Record<string, string> = {};
-  const taken = new Set<string>();
+/** The wrapper's args (after the launcher's) and the env holding the header values, beside the entry's own env. */
+export function remoteWrap(spec: RemoteSpec, prefix: string[], own: Record<string, unknown> = {}): { args: string[]; env: Record<string, unknown> } {
+  const env: Record<string, unknown> = { ...own };
+  const taken = new Set(Object.keys(own));
   const args = [...prefix, '--url', spec.url];
   for (const [name, value] of spec.headers) {
     const v = headerVar(name, taken);
@@ -91,7 +91,7 @@ export function remoteWrap(spec: RemoteSpec, prefix: string[]): { args: string[]
 }
 
 /** The command entry that replaces a remote one, in the client's own shape; the entry's other settings stay. */
-export function wrappedRemoteEntry(client: ClientId, entry: Record<string, unknown>, shape: CommandShape, launcher: Launcher, wrap: { args: string[]; env: Record<string, string> }): Record<string, unknown> {
+export function wrappedRemoteEntry(client: ClientId, entry: Record<string, unknown>, shape: CommandShape, launcher: Launcher, wrap: { args: string[]; env: Record<string, unknown> }): Record<string, unknown> {
   const keep = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => !REMOTE_KEYS.has(k)));
   const env = Object.keys(wrap.env).length ? wrap.env : undefined;
   if (client === 'opencode') return { ...keep(entry), type: 'local', command: [launcher.command, ...wrap.args], ...(env ? { environment: env } : {}) };
@@ -111,32 +111,39 @@ export function rebuiltRemoteEntry(client: ClientId, entry: Record<string, unkno
   const envValue = inner[shape.envKey];
   const env = isRecord(envValue) ? envValue : {};
   const headers: Record<string, string> = {};
+  const used = new Set<string>();
   for (const spec of parsed.header) {
     const colon = spec.indexOf(':');
     if (colon <= 0) throw new ConfigEditError(`--header "${spec}" is not "Name: value"`);
-    headers[spec.slice(0, colon).trim()] = spec.slice(colon + 1).trim().replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, v: string) => (typeof env[v] === 'string' ? env[v] : m));
+    headers[spec.slice(0, colon).trim()] = spec.slice(colon + 1).trim().replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (m, v: string) => {
+      used.add(v);
+      return typeof env[v] === 'string' ? env[v] : m;
+    });
   }
+  // the entry's own variables stay; the ones that only carried a header go back into the header
+  const ownEnv = Object.fromEntries(Object.entries(env).filter(([k]) => !used.has(k)));
+  const keptEnv = Object.keys(ownEnv).length && !shape.base.length ? { [shape.envKey]: ownEnv } : {};
   const url = parsed.url!;
   const t = parsed.transport === 'sse' || parsed.transport === 'http' ? parsed.transport : undefined;
   const hs = Object.keys(headers).length ? { headers } : {};
   const rest = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([k]) => !COMMAND_KEYS.has(k)));
   switch (client) {
     case 'opencode':
-      return { ...rest(entry), type: 'remote', url, ...hs };
+      return { ...rest(entry), type: 'remote', url, ...hs, ...keptEnv };
     case 'windsurf':
-      return { ...rest(entry), serverUrl: url, ...hs };
+      return { ...rest(entry), serverUrl: url, ...hs, ...keptEnv };
     case 'gemini-cli':
     case 'qwen-code':
-      return { ...rest(entry), ...(t === 'sse' ? { url } : { httpUrl: url }), ...hs };
+      return { ...rest(entry), ...(t === 'sse' ? { url } : { httpUrl: url }), ...hs, ...keptEnv };
     case 'cline': {
       const remote = { type: t === 'sse' ? 'sse' : 'streamableHttp', url, ...hs };
-      return shape.base.length ? { ...entry, transport: remote } : { ...rest(entry), ...remote };
+      return shape.base.length ? { ...entry, transport: remote } : { ...rest(entry), ...remote, ...keptEnv };
     }
     case 'claude-code':
     case 'vscode':
-      return { ...rest(entry), type: t ?? 'http', url, ...hs };
+      return { ...rest(entry), type: t ?? 'http', url, ...hs, ...keptEnv };
     default:
-      return { ...rest(entry), ...(t ? { type: t } : {}), url, ...hs };
+      return { ...rest(entry), ...(t ? { type: t } : {}), url, ...hs, ...keptEnv };
   }
 }
 

@@ -81,6 +81,19 @@ describe('protect a remote entry', () => {
     });
   });
 
+  test("the entry's own env stays beside the header variables, protected and rebuilt", async () => {
+    const text = JSON.stringify({ mcpServers: { r: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { A: 'b' }, env: { KEEP: '1', AIRLOCK_HEADER_A: 'taken' } } } });
+    const h = home('claude-code', text);
+    await protectServers({ ...h.opts, client: 'claude-code', servers: 'all', launcher: TEST_LAUNCHER, processLister: async () => [] });
+    const e = (JSON.parse(h.read()) as { mcpServers: { r: Wrapped } }).mcpServers.r;
+    expect(e.env).toEqual({ KEEP: '1', AIRLOCK_HEADER_A: 'taken', AIRLOCK_HEADER_A_2: 'b' });
+    expect(e.args).toContain('A: ${AIRLOCK_HEADER_A_2}');
+    h.write(h.read().replace(/"KEEP": ?"1"/, '"KEEP": "2"'));
+    expect(h.read()).toContain('"KEEP": "2"');
+    await unprotectServers({ ...h.opts, client: 'claude-code', servers: 'all', processLister: async () => [] });
+    expect(JSON.parse(h.read())).toEqual({ mcpServers: { r: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { A: 'b' }, env: { KEEP: '2', AIRLOCK_HEADER_A: 'taken' } } } });
+  });
+
   test('protecting again for another data dir rewrites --home and still restores the original bytes', async () => {
     const h = home('claude-code', CLAUDE);
     const base = { ...h.opts, client: 'claude-code' as const, servers: 'all' as const, processLister: async () => [] };
