@@ -296,7 +296,7 @@ test('Protect from the window writes the packaged launcher, which then works; th
   // the entry starts the launcher in the app's resources, never the app's binary or a checkout path
   const entry = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: Record<string, { command: string; args: string[]; env: Record<string, string> }> }).mcpServers.notes!;
   expect(entry.command).toBe(packaged.launcher);
-  expect(entry.args).toEqual(['wrap', '--name', 'notes', '--client', 'cursor', '--home', home, '--', process.execPath, FIXTURE_SERVER]);
+  expect(entry.args).toEqual(['wrap', '--name', 'notes', '--client', 'cursor', '--home', home, process.execPath, FIXTURE_SERVER]);
   // and the first protect turned start at login on, by itself
   await app.until((r) => r.type === 'tray-menu' && (r.items as { id: string; checked: boolean }[]).some((i) => i.id === 'start-at-login' && i.checked), 'start at login on');
   expect(readFileSync(join(xdg, 'autostart', 'airlock.desktop'), 'utf8')).toContain(`Exec="${process.execPath}"`);

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { makeHome, type TestHome } from './home.js';
+import { CLIENT_IDS } from '../../proxy-core/src/clients/index.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'airlock.js');
 
@@ -49,12 +50,12 @@ describe('airlock clients', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(/s3cret|sk-live-123/);
     const list = JSON.parse(r.stdout) as { client: string; found: boolean; locations: { path: string; error?: string; servers: Record<string, unknown>[] }[] }[];
-    expect(list.map((c) => c.client)).toHaveLength(12);
+    expect(list.map((c) => c.client)).toHaveLength(CLIENT_IDS.length);
     const cursor = list.find((c) => c.client === 'cursor')!;
     expect(cursor.found).toBe(true);
     expect(cursor.locations[0]!.servers).toEqual([
       { name: 'a', transport: 'stdio', protected: false, protectable: true, command: 'npx', args: ['-y', 'a', '--api-key', '<redacted>'], envKeys: ['TOKEN'] },
-      { name: 'r', transport: 'http', protected: false, protectable: false, reason: expect.stringMatching(/remote/), url: 'https://r.example.com/mcp', envKeys: [] },
+      { name: 'r', transport: 'http', protected: false, protectable: false, reason: expect.stringMatching(/URL carries a secret \(token=…\)/), url: 'https://r.example.com/mcp', envKeys: [] },
     ]);
     const codex = list.find((c) => c.client === 'codex')!;
     expect(codex.locations[0]!.error).toMatch(/line 2/);
@@ -79,7 +80,7 @@ describe('airlock protect / unprotect', () => {
     expect(p.stdout).toMatch(/^protected\s+a\s/m);
     const wrapped = JSON.parse(readFileSync(h.config, 'utf8').replace(/\/\/ mine/, '')) as { mcpServers: { a: { command: string; args: string[] } } };
     expect(wrapped.mcpServers.a.command).toBe(process.execPath);
-    expect(wrapped.mcpServers.a.args.slice(1, 8)).toEqual(['wrap', '--name', 'a', '--client', 'cursor', '--', 'npx']);
+    expect(wrapped.mcpServers.a.args.slice(1, 8)).toEqual(['wrap', '--name', 'a', '--client', 'cursor', 'npx', '-y']);
     expect(wrapped.mcpServers.a.args[0]).toBe(resolve(CLI));
     const again = await airlock(h, ['protect', 'cursor', 'a']);
     expect(again.stdout).toMatch(/unchanged\s+a .*already protected/);
@@ -102,7 +103,7 @@ describe('airlock protect / unprotect', () => {
 
   const FAILURES: [string, string[], number, RegExp][] = [
     ['unknown server', ['protect', 'cursor', 'nope'], 1, /no server "nope"/],
-    ['remote server', ['protect', 'cursor', 'r'], 1, /remote server/],
+    ['remote server with a secret in its URL', ['protect', 'cursor', 'r'], 1, /URL carries a secret/],
     ['broken file', ['protect', 'codex', '--all'], 1, /config\.toml.*line 2/],
     ['unknown client', ['protect', 'vim', 'a'], 2, /unknown client "vim"/],
     ['no server named', ['protect', 'cursor'], 2, /needs server names or --all/],

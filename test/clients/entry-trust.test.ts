@@ -69,7 +69,7 @@ describe('a look-alike entry', () => {
     const e = onDisk(h, 'files');
     // ground truth: the client now starts Airlock's launcher, and behind it the very command it started before
     expect(e.command).toBe(TEST_LAUNCHER.command);
-    expect(e.args!.slice(e.args!.indexOf('--') + 1)).toEqual([LOOK_ALIKE.command, ...LOOK_ALIKE.args]);
+    expect(e.args!.slice(e.args!.indexOf('cursor') + 1)).toEqual([LOOK_ALIKE.command, ...LOOK_ALIKE.args]);
     expect((await discoverClient('cursor', h.opts)).locations[0]!.servers[0]!.protected).toBe(true);
     await unprotectServers({ ...h.opts, client: 'cursor', servers: ['files'] });
     expect(onDisk(h, 'files')).toEqual(LOOK_ALIKE);

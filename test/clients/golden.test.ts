@@ -21,6 +21,8 @@ const CASES: { client: ClientId; ext: string }[] = [
   { client: 'lm-studio', ext: 'json' },
   { client: 'continue', ext: 'yaml' },
   { client: 'goose', ext: 'yaml' },
+  { client: 'qwen-code', ext: 'json' },
+  { client: 'opencode', ext: 'json' },
 ];
 
 const homes: TestHome[] = [];

@@ -39,7 +39,7 @@ test('a non-default data dir reaches the wrapper through --home when the client 
   const entry = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: { fixture: Entry } }).mcpServers.fixture;
   const at = entry.args.indexOf('--home');
   expect(entry.args.slice(at, at + 2)).toEqual(['--home', dataHome]);
-  expect(at).toBeLessThan(entry.args.indexOf('--'));
+  expect(at).toBeLessThan(entry.args.indexOf(server.command));
 
   await startAirlock({ home: dataHome });
   const env = scrubbedEnv(userHome, entry);

@@ -71,7 +71,7 @@ describe.each(CASES)('$client with a non-default data dir', ({ client, ext }) =>
     for (const s of servers) {
       const args = s.written!.args;
       expect(args.slice(args.indexOf('--home'), args.indexOf('--home') + 2)).toEqual(['--home', data]);
-      expect(args.indexOf('--home')).toBeLessThan(args.indexOf('--'));
+      expect(args.indexOf('--home')).toBeLessThan(args.indexOf(s.original?.command ?? '--url'));
       expect(s.wrappedAs?.home).toBe(data);
     }
     const bytes = h.readBytes();
@@ -92,9 +92,9 @@ test('protect again with another data dir moves --home; with the default one it 
   expect(await argsNow()).toContain('/one');
   const moved = await protectServers(at('/two'));
   expect(moved.outcomes.map((o) => o.result)).toEqual(['protected']);
-  expect(await argsNow()).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'a', '--client', 'cursor', '--home', '/two', '--', 'npx', '-y', 'a']);
+  expect(await argsNow()).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'a', '--client', 'cursor', '--home', '/two', 'npx', '-y', 'a']);
   await protectServers(at(undefined));
-  expect(await argsNow()).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'a', '--client', 'cursor', '--', 'npx', '-y', 'a']);
+  expect(await argsNow()).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'a', '--client', 'cursor', 'npx', '-y', 'a']);
   await unprotectServers(at(undefined));
   expect(h.read()).toBe(text);
 });
@@ -112,17 +112,21 @@ describe('reading wrapped entries', () => {
     expect(args[u!.separator]).toBe('--');
   });
 
+  test('an entry without `--` (what protect writes now) is protect\'s too, and the server command follows the last option', () => {
+    const args = [...L, '--name', 's', '--client', 'c', '--home', '/d', 'x', 'y'];
+    const u = unwrap({ command: 'node', args });
+    expect(u).toMatchObject({ name: 's', home: '/d', original: { command: 'x', args: ['y'] } });
+    expect(args[u!.separator]).toBe('/d');
+  });
+
   test('a --home value equal to "--" is not mistaken for the separator', () => {
     expect(unwrap({ command: 'node', args: [...L, '--name', 's', '--home', '--', 'x'] })).toBeNull();
   });
 
-  test.each([
-    ['no -- (as the Inspector starts it)', ['/opt/Airlock/airlock', ['wrap', '--name', 'ev', 'node', 'server.js']], { command: 'node', args: ['server.js'] }],
-    ['--url', ['/opt/Airlock/airlock', ['wrap', '--name', 'gh', '--url', 'https://x.example/mcp']], undefined],
-  ] as const)('an entry wrapped by hand (%s) is recognised, never wrapped again', async (_what, [command, args], original) => {
-    expect(unwrap({ command, args: [...args] })).toBeNull();
-    expect(wrappedByHand({ command, args: [...args] })?.original).toEqual(original);
-    const text = JSON.stringify({ mcpServers: { s: { command, args } } });
+  test('an entry wrapped by hand without --name is recognised, never wrapped again, left alone both ways', async () => {
+    const args = ['wrap', '--client', 'cursor', 'node', 'server.js'];
+    expect(unwrap({ command: '/opt/Airlock/airlock', args })).toBeNull();
+    const text = JSON.stringify({ mcpServers: { s: { command: '/opt/Airlock/airlock', args } } });
     const h = home('cursor', text);
     const opts = { ...h.opts, launchers: [{ command: '/opt/Airlock/airlock', argsPrefix: [] }] };
     const s = (await discoverClient('cursor', opts)).locations[0]!.servers[0]!;
@@ -132,6 +136,23 @@ describe('reading wrapped entries', () => {
     const u = await unprotectServers({ ...opts, client: 'cursor', servers: 'all' });
     expect(u.outcomes.map((o) => o.result)).toEqual(['skipped']);
     expect(h.read()).toBe(text);
+  });
+
+  test('an entry written as `airlock wrap --url` is a protected remote server: unprotect rebuilds the remote entry', async () => {
+    const args = ['wrap', '--name', 'gh', '--url', 'https://x.example/mcp', '--header', 'Authorization: ${AIRLOCK_HEADER_AUTHORIZATION}'];
+    expect(wrappedByHand({ command: '/opt/Airlock/airlock', args })?.original).toBeUndefined();
+    const text = JSON.stringify({ mcpServers: { s: { command: '/opt/Airlock/airlock', args, env: { AIRLOCK_HEADER_AUTHORIZATION: 'Bearer t' }, disabled: false } } });
+    const h = home('cursor', text);
+    const opts = { ...h.opts, launchers: [{ command: '/opt/Airlock/airlock', argsPrefix: [] }] };
+    const s = (await discoverClient('cursor', opts)).locations[0]!.servers[0]!;
+    expect(s).toMatchObject({ protected: true, remoteWrapped: true, url: 'https://x.example/mcp' });
+    expect(s.unprotectable).toBeUndefined();
+    const p = await protectServers({ ...opts, client: 'cursor', servers: ['s'], launcher: { command: '/opt/Airlock/airlock', argsPrefix: [] } });
+    expect(p.outcomes.map((o) => o.result)).toEqual(['unchanged']);
+    const u = await unprotectServers({ ...opts, client: 'cursor', servers: 'all' });
+    expect(u.outcomes.map((o) => o.result)).toEqual(['unprotected']);
+    // no kept original (written by hand): rebuilt, the header's value filled from the entry's env
+    expect(JSON.parse(h.read())).toEqual({ mcpServers: { s: { disabled: false, url: 'https://x.example/mcp', headers: { Authorization: 'Bearer t' } } } });
   });
 });
 

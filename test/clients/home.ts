@@ -28,6 +28,8 @@ export const LINUX_CONFIG: Record<ClientId, string> = {
   'lm-studio': '.lmstudio/mcp.json',
   continue: '.continue/config.yaml',
   goose: '.config/goose/config.yaml',
+  'qwen-code': '.qwen/settings.json',
+  opencode: '.config/opencode/opencode.json',
 };
 
 export interface TestHome {

@@ -49,8 +49,16 @@ const CASES: [string, ClientId, Opts, string[]][] = [
     'C:\\Users\\Ann\\.cline\\data\\settings\\cline_mcp_settings.json',
     'C:\\Users\\Ann\\AppData\\Roaming\\Code\\User\\globalStorage\\saoudrizwan.claude-dev\\settings\\cline_mcp_settings.json',
   ]],
-  ['linux', 'gemini-cli', LINUX, ['/home/ann/.gemini/settings.json', '/home/ann/proj/.gemini/settings.json']],
-  ['win', 'gemini-cli', WIN, ['C:\\Users\\Ann\\.gemini\\settings.json', 'D:\\src\\proj\\.gemini\\settings.json']],
+  ['linux', 'gemini-cli', LINUX, ['/home/ann/.gemini/settings.json', '/etc/gemini-cli/settings.json', '/home/ann/proj/.gemini/settings.json']],
+  ['mac', 'gemini-cli', MAC, ['/Users/ann/.gemini/settings.json', '/Library/Application Support/GeminiCli/settings.json', '/Users/ann/proj/.gemini/settings.json']],
+  ['win', 'gemini-cli', WIN, ['C:\\Users\\Ann\\.gemini\\settings.json', 'C:\\ProgramData\\gemini-cli\\settings.json', 'D:\\src\\proj\\.gemini\\settings.json']],
+  ['linux', 'qwen-code', LINUX, ['/home/ann/.qwen/settings.json', '/etc/qwen-code/settings.json', '/home/ann/proj/.qwen/settings.json']],
+  ['win', 'qwen-code', WIN, ['C:\\Users\\Ann\\.qwen\\settings.json', 'C:\\ProgramData\\qwen-code\\settings.json', 'D:\\src\\proj\\.qwen\\settings.json']],
+  ['linux xdg', 'opencode', LINUX_XDG, ['/xdg/opencode/opencode.jsonc', '/xdg/opencode/opencode.json', '/xdg/opencode/config.json', '/p/opencode.jsonc', '/p/opencode.json']],
+  ['mac', 'opencode', MAC, [
+    '/Users/ann/.config/opencode/opencode.jsonc', '/Users/ann/.config/opencode/opencode.json', '/Users/ann/.config/opencode/config.json',
+    '/Users/ann/proj/opencode.jsonc', '/Users/ann/proj/opencode.json',
+  ]],
   ['linux', 'codex', LINUX, ['/home/ann/.codex/config.toml', '/home/ann/proj/.codex/config.toml']],
   ['win', 'codex', WIN, ['C:\\Users\\Ann\\.codex\\config.toml', 'D:\\src\\proj\\.codex\\config.toml']],
   ['mac', 'lm-studio', MAC, ['/Users/ann/.lmstudio/mcp.json', '/Users/ann/.cache/lm-studio/mcp.json']],
@@ -75,6 +83,22 @@ describe('environment overrides', () => {
   test('CODEX_HOME moves the Codex config', () => {
     const locs = clientLocations('codex', { env: { HOME: '/h', CODEX_HOME: '/opt/codex' }, platform: 'linux', projectDir: '/p' });
     expect(locs[0]!.path).toBe('/opt/codex/config.toml');
+  });
+  // each checked against the client's own code: its `mcp add` writes there with the variable set
+  test.each([
+    ['GEMINI_CLI_HOME stands for the home folder', 'gemini-cli', { GEMINI_CLI_HOME: '/g' }, 0, '/g/.gemini/settings.json'],
+    ['GEMINI_CLI_SYSTEM_SETTINGS_PATH names the system file', 'gemini-cli', { GEMINI_CLI_SYSTEM_SETTINGS_PATH: '/s/gem.json' }, 1, '/s/gem.json'],
+    ['QWEN_HOME stands for ~/.qwen', 'qwen-code', { QWEN_HOME: '/q' }, 0, '/q/settings.json'],
+    ['QWEN_CODE_SYSTEM_SETTINGS_PATH names the system file', 'qwen-code', { QWEN_CODE_SYSTEM_SETTINGS_PATH: '/s/q.json' }, 1, '/s/q.json'],
+    ['CLINE_DIR moves ~/.cline', 'cline', { CLINE_DIR: '/c' }, 0, '/c/data/settings/cline_mcp_settings.json'],
+    ['CLINE_DATA_DIR moves ~/.cline/data, over CLINE_DIR', 'cline', { CLINE_DIR: '/c', CLINE_DATA_DIR: '/d' }, 0, '/d/settings/cline_mcp_settings.json'],
+    ['CONTINUE_GLOBAL_DIR moves ~/.continue', 'continue', { CONTINUE_GLOBAL_DIR: '/k' }, 0, '/k/config.yaml'],
+    ['OPENCODE_CONFIG_DIR moves the opencode folder', 'opencode', { OPENCODE_CONFIG_DIR: '/o' }, 0, '/o/opencode.jsonc'],
+    ['OPENCODE_CONFIG names one more file', 'opencode', { OPENCODE_CONFIG: '/x/oc.json' }, 3, '/x/oc.json'],
+    ['a relative QWEN_HOME is ignored', 'qwen-code', { QWEN_HOME: 'rel' }, 0, '/h/.qwen/settings.json'],
+  ] as const)('%s', (_what, client, vars, index, path) => {
+    const locs = clientLocations(client, { env: { HOME: '/h', ...vars }, platform: 'linux', projectDir: '/p' });
+    expect(locs[index]!.path).toBe(path);
   });
   test('a relative XDG_CONFIG_HOME is ignored, as the spec says', () => {
     const locs = clientLocations('goose', { env: { HOME: '/h', XDG_CONFIG_HOME: 'rel' }, platform: 'linux' });

@@ -165,14 +165,18 @@ describe('choosing servers', () => {
     expect(h.read()).toBe(CURSOR);
   });
 
-  test('a remote server is not protectable, with the reason', async () => {
+  test('a remote server in a TOML file is not protectable, with the reason', async () => {
+    const h = home('codex', fixture('codex', 'before.toml').toString());
+    await expect(protectServers({ ...h.opts, client: 'codex', servers: ['figma'], launcher: TEST_LAUNCHER })).rejects.toThrow(/remote server in a TOML file/);
+  });
+
+  test('remote servers of a JSON file are protectable, and are listed with their transport', async () => {
     const h = home('cline', fixture('cline', 'before.json').toString());
-    await expect(protectServers({ ...h.opts, client: 'cline', servers: ['streaming'], launcher: TEST_LAUNCHER })).rejects.toThrow(/remote server/);
     const s = (await discoverClient('cline', h.opts)).locations[0]!.servers;
     expect(s.map((x) => [x.name, x.transport, x.protected, x.unprotectable !== undefined])).toEqual([
       ['weather', 'stdio', false, false],
-      ['streaming', 'http', false, true],
-      ['old-sse', 'sse', false, true],
+      ['streaming', 'http', false, false],
+      ['old-sse', 'sse', false, false],
     ]);
   });
 
@@ -253,7 +257,7 @@ describe('launcher', () => {
     const launcher = cliLauncher({ ...h.env, AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock"]' });
     await protectServers({ ...h.opts, client: 'cursor', servers: ['b'], launcher });
     const b = (await discoverClient('cursor', { ...h.opts, launchers: [launcher] })).locations[0]!.servers[1]!;
-    expect(b.written).toEqual({ command: '/opt/Airlock/airlock', args: ['wrap', '--name', 'b', '--client', 'cursor', '--', 'uvx'] });
+    expect(b.written).toEqual({ command: '/opt/Airlock/airlock', args: ['wrap', '--name', 'b', '--client', 'cursor', 'uvx'] });
     expect(b.protected).toBe(true);
   });
   test.each(['nope', '[]', '[1]', '{"a":1}', '[""]'])('AIRLOCK_LAUNCHER=%s is refused', (value) => {
@@ -289,7 +293,7 @@ describe('stale launcher', () => {
     const r = await protectServers({ ...h.opts, client: 'cursor', servers: ['b'], launcher: TEST_LAUNCHER });
     expect(r.outcomes).toEqual([expect.objectContaining({ result: 'protected' })]);
     const fresh = (await discoverClient('cursor', h.opts)).locations[0]!.servers[1]!;
-    expect(fresh.written?.args).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'b', '--client', 'cursor', '--', 'uvx']);
+    expect(fresh.written?.args).toEqual([...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'b', '--client', 'cursor', 'uvx']);
     await unprotectServers({ ...h.opts, client: 'cursor', servers: ['b'] });
     expect(h.read()).toBe(CURSOR);
   });

@@ -36,7 +36,7 @@ async function until(check: () => boolean, ms = 5000): Promise<void> {
 }
 
 const ONE = '{ "mcpServers": { "a": { "command": "x" } } }\n';
-const TWO = '{ "mcpServers": { "a": { "command": "x" }, "b": { "command": "y", "args": ["1"] }, "r": { "url": "https://r.example/mcp" } } }\n';
+const TWO = '{ "mcpServers": { "a": { "command": "x" }, "b": { "command": "y", "args": ["1"] }, "r": { "url": "https://r.example/mcp?token=x" } } }\n';
 
 describe('watchClientConfigs', () => {
   test('reports a server added later as unprotected; existing ones are not reported', async () => {
@@ -48,7 +48,7 @@ describe('watchClientConfigs', () => {
     await until(() => events.filter((e) => e.type === 'server-added').length === 2);
     expect(events).toEqual([
       expect.objectContaining({ type: 'server-added', client: 'cursor', server: 'b', protected: false, transport: 'stdio' }),
-      expect.objectContaining({ type: 'server-added', client: 'cursor', server: 'r', transport: 'http', unprotectable: expect.stringMatching(/remote/) }),
+      expect.objectContaining({ type: 'server-added', client: 'cursor', server: 'r', transport: 'http', unprotectable: expect.stringMatching(/URL carries a secret/) }),
     ]);
     expect(h.read()).toBe(TWO);
   });
@@ -147,6 +147,6 @@ describe('auto-protect without a launcher', () => {
     writeFileSync(h.config, TWO);
     await until(() => journaled(running, 'server-protected').length > 0, 8000);
     const b = (await discoverClient('cursor', h.opts)).locations[0]!.servers.find((s) => s.name === 'b')!;
-    expect(b.written).toEqual({ command: TEST_LAUNCHER.command, args: [...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'b', '--client', 'cursor', '--', 'y', '1'] });
+    expect(b.written).toEqual({ command: TEST_LAUNCHER.command, args: [...TEST_LAUNCHER.argsPrefix, 'wrap', '--name', 'b', '--client', 'cursor', 'y', '1'] });
   });
 });

@@ -33,7 +33,7 @@ test('a server added to a client config later is reported, and wrapped when auto
   await waitFor(async () => (await cliJson<Ev[]>(data, ['history', '--events'])).some((e) => e.type === 'server-protected' && e.server === 'mail'), 8000, 'server-protected');
   const text = readFileSync(config, 'utf8');
   const parsed = JSON.parse(text) as { mcpServers: Record<string, { command: string; args: string[] }> };
-  expect(parsed.mcpServers.mail!.args).toEqual(expect.arrayContaining(['wrap', '--name', 'mail', '--client', 'cursor', '--', 'node', 'mail.js']));
+  expect(parsed.mcpServers.mail!.args).toEqual(expect.arrayContaining(['wrap', '--name', 'mail', '--client', 'cursor', 'node', 'mail.js']));
   // the one that was there before auto-protect was turned on is left as the user has it
   expect(parsed.mcpServers.notes!.args).toEqual(['notes.js']);
 

@@ -154,7 +154,7 @@ describe("the clients' configs", () => {
     const report = await broker.call('clients.protect', { client: 'cursor', servers: ['notes'] });
     expect(report).toMatchObject({ outcomes: [{ server: 'notes', result: 'protected', path: config }], restart: 'Restart Cursor (or reload its MCP servers) to apply.', warnings: [] });
     const wrapped = JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: { notes: { args: string[] } } };
-    expect(wrapped.mcpServers.notes.args).toEqual(expect.arrayContaining(['wrap', '--name', 'notes', '--client', 'cursor', '--home', data, '--', 'node', 'notes.js']));
+    expect(wrapped.mcpServers.notes.args).toEqual(expect.arrayContaining(['wrap', '--name', 'notes', '--client', 'cursor', '--home', data, 'node', 'notes.js']));
     const after = (await broker.call('clients.list', {})).find((c) => c.client === 'cursor')!;
     expect(after.locations[0]!.servers[0]).toMatchObject({ name: 'notes', protected: true, wrappedAs: 'notes' });
     const events = (await broker.call('events', { limit: 20 })).events;

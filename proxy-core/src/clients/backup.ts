@@ -1,6 +1,9 @@
-/** The first-ever backup of a config file before Airlock changes it. Never overwritten; holds secrets, so 0600. */
+/**
+ * The first-ever backup of a config file before Airlock changes it (never overwritten), and the original text of
+ * the remote entries protect rewrote. Both hold secrets, so 0600.
+ */
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { configBackupDir } from '../ipc/paths.js';
 
@@ -22,4 +25,44 @@ export async function saveFirstBackup(dataDir: string, realPath: string, bytes: 
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { path, created: false };
     throw err;
   }
+}
+
+/**
+ * The original text of each remote entry protect rewrote in `realPath`, keyed by the entry's path in the
+ * document, with the data protect wrote in its place: unprotect puts the text back only while the entry still
+ * holds exactly that data. Beside the file's backup, and as secret (it holds header values).
+ */
+export interface RemoteOriginal {
+  raw: string;
+  wrote: unknown;
+}
+
+export function remoteOriginalsPath(dataDir: string, realPath: string): string {
+  return backupPath(dataDir, realPath).replace(/\.airlock-backup$/, '.remote-entries.json');
+}
+
+export async function loadRemoteOriginals(dataDir: string, realPath: string): Promise<Record<string, RemoteOriginal>> {
+  let text: string;
+  try {
+    text = await readFile(remoteOriginalsPath(dataDir, realPath), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw err;
+  }
+  const parsed: unknown = JSON.parse(text);
+  const out: Record<string, RemoteOriginal> = {};
+  if (typeof parsed !== 'object' || parsed === null) return out;
+  for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
+    // anything not of the shape written here is ignored: the entry is then rebuilt from what it says
+    if (typeof v === 'object' && v !== null && typeof (v as RemoteOriginal).raw === 'string' && 'wrote' in v) out[k] = v as RemoteOriginal;
+  }
+  return out;
+}
+
+export async function saveRemoteOriginals(dataDir: string, realPath: string, originals: Record<string, RemoteOriginal>): Promise<void> {
+  const path = remoteOriginalsPath(dataDir, realPath);
+  await mkdir(configBackupDir(dataDir), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(originals), { mode: 0o600 });
+  await rename(tmp, path);
 }

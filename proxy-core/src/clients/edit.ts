@@ -48,6 +48,12 @@ export function argStrings(args: unknown): string[] | null {
 export function readCommand(obj: unknown, shape: CommandShape): StdioCommand | string {
   const base = getAt(obj, shape.base);
   if (!isRecord(base)) return 'the entry is not an object';
+  if (shape.combined) {
+    const all = argStrings(base[shape.commandKey]);
+    const [program, ...rest] = all ?? [];
+    if (!Array.isArray(base[shape.commandKey]) || program === undefined || program.trim() === '') return `"${shape.commandKey}" is not a list of strings starting with the program`;
+    return { command: program, args: rest };
+  }
   const command = base[shape.commandKey];
   if (typeof command !== 'string' || command.trim() === '') return `"${shape.commandKey}" is not a string`;
   const args = argStrings(base[shape.argsKey]);
@@ -108,7 +114,8 @@ export function planProtect(text: string, doc: unknown, t: ProtectTarget): Prote
   // already behind Airlock: written by protect, or by hand (never wrap a wrapper); `whole`: the caller knows its
   // launcher is not Airlock's, so it is a server like any other
   if (!t.whole && (unwrap(cmd) || wrappedByHand(cmd))) return null;
-  const prefix = wrapPrefix(t.launcher, t.name, t.client, t.home);
+  const prefix = wrapPrefix(t.launcher, t.name, t.client, t.home, cmd.command);
+  if (t.shape.combined) return planCombined(doc, t, obj, syn, [t.launcher.command, ...prefix]);
   const command = syn.command!;
   const originalArgs = getAt(doc, [...obj, t.shape.argsKey]);
   const expect = (expected: unknown) => {
@@ -139,6 +146,31 @@ export function planProtect(text: string, doc: unknown, t: ProtectTarget): Prote
   };
   const raw = rawSlice(text, command.value);
   return { expect, attempts: movable(raw) ? [attempt(raw), attempt(t.syntax.quote(cmd.command))] : [attempt(t.syntax.quote(cmd.command))] };
+}
+
+/** opencode's one `command` list: the launcher and wrap's options go in front of its first item. */
+function planCombined(doc: unknown, t: ProtectTarget, obj: DocPath, syn: EntrySyntax, words: string[]): ProtectPlan {
+  const seq = syn.args?.seq;
+  const first = seq?.items[0];
+  if (!seq || !first) throw new ConfigEditError(`"${t.shape.commandKey}" is an empty list`);
+  const key = [...obj, t.shape.commandKey];
+  const original = getAt(doc, key) as unknown[];
+  return {
+    expect: (expected) => setAt(expected, key, [...words, ...original]),
+    attempts: [() => [{ start: first.start, end: first.start, text: words.map((w) => t.syntax.quote(w)).join(', ') + ', ' }]],
+  };
+}
+
+/** Unwrap opencode's one `command` list: drop what protect put in front of the server's program. */
+function unprotectCombined(text: string, t: Target, doc: unknown, obj: DocPath, syn: EntrySyntax, separator: number): string {
+  const seq = syn.args?.seq;
+  // the list holds the launcher first, so the server's program sits two past the last of wrap's words in args
+  const program = seq?.items[separator + 2];
+  if (!seq || !program) throw new ConfigEditError('the wrapped command is not where protect puts it');
+  const key = [...obj, t.shape.commandKey];
+  const expected = structuredClone(doc);
+  setAt(expected, key, (getAt(doc, key) as unknown[]).slice(separator + 2));
+  return firstVerified(t, text, expected, [() => [{ start: seq.items[0]!.start, end: program.start, text: '' }]]);
 }
 
 /** The text with the entry wrapped by `launcher`; unchanged if it already is. */
@@ -186,6 +218,7 @@ export function unprotectText(text: string, t: Target): string {
   const { doc, obj, syn, cmd } = located(text, t);
   const un = unwrap(cmd);
   if (!un) return text;
+  if (t.shape.combined) return unprotectCombined(text, t, doc, obj, syn, un.separator);
   const seq = syn.args?.seq;
   const d = un.separator;
   const origItem = seq?.items[d + 1];

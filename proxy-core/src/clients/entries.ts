@@ -6,17 +6,21 @@ import { readCommand } from './edit.js';
 import type { ClientId, CommandShape, ConfigLocation, DocPath, ServerEntry, Transport } from './types.js';
 import { isOwnLauncher, otherHome, type Recognition } from './own-launcher.js';
 import { unwrap, wrappedByHand } from './wrapped.js';
-
-// `airlock wrap --url` can relay a remote server, but rewriting a url entry into a command entry (and its
-// headers, which may hold tokens) is not done by protect yet
-const REMOTE_REASON = 'remote server: protect does not rewrite remote entries yet; wrap it by hand with `airlock wrap --url`';
+import { readRemote } from './remote.js';
 
 /** Why an entry that already starts `airlock wrap`, but not as protect writes it, is left alone both ways. */
-export const HAND_WRAPPED = 'it already starts `airlock wrap` (written by hand, without the `--` that protect writes); edit it by hand';
+export const HAND_WRAPPED = 'it already starts `airlock wrap`, in a form protect does not write (by hand); edit it by hand';
 
-/** Where a client keeps an entry's command: Goose says `cmd`/`envs`, Zed's older format nests `command: {path}`. */
+/**
+ * Where a client keeps an entry's command: Goose says `cmd`/`envs`, Zed's older format nests `command: {path}`,
+ * Cline CLI 3.x nests `transport: {type, command, args, env}`, opencode gives `command` as one list.
+ */
 export function commandShape(client: ClientId, entry: unknown): CommandShape {
   if (client === 'goose') return { base: [], commandKey: 'cmd', argsKey: 'args', envKey: 'envs' };
+  if (client === 'opencode') return { base: [], commandKey: 'command', argsKey: 'command', envKey: 'environment', combined: true };
+  if (client === 'cline' && isRecord(entry) && isRecord(entry.transport)) {
+    return { base: ['transport'], commandKey: 'command', argsKey: 'args', envKey: 'env' };
+  }
   if (client === 'zed' && isRecord(entry) && isRecord(entry.command)) {
     return { base: ['command'], commandKey: 'path', argsKey: 'args', envKey: 'env' };
   }
@@ -34,21 +38,24 @@ function safeUrl(raw: unknown): string | undefined {
   }
 }
 
-function transportOf(client: ClientId, entry: Record<string, unknown>, shape: CommandShape): { transport: Transport; reason?: string; url?: string } {
+function transportOf(client: ClientId, outer: Record<string, unknown>, shape: CommandShape): { transport: Transport; reason?: string; url?: string } {
+  // Cline CLI's `transport` object holds what the others keep in the entry itself
+  const inner = getAt(outer, shape.base);
+  const entry = shape.base.length && isRecord(inner) ? inner : outer;
   const type = typeof entry.type === 'string' ? entry.type.toLowerCase().replace(/[-_]/g, '') : undefined;
   const url = safeUrl(entry.url ?? entry.serverUrl ?? entry.httpUrl ?? entry.uri);
-  if (type === 'http' || type === 'streamablehttp') return { transport: 'http', url, reason: REMOTE_REASON };
-  if (type === 'sse') return { transport: 'sse', url, reason: REMOTE_REASON };
+  // opencode: `remote` tries streamable HTTP, then SSE
+  if (type === 'http' || type === 'streamablehttp' || (client === 'opencode' && type === 'remote')) return { transport: 'http', url };
+  if (type === 'sse') return { transport: 'sse', url };
   if (client === 'goose' && type !== undefined && type !== 'stdio') {
     return { transport: 'other', reason: `Goose "${String(entry.type)}" extension: nothing to wrap` };
   }
-  const base = getAt(entry, shape.base);
-  if (isRecord(base) && shape.commandKey in base) return { transport: 'stdio' };
-  if (typeof entry.httpUrl === 'string' || typeof entry.serverUrl === 'string') return { transport: 'http', url, reason: REMOTE_REASON };
+  if (shape.commandKey in entry && (shape.base.length === 0 || entry === inner)) return { transport: 'stdio' };
+  if (typeof entry.httpUrl === 'string' || typeof entry.serverUrl === 'string') return { transport: 'http', url };
   if (typeof entry.url === 'string' || typeof entry.uri === 'string') {
-    // Cline and Gemini CLI read an untyped `url` as SSE; the others as streamable HTTP.
-    const sse = client === 'cline' || client === 'gemini-cli';
-    return { transport: sse ? 'sse' : 'http', url, reason: REMOTE_REASON };
+    // Cline, Gemini CLI and Qwen Code read an untyped `url` as SSE; the others as streamable HTTP.
+    const sse = client === 'cline' || client === 'gemini-cli' || client === 'qwen-code';
+    return { transport: sse ? 'sse' : 'http', url };
   }
   return { transport: 'other', reason: `no "${shape.commandKey}" or URL` };
 }
@@ -72,6 +79,10 @@ export function describeEntry(location: ConfigLocation, name: string, path: DocP
   const t = transportOf(client, entry, shape);
   const out: ServerEntry = { ...base, envKeys, cwd, transport: t.transport, url: t.url };
   if (name.trim() === '') return { ...out, unprotectable: 'the server has no name' };
+  if (t.transport === 'http' || t.transport === 'sse') {
+    const spec = readRemote(location.format, entry, shape, t.transport);
+    return typeof spec === 'string' ? { ...out, unprotectable: spec } : out;
+  }
   if (t.transport !== 'stdio') return { ...out, unprotectable: t.reason };
   const cmd = readCommand(entry, shape);
   if (typeof cmd === 'string') return { ...out, unprotectable: cmd };
@@ -99,14 +110,17 @@ export function describeEntry(location: ConfigLocation, name: string, path: DocP
   }
   if (byHand) {
     const elsewhere = otherHome(byHand.home, r);
+    // a remote server protect rewrote: unprotect rebuilds the remote entry (remote.ts)
+    const remote = byHand.original === undefined && byHand.name !== undefined;
     return {
       ...out,
+      ...(byHand.url !== undefined ? { url: safeUrl(byHand.url) } : {}),
       written: cmd,
       ...(byHand.original ? { original: byHand.original } : {}),
       protected: elsewhere === undefined,
       ...(elsewhere !== undefined ? { otherHome: elsewhere } : {}),
       ...(byHand.loosening.length ? { loosening: byHand.loosening } : {}),
-      unprotectable: HAND_WRAPPED,
+      ...(remote ? { remoteWrapped: true } : { unprotectable: HAND_WRAPPED }),
       wrappedAs: { name: byHand.name ?? name, client: byHand.client, ...(byHand.home !== undefined ? { home: byHand.home } : {}) },
     };
   }

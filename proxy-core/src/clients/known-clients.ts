@@ -36,6 +36,8 @@ export const CLIENTS: Record<ClientId, ClientInfo> = {
   'lm-studio': { id: 'lm-studio', label: 'LM Studio' },
   continue: { id: 'continue', label: 'Continue' },
   goose: { id: 'goose', label: 'Goose' },
+  'qwen-code': { id: 'qwen-code', label: 'Qwen Code' },
+  opencode: { id: 'opencode', label: 'opencode' },
 };
 
 /** True when `id` names a client Airlock knows. */
@@ -78,6 +80,21 @@ function bases(opts: DiscoverOptions): Bases {
 }
 
 type Make = (scope: Scope, path: string, format: Format, serversPath?: ConfigLocation['serversPath']) => ConfigLocation;
+
+/** An absolute folder an environment variable names, or undefined (a relative one would depend on the cwd). */
+function envDir(b: Bases, name: string): string | undefined {
+  const v = b.env[name]?.trim();
+  return v && b.p.isAbsolute(v) ? v : undefined;
+}
+
+/** Gemini CLI's and Qwen Code's system-wide settings file (each reads it on top of the user's). */
+function systemSettings(b: Bases, variable: string, mac: string, win: string, linux: string): string {
+  const named = envDir(b, variable);
+  if (named) return named;
+  if (b.platform === 'darwin') return b.p.join('/Library/Application Support', mac, 'settings.json');
+  if (b.platform === 'win32') return b.p.join('C:\\ProgramData', win, 'settings.json');
+  return b.p.join('/etc', linux, 'settings.json');
+}
 
 /** Every config location of one client, whether or not the file exists, in the order the client reads them. */
 export function clientLocations(client: ClientId, opts: DiscoverOptions = {}): ConfigLocation[] {
@@ -128,20 +145,42 @@ export function clientLocations(client: ClientId, opts: DiscoverOptions = {}): C
         at('project', p.join(b.project, '.zed', 'settings.json'), 'jsonc', ['context_servers']),
       ];
     }
-    case 'cline':
+    case 'cline': {
+      // Cline CLI 3.x: CLINE_DATA_DIR, else CLINE_DIR/data, else ~/.cline/data
+      const data = envDir(b, 'CLINE_DATA_DIR') ?? p.join(envDir(b, 'CLINE_DIR') ?? p.join(b.home, '.cline'), 'data');
       return [
-        at('global', p.join(b.home, '.cline', 'data', 'settings', 'cline_mcp_settings.json'), 'jsonc'),
+        at('global', p.join(data, 'settings', 'cline_mcp_settings.json'), 'jsonc'),
         at(
           'global',
           p.join(codeUser('Code'), 'globalStorage', 'saoudrizwan.claude-dev', 'settings', 'cline_mcp_settings.json'),
           'jsonc',
         ),
       ];
+    }
     case 'gemini-cli':
+      // GEMINI_CLI_HOME stands for the home folder (its .gemini is inside)
       return [
-        at('global', p.join(b.home, '.gemini', 'settings.json'), 'jsonc'),
+        at('global', p.join(envDir(b, 'GEMINI_CLI_HOME') ?? b.home, '.gemini', 'settings.json'), 'jsonc'),
+        at('global', systemSettings(b, 'GEMINI_CLI_SYSTEM_SETTINGS_PATH', 'GeminiCli', 'gemini-cli', 'gemini-cli'), 'jsonc'),
         at('project', p.join(b.project, '.gemini', 'settings.json'), 'jsonc'),
       ];
+    case 'qwen-code':
+      // QWEN_HOME stands for ~/.qwen itself
+      return [
+        at('global', p.join(envDir(b, 'QWEN_HOME') ?? p.join(b.home, '.qwen'), 'settings.json'), 'jsonc'),
+        at('global', systemSettings(b, 'QWEN_CODE_SYSTEM_SETTINGS_PATH', 'QwenCode', 'qwen-code', 'qwen-code'), 'jsonc'),
+        at('project', p.join(b.project, '.qwen', 'settings.json'), 'jsonc'),
+      ];
+    case 'opencode': {
+      const dir = envDir(b, 'OPENCODE_CONFIG_DIR') ?? p.join(b.xdgConfig, 'opencode');
+      const named = envDir(b, 'OPENCODE_CONFIG');
+      return [
+        ...['opencode.jsonc', 'opencode.json', 'config.json'].map((f) => at('global', p.join(dir, f), 'jsonc', ['mcp'])),
+        ...(named ? [at('global', named, 'jsonc', ['mcp'])] : []),
+        at('project', p.join(b.project, 'opencode.jsonc'), 'jsonc', ['mcp']),
+        at('project', p.join(b.project, 'opencode.json'), 'jsonc', ['mcp']),
+      ];
+    }
     case 'codex': {
       const dir = b.env.CODEX_HOME && p.isAbsolute(b.env.CODEX_HOME) ? b.env.CODEX_HOME : p.join(b.home, '.codex');
       return [
@@ -156,7 +195,7 @@ export function clientLocations(client: ClientId, opts: DiscoverOptions = {}): C
     }
     case 'continue':
       // Workspace blocks (.continue/mcpServers/*.yaml) are a folder of files: see projectBlockDir().
-      return [at('global', p.join(b.home, '.continue', 'config.yaml'), 'yaml')];
+      return [at('global', p.join(envDir(b, 'CONTINUE_GLOBAL_DIR') ?? p.join(b.home, '.continue'), 'config.yaml'), 'yaml')];
     case 'goose': {
       const file =
         b.platform === 'win32'

@@ -4,7 +4,8 @@
  */
 import { resolve } from 'node:path';
 import { dataDir as defaultDataDir, type Env } from '../ipc/paths.js';
-import { backupPath, saveFirstBackup } from './backup.js';
+import { backupPath, loadRemoteOriginals, saveFirstBackup, saveRemoteOriginals, type RemoteOriginal } from './backup.js';
+import { changeRemote } from './remote-edit.js';
 import { ConcurrentEditError, writeFileAtomic } from './atomic-write.js';
 import { updateKept } from './kept-unprotected.js';
 import { CLIENTS, pathFor } from './known-clients.js';
@@ -12,6 +13,7 @@ import { encodeConfig, readConfigFile } from './config-file.js';
 import { allLocations, discoverClient, readLocation } from './discover.js';
 import { protectAllText, protectText, unprotectText } from './edit.js';
 import { describeServers } from './entries.js';
+import { sameData } from './docpath.js';
 import { recognition, type Recognition } from './own-launcher.js';
 import { syntaxFor } from './formats/index.js';
 import type { Launcher } from './launcher.js';
@@ -192,14 +194,25 @@ function describeError(err: unknown): string {
 /** Edit one file for every target in it, retrying when another program writes it in between. */
 async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups: string[], r: Recognition): Promise<void> {
   const syntax = syntaxFor(job.format);
+  const dir = req.dataDir ?? defaultDataDir(req.env ?? process.env, req.platform ?? process.platform);
   for (let attempt = 1; ; attempt++) {
     const file = await readConfigFile(job.path);
     if (!file) throw new ClientConfigError(`${job.path} disappeared while Airlock was editing it`);
     let text = file.text;
+    const kept = await loadRemoteOriginals(dir, file.realPath).catch((err: unknown) => {
+      throw new ClientConfigError(`cannot read the kept remote entries of ${job.path}: ${describeError(err)} (file left untouched)`);
+    });
+    const originals: Record<string, RemoteOriginal> = { ...kept };
+    const remoteJob = { syntax, client: req.client, originals, r, ...(edit.action === 'protect' ? { protect: { launcher: edit.launcher, home: edit.home } } : {}) };
     try {
       for (const target of job.targets) {
         const fresh: Parameters<typeof protectAllText>[2] = [];
         for (const e of entriesIn(target.location, text, target.names, r)) {
+          // a remote server, or one protect rewrote from one: the whole entry changes shape
+          if (e.remoteWrapped || ((e.transport === 'http' || e.transport === 'sse') && !e.protected && !e.unprotectable)) {
+            text = changeRemote(remoteJob, text, e);
+            continue;
+          }
           const t = { syntax, entryPath: e.path, shape: e.shape };
           // a look-alike whose launcher runs: wrapped whole, so what it starts now starts behind Airlock
           const whole = e.lookAlike !== undefined && !e.lookAlikeStale;
@@ -219,10 +232,12 @@ async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups:
       throw new ClientConfigError(`${job.path}: ${describeError(err)} (file left untouched)`);
     }
     if (text === file.text) return;
-    const dir = req.dataDir ?? defaultDataDir(req.env ?? process.env, req.platform ?? process.platform);
+    const remoteChanged = !sameData(kept, originals);
     try {
       const saved = await saveFirstBackup(dir, file.realPath, file.bytes);
       if (saved.created) backups.push(saved.path);
+      // originals are added before the file changes and dropped only after, so a failed write loses none
+      if (remoteChanged) await saveRemoteOriginals(dir, file.realPath, { ...kept, ...originals });
     } catch (err) {
       throw new ClientConfigError(`cannot back up ${job.path} to ${backupPath(dir, file.realPath)}: ${describeError(err)} (file left untouched)`);
     }
@@ -230,6 +245,11 @@ async function changeFile(edit: Edit, job: FileJob, req: ChangeRequest, backups:
       await req.hooks?.beforeWrite?.(job.path);
       await writeFileAtomic(file.realPath, encodeConfig(file, text), { mode: file.mode, owner: { uid: file.uid, gid: file.gid }, expect: file.bytes });
       await req.hooks?.afterWrite?.(job.path);
+      if (remoteChanged) {
+        await saveRemoteOriginals(dir, file.realPath, originals).catch((err: unknown) =>
+          req.warn?.(`could not forget the kept remote entries of ${job.path}: ${describeError(err)}`),
+        );
+      }
       return;
     } catch (err) {
       if (err instanceof ConcurrentEditError && attempt < MAX_ATTEMPTS) continue;

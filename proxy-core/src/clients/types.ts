@@ -17,6 +17,8 @@ export const CLIENT_IDS = [
   'lm-studio',
   'continue',
   'goose',
+  'qwen-code',
+  'opencode',
 ] as const;
 
 export type ClientId = (typeof CLIENT_IDS)[number];
@@ -57,6 +59,8 @@ export interface CommandShape {
   commandKey: string;
   argsKey: string;
   envKey: string;
+  /** opencode: `command` is one list, the program then its args (argsKey names that same list). */
+  combined?: boolean;
 }
 
 export interface ServerEntry {
@@ -92,6 +96,8 @@ export interface ServerEntry {
   otherHome?: string;
   /** Loosening flags the entry gives the wrapper (applied only once the person recorded the same choice). */
   loosening?: string[];
+  /** A remote server protect rewrote into `airlock wrap --url`: unprotect puts the remote entry back. */
+  remoteWrapped?: boolean;
   /** For a protected entry: the --name, --client and --home given to the wrapper. */
   wrappedAs?: { name: string; client: string | undefined; home?: string };
 }

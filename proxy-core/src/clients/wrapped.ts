@@ -10,7 +10,7 @@ import type { ClientId, StdioCommand } from './types.js';
 import type { Launcher } from './launcher.js';
 
 export interface Unwrapped {
-  /** Index of the `--` separator in args. */
+  /** Index in args of the last word before the server command: the `--`, or the last of wrap's own options. */
   separator: number;
   name: string;
   client: string | undefined;
@@ -28,14 +28,20 @@ function option(flag: string, value: string): string[] {
   return value.startsWith('-') ? [`${flag}=${value}`] : [flag, value];
 }
 
-/** The args that go in front of the original command when protecting; `home` only for a non-default data dir. */
-export function wrapPrefix(launcher: Launcher, name: string, client: ClientId, home?: string): string[] {
-  return [...launcher.argsPrefix, 'wrap', ...option('--name', name), '--client', client, ...(home === undefined ? [] : option('--home', home)), '--'];
+/**
+ * The args that go in front of the original command when protecting; `home` only for a non-default data dir.
+ * No `--` unless the server command itself starts with `-`: launchers that read a client config and add their own
+ * options after the entry's args (the MCP Inspector's `--config`) take a `--` as the end of theirs, and the wrapper
+ * takes its first non-option word as the server command anyway.
+ */
+export function wrapPrefix(launcher: Launcher, name: string, client: ClientId, home: string | undefined, serverCommand: string): string[] {
+  const end = serverCommand.startsWith('-') ? ['--'] : [];
+  return [...launcher.argsPrefix, 'wrap', ...option('--name', name), '--client', client, ...(home === undefined ? [] : option('--home', home)), ...end];
 }
 
 /** The full wrapped command for a server. */
 export function wrapCommand(launcher: Launcher, name: string, client: ClientId, original: StdioCommand, home?: string): StdioCommand {
-  return { command: launcher.command, args: [...wrapPrefix(launcher, name, client, home), original.command, ...original.args] };
+  return { command: launcher.command, args: [...wrapPrefix(launcher, name, client, home, original.command), original.command, ...original.args] };
 }
 
 /** Options of `airlock wrap` that take a value (the next argument, or glued with `=`). */
@@ -155,7 +161,8 @@ export function unwrap(entry: StdioCommand): Unwrapped | null {
   if (!found) return null;
   const { call, parsed } = found;
   const [command, ...args] = parsed.command;
-  if (!parsed.dashDash || command === undefined || parsed.name === undefined || parsed.url !== undefined) return null;
+  // entries written before protect dropped the `--` keep it; both are protect's
+  if (command === undefined || parsed.name === undefined || parsed.url !== undefined) return null;
   return {
     separator: call.w + parsed.commandAt,
     name: parsed.name,
@@ -168,17 +175,25 @@ export function unwrap(entry: StdioCommand): Unwrapped | null {
 }
 
 /**
- * An entry that starts `airlock wrap` but not the way protect writes it (by hand: `--url`, or no `--` before
- * the server command). It is already behind Airlock; protect must not wrap it again, and unprotect cannot
- * restore it from the entry alone.
+ * An entry that starts `airlock wrap` but not with a server command protect can put back: no `--name` (by
+ * hand), or `--url` (a remote server, which protect writes too: see remote.ts). It is already behind Airlock;
+ * protect must not wrap it again.
  */
 export function wrappedByHand(
   entry: StdioCommand,
-): { name: string | undefined; client: string | undefined; home: string | undefined; launcher: string[]; loosening: string[]; original?: StdioCommand } | null {
+): { name: string | undefined; client: string | undefined; home: string | undefined; launcher: string[]; loosening: string[]; original?: StdioCommand; url?: string } | null {
   const found = unwrap(entry) ? null : parsedWrap(entry);
   if (!found) return null;
   const { parsed, call } = found;
   const [command, ...args] = parsed.command;
   if (command === undefined && parsed.url === undefined) return null;
-  return { name: parsed.name, client: parsed.client, home: parsed.home, launcher: call.launcher, loosening: looseningFlags(parsed), ...(command !== undefined ? { original: { command, args } } : {}) };
+  return {
+    name: parsed.name,
+    client: parsed.client,
+    home: parsed.home,
+    launcher: call.launcher,
+    loosening: looseningFlags(parsed),
+    ...(command !== undefined ? { original: { command, args } } : {}),
+    ...(parsed.url !== undefined ? { url: parsed.url } : {}),
+  };
 }

@@ -112,8 +112,10 @@ export const commands: Record<string, Command> = {
     summary: "route a client's servers through Airlock (rewrites the client's config)",
     usage:
       'airlock protect CLIENT (SERVER... | --all) [--project DIR] [--scope global|project|local] [--json]\n' +
+      'airlock protect claude-code (SERVER... | --all) --user-scope [--project DIR] [--json]\n' +
       '  CLIENT: claude-desktop, claude-code, cursor, vscode, windsurf, zed, cline, gemini-cli, codex, lm-studio,\n' +
-      '  continue, goose. The original entry is kept inside the new one; `airlock unprotect` restores it.',
+      '  continue, goose, qwen-code, opencode. `airlock unprotect` restores each entry. --user-scope protects\n' +
+      "  Claude Code's .mcp.json servers in your own local scope instead, leaving .mcp.json as it is.",
     load: () => import('./clients.js'),
   },
   unprotect: {
