@@ -24,7 +24,7 @@ import {
   wrapArgs,
   type WrapOptions,
 } from '../helpers/airlock.js';
-import { INSPECTOR, installClient } from '../helpers/client-install.js';
+import { CLIENT_CLIS, installClientCli } from '../helpers/client-cli.js';
 
 afterEach(cleanup);
 
@@ -188,7 +188,7 @@ function inspectorCall(bin: string, home: string, fx: ReturnType<typeof fixture>
 
 describe("the MCP Inspector's CLI, a client that makes one call and exits", () => {
   test('its ticket outlives it, and the same call made again after the approval runs once', async () => {
-    const bin = await installClient(INSPECTOR);
+    const { bin } = await installClientCli(CLIENT_CLIS.inspector);
     const home = tempDir();
     await startDaemon(home);
     const fx = fixture(home);

@@ -11,14 +11,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { cleanup, fixture, onCleanup, startDaemon, tempDir, waitForSessions, wrapArgs } from '../helpers/airlock.js';
-import { CLIENTS, clientVersion, installClient } from '../helpers/client-install.js';
+import { CLIENT_CLIS, clientVersion, installClientCli } from '../helpers/client-cli.js';
+
+/** The clients whose own list command is checked. */
+const CLIENTS = { claude: CLIENT_CLIS['claude-code'], gemini: CLIENT_CLIS['gemini-cli'], qwen: CLIENT_CLIS['qwen-code'] };
 
 afterEach(cleanup);
 
 const bins: Record<keyof typeof CLIENTS, string> = { claude: '', gemini: '', qwen: '' };
 
 beforeAll(async () => {
-  for (const name of Object.keys(CLIENTS) as (keyof typeof CLIENTS)[]) bins[name] = await installClient(CLIENTS[name]);
+  for (const name of Object.keys(CLIENTS) as (keyof typeof CLIENTS)[]) bins[name] = (await installClientCli(CLIENTS[name])).bin;
 }, 600_000);
 
 interface Place {

@@ -3,7 +3,7 @@
  * folder (one per package@version, kept across runs), and run with a throwaway HOME: tests read back what a
  * client itself wrote and reads. An install that fails fails the test; nothing is skipped.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './airlock.js';
@@ -98,4 +98,9 @@ export function clientEnv(home: string, extra: Record<string, string> = {}): Nod
 /** Run an installed client CLI. */
 export function runClient(bin: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeout?: number }): Promise<Run> {
   return run(bin, args, opts);
+}
+
+/** The version the installed client reports, to name in a failure. */
+export function clientVersion(bin: string, env: NodeJS.ProcessEnv): string {
+  return spawnSync(bin, ['--version'], { env, encoding: 'utf8', timeout: 30_000 }).stdout.trim();
 }
