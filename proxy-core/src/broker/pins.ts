@@ -14,7 +14,8 @@ import type { RowSeals } from './db/sealed-tables.js';
 import { BY_AIRLOCK } from './db/seals.js';
 import type Database from 'better-sqlite3';
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from 'diff';
-import { changedParts, DEFINITION_PARTS, FIRST_DEFINITION_PARTS, isFingerprint, PART_TEXT_LIMITS, type ToolDefinition } from '../classify/definition.js';
+import { changedParts, FIRST_DEFINITION_PARTS, type ToolDefinition } from '../classify/definition.js';
+import { pinnedBeforeFullDefinitions, readDefinition, readParts, storedText, type Parts } from './pin-texts.js';
 import { IpcError } from '../ipc/channel.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { PinChange, PinInfo } from '../protocol/api.js';
@@ -61,7 +62,6 @@ interface Row {
 /** A pin row without its texts. */
 type PinState = Pick<Row, 'tool' | 'fingerprint' | 'seen_fingerprint' | 'present'>;
 
-type Parts = ToolDefinition['parts'];
 
 export class Pins {
   private readonly stmts;
@@ -368,45 +368,4 @@ function cut(text: string, limit: number): string {
 
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** A definition as a wrapper sent it, or null when it does not read as one (not pinned, never thrown on). */
-export function readDefinition(v: unknown): ToolDefinition | null {
-  if (!isObject(v) || !isFingerprint(v.fingerprint) || !isObject(v.parts)) return null;
-  const parts: Parts = {};
-  for (const part of DEFINITION_PARTS) {
-    const p = v.parts[part];
-    if (p === undefined) continue;
-    if (!isObject(p) || !isFingerprint(p.sha256) || typeof p.text !== 'string') return null;
-    const limit = PART_TEXT_LIMITS[part];
-    parts[part] = { sha256: p.sha256, text: p.text.slice(0, limit), ...(p.cut === true || p.text.length > limit ? { cut: true as const } : {}) };
-  }
-  return { fingerprint: v.fingerprint, parts };
-}
-
-/** Marks a stored definition as covering every part (DEFINITION_PARTS); one without it covers FIRST_DEFINITION_PARTS. */
-const FULL_DEFINITION_MARK = '$parts';
-
-/** A definition's parts as stored in a pin row. */
-function storedText(parts: Parts): string {
-  return JSON.stringify({ [FULL_DEFINITION_MARK]: 'all', ...parts });
-}
-
-/** True for a stored definition written before pins covered `_meta`, icons, execution and other members. */
-function pinnedBeforeFullDefinitions(text: string): boolean {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return !(isObject(v) && v[FULL_DEFINITION_MARK] === 'all');
-  } catch {
-    return false;
-  }
-}
-
-/** Stored parts (written by `report`); an unreadable row reads as no parts, so every part shows as changed. */
-function readParts(text: string): Parts {
-  try {
-    return readDefinition({ fingerprint: '0'.repeat(64), parts: JSON.parse(text) as unknown })?.parts ?? {};
-  } catch {
-    return {};
-  }
 }

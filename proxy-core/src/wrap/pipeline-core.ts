@@ -29,6 +29,20 @@ export interface PipelineTimings {
   heldKeepMs: number;
 }
 
+/** Many clients give up on a request after 60 s (the MCP SDK's default): a held call is answered before. */
+const HOLD_ANSWER_MS = 50_000;
+
+/** The timings given, the defaults for the rest. */
+export function pipelineTimings(o: Partial<PipelineTimings>): PipelineTimings {
+  return {
+    progressIntervalMs: o.progressIntervalMs ?? 5000,
+    brokerWaitMs: o.brokerWaitMs ?? 1500,
+    catalogWaitMs: o.catalogWaitMs ?? 15_000,
+    holdAnswerMs: o.holdAnswerMs ?? HOLD_ANSWER_MS,
+    heldKeepMs: o.heldKeepMs ?? 120_000,
+  };
+}
+
 export interface PipelineContext {
   server: string;
   client: string;

@@ -28,6 +28,7 @@ import { type Clock, systemClock } from '../util/clock.js';
 import { HardStop, type UpstreamControl, type UpstreamState } from './estop.js';
 import { answerRepeatedListing, type ClientAnswerContext, ClientRequest } from './client-requests.js';
 import { InFlight } from './in-flight.js';
+import { pipelineTimings } from './pipeline-core.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
 import { InitCapture } from './restart.js';
 import { observeResourceChange } from './resource-changes.js';
@@ -52,9 +53,6 @@ export interface RelayOptions extends VerdictsContext, Partial<PipelineTimings> 
 const UPSTREAM_HEARD: ReadonlySet<UpstreamState> = new Set(['up', 'restarting']);
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
 const NL = Buffer.from('\n');
-/** Many clients give up on a request after 60 s (the MCP SDK's default): a held call is answered before. */
-const HOLD_ANSWER_MS = 50_000;
-const HELD_KEEP_MS = 120_000;
 const RESTART_TIMEOUT_MS = 30_000;
 /** What the client may send while the server is being restarted, held until it is up (past it: refused). */
 const MAX_WAITING_LINES = 10_000;
@@ -92,13 +90,7 @@ export class Relay {
       verdicts: this.verdicts,
       clock,
       log: o.log,
-      timings: {
-        progressIntervalMs: o.progressIntervalMs ?? 5000,
-        brokerWaitMs: o.brokerWaitMs ?? 1500,
-        catalogWaitMs: o.catalogWaitMs ?? 15_000,
-        holdAnswerMs: o.holdAnswerMs ?? HOLD_ANSWER_MS,
-        heldKeepMs: o.heldKeepMs ?? HELD_KEEP_MS,
-      },
+      timings: pipelineTimings(o),
       toClient: (m) => this.o.toClient(frame(this.era.own(m))),
       relayToClient: (raw) => this.forwardClient(raw),
       toUpstream: (m) => this.o.toUpstream(frame(m)),

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../../proxy-core/src/broker/broker.js';
-import { readDefinition } from '../../../proxy-core/src/broker/pins.js';
+import { readDefinition } from '../../../proxy-core/src/broker/pin-texts.js';
 import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import { canonicalText, changedParts, toolDefinition, type ToolDefinition } from '../../../proxy-core/src/classify/definition.js';
 import { canonicalJson } from '../../../proxy-core/src/jsonrpc/canonical.js';
