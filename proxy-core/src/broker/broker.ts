@@ -238,7 +238,17 @@ export class Broker implements BrokerParts {
     });
     bindPasskeys(on, this.passkeys);
     this.handlers.complete();
-    this.managed = new ManagedPolicyApi(this, options.managed ?? {});
+    this.managed = new ManagedPolicyApi(
+      {
+        clock: this.clock,
+        record: this.record,
+        ticket: (id) => this.tickets.get(id),
+        setting: (key) => this.store.getSetting(key),
+        setSetting: (key, value) => setSetting(this, key, value),
+        push: () => this.sessions.push(),
+      },
+      options.managed ?? {},
+    );
     this.managed.guard(this.handlers);
     this.dispatch = dispatchers(this.handlers, this.safety, this.presence, this.rightsState);
     this.attached = new Connections({

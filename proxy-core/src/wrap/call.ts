@@ -16,7 +16,6 @@ import { LIMITS } from '../protocol/limits.js';
 import { type Clock, monotonic, systemClock } from '../util/clock.js';
 import { type Shown, shownArguments } from './capture.js';
 import type { InternalSink } from './internal-call.js';
-import type { Round } from './rounds.js';
 
 /**
  * deciding: classify and policy (may wait for the tool list or the broker) · asking: a ticket waits for a
@@ -274,3 +273,18 @@ export class Call implements CallView {
     return record;
   }
 }
+
+/** What a retry of a multi round-trip call takes over from the round before it (rounds.ts). */
+export interface Round {
+  /** The call of the first round (its journal entry is every round's). */
+  readonly first: Call;
+  /** The call whose answer asked for input (the first, or a retry). */
+  readonly last: Call;
+  readonly decidedBy: DecidedBy;
+  readonly requestState: string | undefined;
+  /** Rounds so far (1: the first call was answered with input_required). */
+  readonly n: number;
+  /** When the server asked (a round the client does not come back to is forgotten). */
+  readonly at: number;
+}
+

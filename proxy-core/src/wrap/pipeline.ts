@@ -19,7 +19,7 @@ import type { DecidedBy, PolicySnapshot } from '../policy/decide.js';
 import { monotonic } from '../util/clock.js';
 import { argumentsHash } from '../jsonrpc/canonical.js';
 import { TicketDesk } from './asking.js';
-import { Call, type CallView, UNSENT } from './call.js';
+import { Call, type CallView, type Round, UNSENT } from './call.js';
 import { CallBudget } from './call-budget.js';
 import { decideCall } from './deciding.js';
 import { type Denial, denialResult } from './denial.js';
@@ -27,7 +27,7 @@ import { type InputRequired, retryOf } from './era.js';
 import { Forwarding } from './forwarding.js';
 import type { Responder } from './in-flight.js';
 import type { InternalEnd, InternalSink } from './internal-call.js';
-import { type Round, Rounds } from './rounds.js';
+import { Rounds } from './rounds.js';
 import type { CallStage } from './stages.js';
 import type { PipelineContext, PipelineCore } from './pipeline-core.js';
 

@@ -10,23 +10,8 @@
  * its `requestState` is the very one the server gave (byte for byte: compared as the string it was). Anything else
  * (a round never seen, forgotten, or ended by E-Stop) is a new call and is decided as one.
  */
-import type { DecidedBy } from '../policy/decide.js';
-import type { Call } from './call.js';
+import type { Call, Round } from './call.js';
 import { describeRequests, type InputRequired } from './era.js';
-
-/** What a retry takes over from the round before it. */
-export interface Round {
-  /** The call of the first round (its journal entry is every round's). */
-  readonly first: Call;
-  /** The call whose answer asked for input (the first, or a retry). */
-  readonly last: Call;
-  readonly decidedBy: DecidedBy;
-  readonly requestState: string | undefined;
-  /** Rounds so far (1: the first call was answered with input_required). */
-  readonly n: number;
-  /** When the server asked (a round the client does not come back to is forgotten). */
-  readonly at: number;
-}
 
 /** Rounds waited on at once (past it the oldest is forgotten: its retry is then decided afresh). */
 const MAX_ROUNDS = 256;

@@ -12,8 +12,9 @@ import { settingsList, settingsSet } from '../../protocol/methods/settings.js';
 import type { Rule } from '../../policy/rules.js';
 import type { SessionInfo } from '../../protocol/api.js';
 import type { Handlers } from '../api/handlers.js';
-import type { BrokerParts } from '../parts.js';
-import { setSetting } from '../settings-api.js';
+import type { RecordEvent } from '../events.js';
+import type { Clock } from '../../util/clock.js';
+import type { Ticket } from '../../protocol/api.js';
 import { deniedServerRule, grantForbidden, isManagedRuleId, managedRules, serverDenied } from './policy.js';
 import type { ManagedPolicy } from './schema.js';
 import { ManagedPolicyWatcher } from './watch.js';
@@ -27,12 +28,26 @@ export interface ManagedOptions {
   anyOwner?: boolean;
 }
 
+/** What the team policy reaches of the broker: a narrow port, so that this room imports nothing above it. */
+export interface ManagedPort {
+  readonly clock: Clock;
+  readonly record: RecordEvent;
+  /** The held ticket an approval answers, to judge a remembered grant against. */
+  ticket(id: string): Ticket | null;
+  /** A setting's stored value. */
+  setting(key: string): string | undefined;
+  /** Change a setting as a front end's settings.set would (it reaches the wrappers). */
+  setSetting(key: string, value: string): Promise<unknown>;
+  /** Push every connected wrapper its policy again. */
+  push(): Promise<unknown>;
+}
+
 export class ManagedPolicyApi {
   private readonly watcher: ManagedPolicyWatcher;
   private ruleList: Rule[] = [];
 
   constructor(
-    private readonly b: BrokerParts,
+    private readonly b: ManagedPort,
     o: ManagedOptions,
   ) {
     this.watcher = new ManagedPolicyWatcher({
@@ -105,7 +120,7 @@ export class ManagedPolicyApi {
       return denied.length ? { ...report, warnings: [...report.warnings, ...denied] } : report;
     });
     handlers.around(approve, (run) => (p, call, via) => {
-      const open = this.b.tickets.get(p.id);
+      const open = this.b.ticket(p.id);
       const why = open ? grantForbidden(this.watcher.policy, open, p.remember ?? 'once') : null;
       if (why) throw new IpcError('managed', why);
       return run(p, call, via);
@@ -117,11 +132,11 @@ export class ManagedPolicyApi {
     const status = this.watcher.status();
     try {
       for (const [key, value] of Object.entries(policy?.settings ?? {})) {
-        if (this.b.store.getSetting(key) !== value) await setSetting(this.b, key, value as string);
+        if (this.b.setting(key) !== value) await this.b.setSetting(key, value as string);
       }
       if (policy) this.b.record('managed-policy-loaded', null, null, { path: status.path ?? '', rules: policy.rules.length, settings: Object.keys(policy.settings), deniedServers: policy.servers.deny.length, forbiddenGrants: policy.forbiddenGrants.length });
       else this.b.record('managed-policy-ended', null, null, {});
-      await this.b.sessions.push();
+      await this.b.push();
     } catch (err) {
       this.b.record('managed-policy-refused', null, null, { path: status.path ?? '', line: null, error: `could not be applied: ${(err as Error).message}`, kept: false });
     }
