@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { CLI, EVERYTHING } from '../helpers/airlock.js';
+import { CLI, EVERYTHING, startDaemon } from '../helpers/airlock.js';
 import { dataDir } from '../../proxy-core/src/ipc/paths.js';
 import { CLIENT_CLIS, clientEnv, installClientCli, runClient, type ClientCli, type Run } from '../helpers/client-cli.js';
 
@@ -268,9 +268,15 @@ describe('the MCP Inspector', () => {
     const args = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: { ev: { args: string[] } } }).mcpServers.ev.args;
     // what the Inspector reads: no `--` of protect's for it to take as the end of its own options
     expect(args).not.toContain('--');
-    const r = ok(await w.client(['--cli', '--config', config, '--server', 'ev', '--method', 'tools/list'], 120_000), 'mcp-inspector tools/list');
-    const tools = (JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))) as { tools: { name: string }[] }).tools.map((t) => t.name);
-    expect(tools).toContain('echo');
+    // a running broker: without one the wrapper refuses the session at initialize (every call would be refused)
+    const daemon = await startDaemon(w.data, [], { HOME: w.home });
+    try {
+      const r = ok(await w.client(['--cli', '--config', config, '--server', 'ev', '--method', 'tools/list'], 120_000), 'mcp-inspector tools/list');
+      const tools = (JSON.parse(r.stdout.slice(r.stdout.indexOf('{'))) as { tools: { name: string }[] }).tools.map((t) => t.name);
+      expect(tools).toContain('echo');
+    } finally {
+      await daemon.stop();
+    }
   }, SLOW);
 });
 

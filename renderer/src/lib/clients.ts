@@ -16,6 +16,8 @@ export const CLIENT_LABELS: Readonly<Record<string, string>> = {
   'lm-studio': 'LM Studio',
   continue: 'Continue',
   goose: 'Goose',
+  'qwen-code': 'Qwen Code',
+  opencode: 'opencode',
 };
 
 export function clientLabel(id: string): string {
