@@ -15,6 +15,7 @@ import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { databasePath } from '../proxy-core/dist/ipc/paths.js';
 import { seedJournal } from './journal-records.mjs';
+import { startBroker } from './own-broker.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -25,25 +26,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 const mb = (kb) => (kb / 1024).toFixed(0);
 
-function daemon(home) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence'], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d;
-      if (err.includes('broker running')) resolve(proc);
-    });
-    proc.on('exit', () => reject(new Error(`daemon exited: ${err}`)));
-  });
-}
 
-function stop(proc) {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null) return resolve();
-    proc.once('exit', resolve);
-    proc.kill('SIGTERM');
-  });
-}
 
 /** Resident and peak resident memory of a process, in KB (Linux). */
 function memoryOf(pid) {
@@ -79,7 +62,7 @@ export async function activityRows({ quick = false } = {}) {
   const rows = [];
   try {
     // a broker makes its data dir; the journal is then filled directly, as 100,000 calls would have
-    await stop(await daemon(home));
+    await (await startBroker({ ...process.env, AIRLOCK_HOME: home })).stop();
     const store = new Store(databasePath(home));
     seedJournal(store, ENTRIES, Date.now() - ENTRIES * 10 - 60_000);
     const bare = [];
@@ -90,7 +73,7 @@ export async function activityRows({ quick = false } = {}) {
     }
     store.close();
 
-    const d = await daemon(home);
+    const d = await startBroker({ ...process.env, AIRLOCK_HOME: home });
     try {
       const client = await BrokerClient.connect({ dir: home, role: 'cli' });
       const page = [];
@@ -129,7 +112,7 @@ export async function activityRows({ quick = false } = {}) {
         ]);
       }
     } finally {
-      await stop(d);
+      await d.stop();
     }
   } finally {
     rmSync(home, { recursive: true, force: true });

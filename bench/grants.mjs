@@ -4,7 +4,7 @@
 //     round trip under each, with a grant of N calls (spent through the broker) beside them
 //   - a held call to its card visible in the page (the card with its grant choices; bench/ui.mjs's measure)
 // Not a test: nothing here passes or fails.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -13,6 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { decide } from '../proxy-core/dist/policy/decide.js';
 import { cardLatency } from './ui.mjs';
+import { startBroker } from './own-broker.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -34,17 +35,6 @@ function decideCpu(rules, n) {
   return (u.user + u.system) / n;
 }
 
-function daemon(home) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence'], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d;
-      if (err.includes('broker running')) resolve(proc);
-    });
-    proc.on('exit', () => reject(new Error(`daemon exited: ${err}`)));
-  });
-}
 
 const cli = (home, args) => execFileSync(process.execPath, [CLI, ...args], { env: { ...process.env, AIRLOCK_HOME: home }, encoding: 'utf8' });
 
@@ -87,7 +77,7 @@ export async function grantRows({ quick = false } = {}) {
 
   const calls = quick ? 100 : 400;
   const home = mkdtempSync(join(tmpdir(), 'al-grantbench-'));
-  const d = await daemon(home);
+  const d = await startBroker({ ...process.env, AIRLOCK_HOME: home });
   const clients = [];
   try {
     const byRule = await wrapped(home, 'bench-rule');
@@ -118,8 +108,7 @@ export async function grantRows({ quick = false } = {}) {
     ];
   } finally {
     for (const c of clients) await c.close().catch(() => {});
-    d.kill('SIGTERM');
-    await new Promise((r) => d.once('exit', r));
+    await d.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }

@@ -2,7 +2,6 @@
 // to a local OTLP/HTTP receiver (protobuf), and whether a broker exporting slows the gate: p50 of an allowed
 // call through a real wrapper with the export off and on (collector up). Not a test: nothing here passes or
 // fails. Run alone with `node bench/otlp.mjs` (after `npm run build`), or from run.mjs.
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +12,7 @@ import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { OtlpQueue } from '../proxy-core/dist/broker/otlp/queue.js';
 import { OtlpExporter } from '../proxy-core/dist/broker/otlp/exporter.js';
+import { startBroker } from './own-broker.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -60,25 +60,13 @@ async function throughput(calls) {
   return { records: calls * 2, perSecond: Math.round((calls * 2) / seconds), perCpuSecond: Math.round((calls * 2) / cpuSeconds), mb: rx.bytes() / 1e6 };
 }
 
-async function daemon(home, env) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise((resolve, reject) => {
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d;
-      if (err.includes('broker running')) resolve();
-    });
-    proc.on('exit', () => reject(new Error(err)));
-  });
-  return { stop: () => new Promise((r) => (proc.on('exit', r), proc.kill('SIGTERM'))) };
-}
 
 /** p50 and p99 (ms) of `calls` allowed calls through a wrapper, the export off or on. */
 async function gate(exportOn, calls) {
   const home = mkdtempSync(join(tmpdir(), `al-bench-otlp-gate-`));
   const env = { ...process.env, AIRLOCK_HOME: home };
   const rx = await receiver();
-  const d = await daemon(home, env);
+  const d = await startBroker(env);
   const client = await BrokerClient.connect({ dir: home, role: 'cli' });
   await client.call('rules.add', { action: 'allow', server: 'bench-otlp', tool: '*' });
   if (exportOn) await client.call('settings.set', { key: 'otlp-endpoint', value: rx.url });

@@ -6,29 +6,11 @@
 import { afterEach, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import { EXPORT_COLUMNS } from '../../proxy-core/src/protocol/activity-export.js';
+import { readCsv } from '../helpers/csv.js';
 import { cleanup, cli, cliJson, connectWrapped, finishedCalls, fixture, startDaemon, tempDir, waitForTicket } from '../helpers/airlock.js';
 
 afterEach(cleanup);
 
-/** An RFC 4180 reader written apart from the writer. */
-function readCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') row.push(field), (field = '');
-    else if (ch === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
-    else field += ch;
-  }
-  return rows;
-}
 
 test('export, session filter and story of calls through a wrapped server', async () => {
   const home = tempDir();

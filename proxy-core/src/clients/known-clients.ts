@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { posix, win32 } from 'node:path';
 import type { ClientId, ConfigLocation, DiscoverOptions, Env, Format, Scope } from './types.js';
 import { CLIENT_IDS } from './types.js';
+import { CLIENT_LABELS } from '../protocol/client-labels.js';
 
 export interface ClientInfo {
   id: ClientId;
@@ -15,30 +16,15 @@ export interface ClientInfo {
   processNames?: { darwin?: string[]; win32?: string[]; linux?: string[] };
 }
 
-export const CLIENTS: Record<ClientId, ClientInfo> = {
-  'claude-desktop': {
-    id: 'claude-desktop',
-    label: 'Claude Desktop',
-    processNames: { darwin: ['Claude'], win32: ['Claude.exe'], linux: ['claude-desktop', 'Claude'] },
-  },
-  'claude-code': {
-    id: 'claude-code',
-    label: 'Claude Code',
-    processNames: { darwin: ['claude'], win32: ['claude.exe'], linux: ['claude'] },
-  },
-  cursor: { id: 'cursor', label: 'Cursor' },
-  vscode: { id: 'vscode', label: 'VS Code' },
-  windsurf: { id: 'windsurf', label: 'Windsurf' },
-  zed: { id: 'zed', label: 'Zed' },
-  cline: { id: 'cline', label: 'Cline' },
-  'gemini-cli': { id: 'gemini-cli', label: 'Gemini CLI' },
-  codex: { id: 'codex', label: 'Codex' },
-  'lm-studio': { id: 'lm-studio', label: 'LM Studio' },
-  continue: { id: 'continue', label: 'Continue' },
-  goose: { id: 'goose', label: 'Goose' },
-  'qwen-code': { id: 'qwen-code', label: 'Qwen Code' },
-  opencode: { id: 'opencode', label: 'opencode' },
+/** Names of the apps' processes, for the clients that rewrite their own config while they run. */
+const PROCESS_NAMES: Partial<Record<ClientId, ClientInfo['processNames']>> = {
+  'claude-desktop': { darwin: ['Claude'], win32: ['Claude.exe'], linux: ['claude-desktop', 'Claude'] },
+  'claude-code': { darwin: ['claude'], win32: ['claude.exe'], linux: ['claude'] },
 };
+
+export const CLIENTS = Object.fromEntries(
+  CLIENT_IDS.map((id) => [id, { id, label: CLIENT_LABELS[id], ...(PROCESS_NAMES[id] ? { processNames: PROCESS_NAMES[id] } : {}) }]),
+) as Record<ClientId, ClientInfo>;
 
 /** True when `id` names a client Airlock knows. */
 export function isClientId(id: string): id is ClientId {

@@ -5,6 +5,7 @@
  */
 import type { HistoryItem } from './api.js';
 import type { UndoInfo } from './undo-api.js';
+import { CLIENT_LABELS } from './client-labels.js';
 
 /** The fields of a journal entry the words are made from (a live summary of a call has most of them). */
 export type StoryCall = Pick<HistoryItem, 'client' | 'server' | 'tool' | 'decision' | 'decidedBy' | 'outcome'> & {
@@ -20,15 +21,7 @@ export type Decider = 'rule' | 'grant' | 'you' | 'timeout' | 'estop' | 'class' |
 /** The client an undo's own journal entry is made under (the wrapper's undo caller). */
 export const UNDO_CLIENT = 'airlock-undo';
 
-const CLIENT_NAMES: Readonly<Record<string, string>> = {
-  'claude-desktop': 'Claude Desktop',
-  'claude-code': 'Claude Code',
-  cursor: 'Cursor',
-  vscode: 'VS Code',
-  windsurf: 'Windsurf',
-  zed: 'Zed',
-  [UNDO_CLIENT]: 'Airlock (undo)',
-};
+const CLIENT_NAMES: Readonly<Record<string, string>> = { ...CLIENT_LABELS, [UNDO_CLIENT]: 'Airlock (undo)' };
 
 /** A client id as a person calls it: "claude-desktop" is "Claude Desktop"; an unknown one keeps its words. */
 export function clientLabel(client: string): string {

@@ -1,6 +1,6 @@
 /**
  * Clients by their names: the id a wrapper was started with (`--client cursor`) as the person knows the app.
- * The same table as proxy-core's clients/known-clients.ts (the renderer loads no runtime code of proxy-core; a
+ * The same table as proxy-core's protocol/client-labels.ts (the renderer loads no runtime code of proxy-core; a
  * test keeps the two equal). An id it does not know is shown as it is.
  */
 export const CLIENT_LABELS: Readonly<Record<string, string>> = {

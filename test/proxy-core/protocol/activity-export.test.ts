@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { readCsv } from '../../helpers/csv.js';
 import { csvCell, csvHeader, csvRecord, EXPORT_COLUMNS, exportRecord, jsonlLine, type ExportItem } from '../../../proxy-core/src/protocol/activity-export.js';
 
 const item: ExportItem = {
@@ -7,25 +8,6 @@ const item: ExportItem = {
   argSummary: 'notes/"a", b.md\nnext', undo: { available: true, kind: 'snapshot', state: 'ready' }, durationMs: 12.5,
 };
 
-/** An RFC 4180 reader, written apart from the writer: quoted fields, doubled quotes, CRLF between records. */
-function readCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') (field += '"'), i++;
-      else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') row.push(field), (field = '');
-    else if (ch === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
-    else field += ch;
-  }
-  return rows;
-}
 
 describe('csvCell', () => {
   test('RFC 4180 quoting: commas, quotes and line breaks', () => {
