@@ -52,6 +52,8 @@ describe('Activity', () => {
     expect(read).toContain(join(root, 'notes', 'plan.md'));
     expect(read).toMatch(/allowed by your rule /);
     expect(read).toContain('nothing to undo');
+    // the client by the name people know it by, not the id its wrapper was started with
+    expect(read).toContain('Claude Desktop · files');
     const write = await row(join(root, 'notes', 'a.md')).innerText();
     expect(write).toContain('undoable');
     await row(/^undo/).first().waitFor();

@@ -20,6 +20,10 @@ export const CLIENT_LABELS: Readonly<Record<string, string>> = {
   opencode: 'opencode',
 };
 
+/** The client an undo's own journal entry is made under (the wrapper's undo caller; protocol/activity.ts). */
+const UNDO_CLIENT = 'airlock-undo';
+
 export function clientLabel(id: string): string {
+  if (id === UNDO_CLIENT) return 'Airlock (undo)';
   return Object.hasOwn(CLIENT_LABELS, id) ? CLIENT_LABELS[id]! : id;
 }

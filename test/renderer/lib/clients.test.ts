@@ -11,4 +11,5 @@ test('a known id by its name; an unknown one as it is, even a name of Object.pro
   expect(clientLabel('claude-desktop')).toBe('Claude Desktop');
   expect(clientLabel('my-agent')).toBe('my-agent');
   expect(clientLabel('constructor')).toBe('constructor');
+  expect(clientLabel('airlock-undo')).toBe('Airlock (undo)');
 });
