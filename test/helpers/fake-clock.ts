@@ -11,6 +11,8 @@ export class FakeClock implements Clock {
   private t = 1_700_000_000_000;
   private timers: Pending[] = [];
   private counter = 0;
+  /** Unset: work meant for after the tick's writes runs at once (a test may set it to hold that work). */
+  afterWrites?: (fn: () => void) => void;
 
   now(): number {
     return this.t;

@@ -13,6 +13,11 @@ export interface Clock {
   clearTimeout(timer: Timer | undefined): void;
   /** A monotonic ms counter for durations (wall time when a clock has none). */
   monotonic?(): number;
+  /**
+   * Run `fn` once what this tick wrote has left (Node runs the writers' end-of-tick flush before any
+   * microtask): work that need not delay an answer. A clock without it runs `fn` at once.
+   */
+  afterWrites?(fn: () => void): void;
 }
 
 export const systemClock: Clock = {
@@ -27,6 +32,7 @@ export const systemClock: Clock = {
     if (t) clearTimeout(t as NodeJS.Timeout);
   },
   monotonic: () => performance.now(),
+  afterWrites: (fn) => queueMicrotask(fn),
 };
 
 export function monotonic(clock: Clock): number {

@@ -124,7 +124,21 @@ export class Forwarding {
       // an undo's inverse that the server made a task has not ended: the undo cannot say it was done
       const made = outcome === 'ok' && taskHandle(result) !== undefined;
       core.endInternal(call, made ? { kind: 'unknown', reason: 'the server ran the inverse as a task; whether it finished is unknown' } : { kind: 'answered', message: m as unknown as JsonRpcResponse });
-    } else o.relayToClient(raw);
+    } else {
+      o.relayToClient(raw);
+      // The answer leaves in this tick's write; what the journal and the post-result hooks make of it runs after
+      // that write, off the client's wait (no input is read in between, so nothing can overtake it).
+      const clock = core.o.clock;
+      if (clock.afterWrites) return clock.afterWrites(() => this.afterAnswer(call, m, raw, outcome));
+    }
+    this.afterAnswer(call, m, raw, outcome);
+  }
+
+  /** What follows the answer: what the journal keeps of it, a further round or a task, the hooks, the entry. */
+  private afterAnswer(call: Call, m: Message, raw: Buffer, outcome: Outcome): void {
+    const core = this.core;
+    const o = core.o;
+    const result = m.result;
     try {
       call.result = capturedResult(m, raw);
     } catch (err) {

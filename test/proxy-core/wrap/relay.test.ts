@@ -114,6 +114,21 @@ describe('the CallRecord journaled for a call', () => {
     expect(done.argsSha256).toBeUndefined();
   });
 
+  test("with a clock that runs work after the tick's writes, the answer is written before the call's end is journaled", async () => {
+    const h = await new Harness({ policy: allowAll }).start();
+    const later: (() => void)[] = [];
+    h.clock.afterWrites = (fn) => void later.push(fn);
+    h.call(1, 'echo', {});
+    const pending = h.link.sent.at(-1)!;
+    h.server({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'hi' }] } });
+    // the client has its answer; the entry still stands as at forward, and nothing of the result was kept yet
+    expect(h.answer(1)).toMatchObject({ result: { content: [{ type: 'text', text: 'hi' }] } });
+    expect(h.link.latest.get(pending.id)).toMatchObject({ outcome: 'pending' });
+    expect(later).toHaveLength(1);
+    later[0]!();
+    expect(h.link.latest.get(pending.id)).toMatchObject({ outcome: 'ok', result: '{"content":[{"type":"text","text":"hi"}]}' });
+  });
+
   test("a human's wait is not in the duration; askedAt and decidedAt say when it was asked and answered", async () => {
     const h = await new Harness().start();
     const t0 = h.clock.now();
