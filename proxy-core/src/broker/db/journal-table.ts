@@ -261,8 +261,8 @@ export class JournalTable {
   }
 
   /**
-   * Before a text search walks the index: the rows it has not taken in yet are taken in now (a few thousand at
-   * most while calls flow, none once the journal was still). False when that failed (a full disk, say): the
+   * Before a text search walks the index: the rows it has not taken in yet are taken in now (under CATCH_UP_ROWS
+   * while calls flow, a few ms; none once the journal was still). False when that failed (a full disk, say): the
    * text is then checked on the journal's rows themselves, slower but as exact.
    */
   private searchCaughtUp(q: HistoryQuery): boolean {

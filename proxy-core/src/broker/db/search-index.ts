@@ -15,7 +15,7 @@
 import type Database from 'better-sqlite3';
 
 /** The rows left out of the index at most before a batch's own transaction takes them in. */
-export const CATCH_UP_ROWS = 4096;
+export const CATCH_UP_ROWS = 2048;
 
 export class SearchIndex {
   private readonly s;
