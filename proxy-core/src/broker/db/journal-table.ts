@@ -1,9 +1,8 @@
 /**
  * The journal (journal_calls, migration 10): one row per call, written in batches (one transaction per tick, by
  * the caller) with one 'call' event per record in the same transaction, the search index catching up after
- * (search-index.ts); history's
- * pages, filters and text search (queries.ts); the retention cap's running size (journal_stats) and pruning
- * (retention.ts). Names are stored as ids (names.ts) and read back as text (rows.ts).
+ * (search-index.ts); history's pages, filters and text search (queries.ts); the retention cap's running size
+ * (journal_stats) and pruning (retention.ts). Names are stored as ids (names.ts) and read back as text (rows.ts).
  */
 import type Database from 'better-sqlite3';
 import type { CallRecord, HistoryItem, HistoryQuery } from '../../protocol/api.js';
