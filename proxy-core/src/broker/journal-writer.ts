@@ -99,11 +99,18 @@ export class JournalWriter {
         return;
       }
       this.indexTimer = null;
+      // the store was closed meanwhile (the broker stopping): what waits is taken in after the next start
+      if (!this.o.store.db.open) return;
       try {
         this.o.store.journal.search.catchUp();
       } catch (err) {
-        // the rows stay out of the index, which a search catches up first (or, failing that, does without)
-        if (this.o.failed?.(err) !== true) this.o.refused(`the search index did not catch up: ${(err as Error).message}`, 'broker');
+        // the rows stay out of the index, which a search catches up first (or, failing that, does without); a
+        // timer has no caller to throw to, so saying so must not throw either
+        try {
+          if (this.o.failed?.(err) !== true) this.o.refused(`the search index did not catch up: ${(err as Error).message}`, 'broker');
+        } catch {
+          // nothing more to do: the next catch-up tries again
+        }
       }
     };
     this.indexTimer = setTimeout(tick, INDEX_IDLE_MS);

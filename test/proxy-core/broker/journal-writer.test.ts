@@ -48,4 +48,27 @@ describe('JournalWriter', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(INDEX_IDLE_MS);
     expect(store.history({ text: 'rule r1' }).calls.map((c) => c.id)).toEqual(['a2', 'a1']);
   });
+
+  test('a store closed before the journal went still is left alone; a catch-up that fails is said, never thrown', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const closed = open();
+      const log: string[] = [];
+      await writer(closed, log).write(session('s1'), [callRecord({ id: 'a1' })]);
+      closed.close();
+      vi.advanceTimersByTime(4 * INDEX_IDLE_MS);
+      expect(log).toEqual(['publish 1']);
+
+      const store = open();
+      const failing: string[] = [];
+      await writer(store, failing).write(session('s1'), [callRecord({ id: 'b1' })]);
+      store.journal.search.catchUp = () => {
+        throw new Error('database or disk is full');
+      };
+      vi.advanceTimersByTime(4 * INDEX_IDLE_MS);
+      expect(failing).toEqual(['publish 1', 'refused the search index did not catch up: database or disk is full']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
