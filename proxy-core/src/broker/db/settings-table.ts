@@ -20,11 +20,18 @@ export function putSealedSetting(db: Database.Database, sealer: Sealer, key: str
 
 export class SettingsTable {
   private readonly s;
+  /**
+   * What `get` last read of a key, its seal checked (a setting is read on hot paths: the audit export asks for
+   * its endpoint at every event, and checking a seal is an HMAC). Only the Store writes these rows while it is
+   * open, through `set`, which forgets the key; a value is kept only when read outside a transaction, so one
+   * read or written in a transaction that is then rolled back is never served.
+   */
+  private readonly cache = new Map<string, string | undefined>();
   /** Called after a setting is stored (the record of tightening rows follows it: tightening.ts). */
   changed: (key: string) => void = () => {};
 
   constructor(
-    db: Database.Database,
+    private readonly db: Database.Database,
     private readonly sealer: Sealer,
   ) {
     this.s = {
@@ -39,13 +46,23 @@ export class SettingsTable {
 
   /** The value of `key` when its row is sealed; undefined when there is none, or it is not sealed. */
   get(key: string): string | undefined {
+    if (this.cache.has(key)) return this.cache.get(key);
     const row = this.s.get.get(key) as Record<string, unknown> | undefined;
-    return row && rowSealed(this.sealer, 'settings', row) ? String(row.value) : undefined;
+    const value = row && rowSealed(this.sealer, 'settings', row) ? String(row.value) : undefined;
+    if (!this.db.inTransaction) this.cache.set(key, value);
+    return value;
+  }
+
+  /** Forget what was read of `key` (every key when none is given): its row was written other than by `set`. */
+  forget(key?: string): void {
+    if (key === undefined) this.cache.clear();
+    else this.cache.delete(key);
   }
 
   /** `origin`: the decision's via; the broker's own bookkeeping says so (BY_AIRLOCK). */
   set(key: string, value: string, origin: RowOrigin = BY_AIRLOCK): void {
     const { via, seal } = signRow(this.sealer, 'settings', { key, value }, origin);
+    this.cache.delete(key);
     this.s.set.run(key, value, via, seal);
     this.changed(key);
   }

@@ -150,6 +150,7 @@ export class Store {
     if (!row) return;
     const { via, seal } = signRow(this.sealer, table, row, origin);
     this.db.prepare(`UPDATE ${table} SET via = ?, seal = ? WHERE ${where}`).run(via, seal, ...key);
+    if (table === 'settings') this.settings.forget(String(key[0]));
   }
 
   /** Whether a row read with its via and seal columns carries a good seal. */
