@@ -130,9 +130,14 @@ export class ToolVerdicts {
     const { trust, withdrawn } = this.trustInputs();
     const opts = { trustReadOnlyHints: trust, withdrawn };
     let pageVerdicts: Catalog | undefined;
+    // the page is the wrapper's own listing (its bytes agreed, its parse is that listing's): each entry's own
+    // verdict went into the catalog's, which is as strict or stricter, so the catalog's is the one shown
+    const ownListing = full !== null && this.listing.holds(tools) ? full : null;
     const annotated = this.pages.answer(message, result, tools, textsOf, {
       inputs: this.annotateInputs(full, trust, withdrawn),
       verdictOf: (name, entry, index, count) => {
+        const known = ownListing?.verdicts.get(name);
+        if (known) return known;
         // a name listed once is judged on its own entry; twice, as the whole page judges it (unclassifiable)
         const own = count === 1 ? this.listing.entryFlags.classify(entry, texts[index]!, opts) : verdictFor((pageVerdicts ??= this.classifyPage(tools, texts, opts)), name);
         const listed = full?.verdicts.get(name);
