@@ -292,7 +292,11 @@ function writerWithBackpressure(target: Writable, source: () => Readable): { wri
         clearTimeout(timer);
         fn();
       };
-      const timer = setTimeout(once, WRITTEN_WAIT_MS);
+      // past the wait, it goes on, and no longer waits for a drain that may never come
+      const timer = setTimeout(() => {
+        afterDrain = afterDrain.filter((f) => f !== once);
+        once();
+      }, WRITTEN_WAIT_MS);
       timer.unref();
       afterDrain.push(once);
     },
