@@ -6,9 +6,13 @@
  * the server's order), and the findings are a pure function of the entry: any change to the entry, however
  * small or deep, is another key and is read afresh. A text that is not native JSON (jsonText's canonical
  * fallback for an entry nested past what JSON.stringify takes, marked by a leading NUL) is never kept: two
- * member orders share it, and the scan's bounds read them in different orders.
+ * member orders share it, and the scan's bounds read them in different orders. The text itself is read first
+ * (hidden-text.ts `mayHaveFindings`): an entry whose text has nothing to find is not walked string by string.
  */
 import { classifyTool, hiddenTextFlags, type ClassifyOptions, type Verdict } from './classify.js';
+import { mayHaveFindings } from './hidden-text.js';
+
+const NONE: readonly string[] = [];
 
 /** Characters of entry text kept at most (past it, the cache starts over). */
 const MAX_CHARS = 32 * 1024 * 1024;
@@ -21,8 +25,9 @@ export class EntryFlags {
   of(entry: unknown, text: string): readonly string[] {
     const known = this.byText.get(text);
     if (known) return known;
-    const flags = hiddenTextFlags(entry);
-    if (text.charCodeAt(0) === 0) return flags;
+    if (text.charCodeAt(0) === 0) return hiddenTextFlags(entry);
+    // most entries: the text read in two passes shows there is nothing to find, string by string
+    const flags = mayHaveFindings(text) ? hiddenTextFlags(entry) : NONE;
     if (this.chars + text.length > MAX_CHARS) {
       this.byText.clear();
       this.chars = 0;

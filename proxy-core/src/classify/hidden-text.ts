@@ -148,6 +148,19 @@ function firstInstruction(text: string): RegExpExecArray | null {
   return null;
 }
 
+/**
+ * False when the JSON text of a value shows that no string in the value (key or member) has a finding, without
+ * reading it string by string; true when it may (the value is then scanned as always). Exact for the JSON text
+ * JSON.stringify writes: without a backslash in it, every string of the value stands in it as it is (any
+ * character JSON escapes is written with one), between quotes, which no word or check character is; so a
+ * character or a phrase found in a string is found in the text, and a text where neither check finds anything
+ * holds no string where one would. A text long enough for a string to be read only in part is always scanned.
+ */
+export function mayHaveFindings(jsonText: string): boolean {
+  if (!ANY_INSTRUCTION || jsonText.length > MAX_PHRASE_SCAN || jsonText.includes('\\')) return true;
+  return ANY_FLAGGED_CHARACTER.test(jsonText) || ANY_INSTRUCTION.test(jsonText);
+}
+
 /** Scan one string; `path` names where it came from. */
 export function scanText(text: string, path: string): PoisonHit[] {
   return findingsOf(text).map((f) => ({ kind: f.kind, path, detail: f.detail }));

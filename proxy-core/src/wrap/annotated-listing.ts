@@ -83,52 +83,100 @@ export class AnnotatedListing {
     const texts = textsOf();
     const counts = new Map<string, number>();
     for (const t of tools) if (isObject(t) && typeof t.name === 'string') counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
-    /** The entries to keep: name, text, readOnly, at which place of `out`. */
-    const keep: [string, string, boolean, number][] = [];
+    // the tools array goes where the NUL is (JSON.stringify escapes every NUL of the message's own)
+    const [head, tail] = withTools(message, result, '\u0000').split('\u0000') as [string, string];
+    // written straight into the line's bytes: each entry's place in them is known as it is written, and no entry's
+    // annotated text outlives its writing (a page of 10,000 entries is not held twice, as texts and as bytes)
+    let estimate = head.length + tail.length + 2 * tools.length + 64;
+    for (const text of texts) estimate += text.length + ANNOTATION_ESTIMATE;
+    const out = new LineBytes(estimate);
+    out.text(head);
+    out.text('[');
+    /** The entries to keep: name, text, readOnly, where in the line. */
+    const keep: [string, string, boolean, number, number][] = [];
     const advertised = new Map<string, boolean>();
-    const out: string[] = [];
+    let first = true;
     for (let i = 0; i < tools.length; i++) {
       const entry: unknown = tools[i];
       const text = texts[i]!;
       const name = isObject(entry) && typeof entry.name === 'string' ? entry.name : '';
       const unique = name !== '' && counts.get(name) === 1;
       const known = unique ? this.written.get(name) : undefined;
-      if (known && known.text === text) {
-        keep.push([name, text, known.readOnly, out.length]);
-        out.push(known.bytes.toString('utf8', known.start, known.end));
-        advertised.set(name, known.readOnly);
-        continue;
-      }
       if (!isObject(entry) || name === '') {
         // annotate.ts drops (and logs) an entry without a usable name: nothing is written
         annotateToolsResult({ tools: [entry] }, (n, e) => a.verdictOf(n, e, i, counts.get(n) ?? 0), a.runsWithoutAsking, a.log);
         continue;
       }
-      const verdict = a.verdictOf(name, entry, i, counts.get(name) ?? 0);
-      const readOnly = a.runsWithoutAsking(verdict);
-      const json = annotatedText(entry, text, annotationsOf(entry, verdict, readOnly));
-      if (unique) keep.push([name, text, readOnly, out.length]);
-      out.push(json);
+      if (!first) out.text(',');
+      first = false;
+      const start = out.length;
+      let readOnly: boolean;
+      if (known && known.text === text) {
+        out.bytes(known.bytes, known.start, known.end);
+        readOnly = known.readOnly;
+      } else {
+        const verdict = a.verdictOf(name, entry, i, counts.get(name) ?? 0);
+        readOnly = a.runsWithoutAsking(verdict);
+        out.text(annotatedText(entry, text, annotationsOf(entry, verdict, readOnly)));
+      }
+      if (unique) keep.push([name, text, readOnly, start, out.length]);
       advertised.set(name, readOnly);
     }
-    // the tools array goes where the NUL is (JSON.stringify escapes every NUL of the message's own)
-    const [head, tail] = withTools(message, result, '\u0000').split('\u0000') as [string, string];
-    const line = `${head}[${out.join(',')}]${tail}\n`;
-    // encoded once: the bytes written are the ones kept (nothing writes into a buffer once it is sent)
-    const bytes = Buffer.from(line, 'utf8');
+    out.text(']');
+    out.text(tail);
+    out.text('\n');
+    // the bytes written are the ones kept (nothing writes into a buffer once it is sent)
+    const bytes = out.done();
     // only what the last page listed is kept (a tool gone from it is not held in memory), each in these bytes
-    const starts: number[] = [];
-    let at = Buffer.byteLength(head, 'utf8') + 1;
-    for (const json of out) {
-      starts.push(at);
-      at += Buffer.byteLength(json, 'utf8') + 1;
-    }
-    starts.push(at);
     const kept = new Map<string, Written>();
-    for (const [name, text, readOnly, i] of keep) kept.set(name, { text, bytes, start: starts[i]!, end: starts[i + 1]! - 1, readOnly });
+    for (const [name, text, readOnly, start, end] of keep) kept.set(name, { text, bytes, start, end, readOnly });
     this.written = kept;
-    if (page && line.startsWith(page.prefix)) this.last = { body: page.keep(), inputs: a.inputs, rest: bytes.subarray(Buffer.byteLength(page.prefix, 'utf8')), advertised };
+    const prefix = page ? Buffer.from(page.prefix, 'utf8') : undefined;
+    if (page && prefix && bytes.length > prefix.length && bytes.subarray(0, prefix.length).equals(prefix)) {
+      this.last = { body: page.keep(), inputs: a.inputs, rest: bytes.subarray(prefix.length), advertised };
+    }
     return { line: bytes, advertised };
+  }
+}
+
+/** What an entry's annotations add to its text, about (the line's first guess at its size; it grows past it). */
+const ANNOTATION_ESTIMATE = 320;
+
+/** A line's bytes, written piece by piece into one buffer that grows as it must. */
+class LineBytes {
+  private buf: Buffer;
+  private at = 0;
+
+  constructor(estimate: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(estimate, 256));
+  }
+
+  get length(): number {
+    return this.at;
+  }
+
+  private room(n: number): void {
+    if (this.at + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
+    this.buf.copy(next, 0, 0, this.at);
+    this.buf = next;
+  }
+
+  text(s: string): void {
+    // at most 3 bytes per UTF-16 unit
+    this.room(s.length * 3);
+    this.at += this.buf.write(s, this.at, 'utf8');
+  }
+
+  bytes(from: Buffer, start: number, end: number): void {
+    this.room(end - start);
+    this.at += from.copy(this.buf, this.at, start, end);
+  }
+
+  /** The bytes written; in a buffer of their own size unless little of it is left over. */
+  done(): Buffer {
+    const used = this.buf.subarray(0, this.at);
+    return this.buf.length - this.at > this.buf.length / 8 ? Buffer.from(used) : used;
   }
 }
 

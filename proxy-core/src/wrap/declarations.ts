@@ -11,17 +11,25 @@ const MAX_DECLARATIONS_PER_TOOL = 8;
 /** Names remembered across listings (bounds memory against a server that invents names on every listing). */
 const MAX_NAMES_SEEN = 50_000;
 
+/** One declaration (most tools have only ever had one), or every one by its JSON text. */
+type Seen = { text: string; entry: unknown } | Map<string, unknown>;
+
 export class Declarations {
-  /** Tool name -> JSON text -> entry. */
-  private readonly seen = new Map<string, Map<string, unknown>>();
+  /** Tool name -> its declarations (a Map only once there are two: 10,000 tools are not 10,000 Maps). */
+  private readonly seen = new Map<string, Seen>();
 
   /** Remember one declaration; true when it is new (and kept). */
   remember(name: string, text: string, entry: unknown): boolean {
-    let forName = this.seen.get(name);
+    const forName = this.seen.get(name);
     if (!forName) {
       if (this.seen.size >= MAX_NAMES_SEEN) return false;
-      forName = new Map();
-      this.seen.set(name, forName);
+      this.seen.set(name, { text, entry });
+      return true;
+    }
+    if (!(forName instanceof Map)) {
+      if (forName.text === text) return false;
+      this.seen.set(name, new Map([[forName.text, forName.entry], [text, entry]]));
+      return true;
     }
     // one past the limit is kept, so that "too many declarations" can be told from "exactly at the limit"
     if (forName.has(text) || forName.size > MAX_DECLARATIONS_PER_TOOL) return false;
@@ -33,7 +41,7 @@ export class Declarations {
   applyStrictest(catalog: Catalog, classify: (entry: unknown, text: string) => Verdict): void {
     for (const [name, verdict] of catalog.verdicts) {
       const declarations = this.seen.get(name);
-      if (!declarations || declarations.size < 2) continue;
+      if (!(declarations instanceof Map) || declarations.size < 2) continue;
       if (declarations.size > MAX_DECLARATIONS_PER_TOOL) {
         catalog.verdicts.set(name, {
           ...verdict,

@@ -25,6 +25,8 @@ import { snapshotStage } from './undo-stage.js';
 const MAX_MESSAGE_BYTES = 256 * 2 ** 20;
 /** Up to this much written in one tick is joined into one Buffer before it is written. */
 const JOIN_MAX_BYTES = 64 * 1024;
+/** The longest work put off until the client has read what was written waits for it (whenWritten). */
+const WRITTEN_WAIT_MS = 2000;
 
 export interface WrapOptions {
   server: string;
@@ -107,6 +109,7 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
     client: o.client,
     link,
     toClient,
+    whenClientWritten: (fn) => writeClient.whenWritten(fn),
     toUpstream,
     log,
     upstream: control,
@@ -228,9 +231,16 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
  * pipelines calls, or a server that answers several at once, costs one system call per chunk read rather than
  * one per message, and one Buffer rather than a list for the stream to gather.
  */
-function writerWithBackpressure(target: Writable, source: () => Readable): { write(data: Buffer | string): void; flush(): void } {
+function writerWithBackpressure(target: Writable, source: () => Readable): { write(data: Buffer | string): void; flush(): void; whenWritten(fn: () => void): void } {
   let blocked = false;
   let pending: (Buffer | string)[] = [];
+  /** What waits for the target to take everything written (`whenWritten`). */
+  let afterDrain: (() => void)[] = [];
+  const drained = () => {
+    const waiting = afterDrain;
+    afterDrain = [];
+    for (const fn of waiting) fn();
+  };
   // one chunk as it is; small ones joined (a copy of a few kilobytes is cheaper than a gathered write); a big
   // message (a 10 MB result) is never copied: the stream gathers it with the rest in one write
   const write = (chunks: (Buffer | string)[]): boolean => {
@@ -257,6 +267,7 @@ function writerWithBackpressure(target: Writable, source: () => Readable): { wri
       target.off('close', release);
       blocked = false;
       paused.resume();
+      drained();
     };
     target.once('drain', release);
     target.once('close', release);
@@ -268,5 +279,26 @@ function writerWithBackpressure(target: Writable, source: () => Readable): { wri
     },
     /** Write what this tick holds now (before the target is ended). */
     flush,
+    /**
+     * Run `fn` once what was written so far has left (the stream is not full), or after `WRITTEN_WAIT_MS` at
+     * most: a reader that stops reading does not hold back what waits.
+     */
+    whenWritten(fn) {
+      if (!blocked && pending.length === 0) return fn();
+      let done = false;
+      const once = () => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        fn();
+      };
+      // past the wait, it goes on, and no longer waits for a drain that may never come
+      const timer = setTimeout(() => {
+        afterDrain = afterDrain.filter((f) => f !== once);
+        once();
+      }, WRITTEN_WAIT_MS);
+      timer.unref();
+      afterDrain.push(once);
+    },
   };
 }

@@ -106,8 +106,7 @@ export class ToolListing {
 
   /**
    * True while a client's listing is unanswered. One the server leaves unanswered past a page's timeout stops
-   * counting: the calls behind it are then decided on the wrapper's own listing, which every declaration
-   * seen so far only makes stricter.
+   * counting: the calls behind it are then decided on the wrapper's own listing (every declaration seen makes it stricter).
    */
   private clientListingOut(): boolean {
     if (this.clientListings.size === 0) return false;
@@ -231,6 +230,9 @@ export class ToolListing {
     else this.agreed.clear();
   }
 
+  /** True when `tools` is the very array of the last complete listing (a page read from its bytes: page-bytes.ts). */
+  holds = (tools: unknown[]): boolean => tools === this.raw;
+
   /** A tool's definition in the last listing and the first one seen (what the policy compares with its pin). */
   definition(name: string): DefinitionState | undefined {
     return this.definitions.state(name);
@@ -307,9 +309,9 @@ export class ToolListing {
   }
 
   /**
-   * A page of tools the client fetched (its own tools/list, answered by the server). Its declarations are
-   * remembered, and if any differs from the wrapper's listing, that listing is stale: the next decision waits
-   * for a fresh one. True when something differed. A page that `agrees` is that same page again: nothing to compare.
+   * A page of tools the client fetched (its own tools/list, answered by the server). Its declarations are remembered;
+   * one that differs from the wrapper's listing makes that stale (the next decision waits for a fresh one), and the
+   * answer is true. A page that `agrees` is that same page again: nothing to compare.
    */
   observe(tools: unknown, page?: PageBytes): boolean {
     if (!Array.isArray(tools)) return false;
@@ -394,6 +396,4 @@ export class ToolListing {
 }
 
 /** The withdrawn claims as part of a cache key: the tools and their evidence (new evidence is a new verdict reason). */
-export function withdrawnKey(withdrawn: ReadonlyMap<string, string>): string {
-  return [...withdrawn].map(([tool, evidence]) => `${tool}\u0000${evidence}`).sort().join('\u0001');
-}
+export const withdrawnKey = (withdrawn: ReadonlyMap<string, string>): string => [...withdrawn].map(([tool, evidence]) => `${tool}\u0000${evidence}`).sort().join('\u0001');

@@ -25,6 +25,8 @@ export interface VerdictsContext {
   client: string;
   link: BrokerLinkLike;
   toClient(data: Buffer | string): void;
+  /** Run `fn` once what was written to the client so far has left (at once without it). */
+  whenClientWritten?(fn: () => void): void;
   toUpstream(data: Buffer | string): void;
   /** A request of the wrapper's own as this connection's era writes it (connection-era.ts); as it is without. */
   stamp?(message: unknown): unknown;
@@ -128,9 +130,14 @@ export class ToolVerdicts {
     const { trust, withdrawn } = this.trustInputs();
     const opts = { trustReadOnlyHints: trust, withdrawn };
     let pageVerdicts: Catalog | undefined;
+    // the page is the wrapper's own listing (its bytes agreed, its parse is that listing's): each entry's own
+    // verdict went into the catalog's, which is as strict or stricter, so the catalog's is the one shown
+    const ownListing = full !== null && this.listing.holds(tools) ? full : null;
     const annotated = this.pages.answer(message, result, tools, textsOf, {
       inputs: this.annotateInputs(full, trust, withdrawn),
       verdictOf: (name, entry, index, count) => {
+        const known = ownListing?.verdicts.get(name);
+        if (known) return known;
         // a name listed once is judged on its own entry; twice, as the whole page judges it (unclassifiable)
         const own = count === 1 ? this.listing.entryFlags.classify(entry, texts[index]!, opts) : verdictFor((pageVerdicts ??= this.classifyPage(tools, texts, opts)), name);
         const listed = full?.verdicts.get(name);
@@ -227,10 +234,11 @@ export class ToolVerdicts {
   }
 
   /**
-   * Report once the client's listings in flight are answered, after the work at hand: the client's answer need
-   * not wait for a catalog's worth of fingerprints. No decision waits for the report either (a call is held on
-   * the wrapper's own comparison with the pins it has), but a call's decision sends it first (`verdict`), so
-   * that the broker has it before any ticket the call asks for.
+   * Report once the client's listings in flight are answered and written out, after the work at hand: the
+   * client's answer need not wait for a catalog's worth of fingerprints (a 5 MB answer leaves in many writes,
+   * each waiting for the event loop, which a report built meanwhile would hold up). No decision waits for the
+   * report either (a call is held on the wrapper's own comparison with the pins it has), but a call's decision
+   * sends it first (`verdict`), so that the broker has it before any ticket the call asks for.
    */
   private reportSoon(): void {
     if (this.reportInputs.length > 0 && this.reportInputs[2] !== this.o.link.policy?.pins) {
@@ -242,7 +250,10 @@ export class ToolVerdicts {
     }
     if (this.reportDue) return;
     this.reportDue = true;
-    this.listing.whenClientListingsEnd(() => setImmediate(() => this.flushReport()));
+    const flush = () => this.flushReport();
+    // after the immediate, the answer's first write is made: whether it all left is known then
+    const written = this.o.whenClientWritten ? () => this.o.whenClientWritten!(flush) : flush;
+    this.listing.whenClientListingsEnd(() => setImmediate(written));
   }
 
   private flushReport(): void {
