@@ -4,8 +4,7 @@
  * `journaled`), so that undo records what a call left only for a call the journal holds. An entry that is not
  * a call record is refused on its own (recorded as an event and acknowledged, so a buggy wrapper does not
  * resend it forever); a failed write is not acknowledged, so the wrappers keep their entries and send them
- * again. Once the journal has been still for INDEX_IDLE_MS, the text search's index takes in the rows written
- * meanwhile (db/search-index.ts), off the calls' path.
+ * again.
  */
 import { IpcError } from '../ipc/channel.js';
 import type { BrokerEvent, CallRecord } from '../protocol/api.js';
@@ -13,9 +12,6 @@ import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
 import type { Session } from './sessions.js';
 import type { Store } from './db/store.js';
 import { checkEntry } from './validate.js';
-
-/** How long the journal stays unwritten before the search index catches up (between INDEX_IDLE_MS and twice that). */
-export const INDEX_IDLE_MS = 50;
 
 export interface JournalWriterOptions {
   store: Store;
@@ -37,8 +33,6 @@ export interface JournalWriterOptions {
 export class JournalWriter {
   private queue: { entries: CallRecord[]; done: (err?: Error) => void }[] = [];
   private scheduled = false;
-  private indexTimer: NodeJS.Timeout | null = null;
-  private wroteSinceArmed = false;
 
   constructor(private readonly o: JournalWriterOptions) {}
 
@@ -76,7 +70,6 @@ export class JournalWriter {
       return;
     }
     for (const q of queue) q.done();
-    this.indexWhenStill();
     this.o.exported?.(queue.flatMap((q) => q.entries));
     try {
       this.handOff(events);
@@ -85,36 +78,6 @@ export class JournalWriter {
       // down; anything but a disk error is a fault worth an event, not a silence
       if (this.o.failed?.(err) !== true) this.o.refused(`after the journal was written: ${(err as Error).message}`, 'broker');
     }
-  }
-
-  /** Catch the search index up once no batch came for a whole INDEX_IDLE_MS. */
-  private indexWhenStill(): void {
-    this.wroteSinceArmed = true;
-    if (this.indexTimer) return;
-    const tick = () => {
-      if (this.wroteSinceArmed) {
-        this.wroteSinceArmed = false;
-        this.indexTimer = setTimeout(tick, INDEX_IDLE_MS);
-        this.indexTimer.unref();
-        return;
-      }
-      this.indexTimer = null;
-      // the store was closed meanwhile (the broker stopping): what waits is taken in after the next start
-      if (!this.o.store.db.open) return;
-      try {
-        this.o.store.journal.search.catchUp();
-      } catch (err) {
-        // the rows stay out of the index, which a search catches up first (or, failing that, does without); a
-        // timer has no caller to throw to, so saying so must not throw either
-        try {
-          if (this.o.failed?.(err) !== true) this.o.refused(`the search index did not catch up: ${(err as Error).message}`, 'broker');
-        } catch {
-          // nothing more to do: the next catch-up tries again
-        }
-      }
-    };
-    this.indexTimer = setTimeout(tick, INDEX_IDLE_MS);
-    this.indexTimer.unref();
   }
 
   /**

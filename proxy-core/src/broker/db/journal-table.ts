@@ -1,8 +1,8 @@
 /**
  * The journal (journal_calls, migration 10): one row per call, written in batches (one transaction per tick, by
- * the caller) with one 'call' event per record in the same transaction, the search index catching up after
- * (search-index.ts); history's pages, filters and text search (queries.ts); the retention cap's running size
- * (journal_stats) and pruning (retention.ts). Names are stored as ids (names.ts) and read back as text (rows.ts).
+ * the caller) with its search index row and one 'call' event per record in the same transaction; history's
+ * pages, filters and text search (queries.ts); the retention cap's running size (journal_stats) and pruning
+ * (retention.ts). Names are stored as ids (names.ts) and read back as text (rows.ts).
  */
 import type Database from 'better-sqlite3';
 import type { CallRecord, HistoryItem, HistoryQuery } from '../../protocol/api.js';
@@ -12,7 +12,6 @@ import { firstEquality, hasEqualityFilter, hasTimeRange, historyItem, historyQue
 import { callRow, hashBytes } from './rows.js';
 import { JOURNAL_ROW_OVERHEAD, Pruner, type PruneOptions, type PruneResult } from './retention.js';
 import type { Names } from './names.js';
-import { SearchIndex } from './search-index.js';
 import type { StatementCache } from './statement-cache.js';
 import { afterStart, afterStartSql, fromStart } from './times.js';
 
@@ -62,8 +61,6 @@ export class JournalTable {
   private readonly s;
   private readonly batch: (records: readonly CallRecord[]) => CallEvent[];
   private prunerInstance: Pruner | undefined;
-  /** The text search's index, caught up off the call's path (search-index.ts). */
-  readonly search: SearchIndex;
   /** Retention deleted rows of a log up to a seq, in its transaction (the Store keeps the low-water mark). */
   pruned: (log: 'journal' | 'events', seq: number) => void = () => {};
 
@@ -83,6 +80,8 @@ export class JournalTable {
           started_at, asked_after, decided_after, forwarded_after, finished_after, duration_ms)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO NOTHING`),
+      // the search index's row of a call just inserted, in the same transaction (migration 10)
+      insertSearch: db.prepare('INSERT INTO journal_search (rowid, tool, arguments, detail) VALUES (?, ?, ?, ?)'),
       updateJournal: db.prepare(UPDATE_JOURNAL.sql).raw(),
       addJournalBytes: db.prepare('UPDATE journal_stats SET bytes = bytes + ? WHERE id = 1'),
       call: db.prepare('SELECT * FROM journal_calls WHERE id = ?'),
@@ -90,7 +89,6 @@ export class JournalTable {
       countJournal: db.prepare('SELECT COUNT(*) AS n FROM journal_calls').pluck(),
       giveBackSeq: db.prepare("UPDATE sqlite_sequence SET seq = seq - 1 WHERE name = 'journal_calls'"),
     };
-    this.search = new SearchIndex(db);
     this.batch = db.transaction((records: readonly CallRecord[]) => this.journalBatch(records));
   }
 
@@ -109,7 +107,6 @@ export class JournalTable {
     const at = this.now();
     const out: CallEvent[] = new Array(records.length);
     let added = 0;
-    let inserted = 0;
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
       const reasons = JSON.stringify(r.reasons);
@@ -141,12 +138,13 @@ export class JournalTable {
         afterStart(r.startedAt, r.finishedAt),
         r.durationMs ?? null,
       );
+      const inserted = ins.changes === 1;
       // a copy that inserted nothing still took a seq (SQLite gives it before it sees the conflict): given back,
       // so the seqs stay without gaps and a gap means deleted rows (log-marks.ts). Only this writer inserts.
-      if (ins.changes !== 1) s.giveBackSeq.run();
+      if (!inserted) s.giveBackSeq.run();
+      if (inserted) s.insertSearch.run(ins.lastInsertRowid, r.tool, r.arguments, r.detail);
       let detail: StoredCallSummary;
-      if (ins.changes === 1) {
-        inserted++;
+      if (inserted) {
         // what the row holds is this record: its summary needs no read back
         added += JOURNAL_ROW_OVERHEAD + Buffer.byteLength(r.arguments) + Buffer.byteLength(r.detail) + Buffer.byteLength(reasons) + (r.result === undefined ? 0 : Buffer.byteLength(r.result));
         detail = {
@@ -215,7 +213,6 @@ export class JournalTable {
       out[i] = this.events.addCall(at, detail);
     }
     if (added > 0) s.addJournalBytes.run(added);
-    if (inserted > 0) this.search.inserted(inserted);
     return out;
   }
 
@@ -226,7 +223,7 @@ export class JournalTable {
    */
   history(query: HistoryQuery = {}, brief?: Brief): { calls: HistoryItem[]; nextCursor: number | null } {
     const limit = pageSize(query.limit);
-    const built = historyQuery(query, (name) => this.names.find(name), this.timeIndexPays(query, limit), !this.fewByEquality(query) && this.searchCaughtUp(query));
+    const built = historyQuery(query, (name) => this.names.find(name), this.timeIndexPays(query, limit), !this.fewByEquality(query));
     if (built === null) return { calls: [], nextCursor: null };
     const rows = this.cache.get(built.sql).all(built.params) as Row[];
     const more = rows.length > limit;
@@ -257,21 +254,6 @@ export class JournalTable {
     if (q.to !== undefined && q.to !== null && top > q.to) return true;
     const page = this.s.startedAtBelow.get(before, limit) as number | undefined;
     return page !== undefined && q.from !== undefined && q.from !== null && page < q.from;
-  }
-
-  /**
-   * Before a text search walks the index: the rows it has not taken in yet are taken in now (under CATCH_UP_ROWS
-   * while calls flow, a few ms; none once the journal was still). False when that failed (a full disk, say): the
-   * text is then checked on the journal's rows themselves, slower but as exact.
-   */
-  private searchCaughtUp(q: HistoryQuery): boolean {
-    if (q.text === undefined || q.text === null || q.text === '' || !this.search.behind) return true;
-    try {
-      this.search.catchUp();
-      return true;
-    } catch {
-      return false;
-    }
   }
 
   /**

@@ -354,28 +354,4 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE rules ADD COLUMN calls_left INTEGER;
   ALTER TABLE rules ADD COLUMN calls_granted INTEGER;
   `,
-  // Migration 15: the search index catches up with the journal rather than taking each row as it is inserted
-  // (search-index.ts): journal_search holds every row up to journal_search_mark's seq and none above it, so the
-  // triggers take a row's old texts out of the index only for a row under the mark. Every row there now is in
-  // the index.
-  `
-  CREATE TABLE journal_search_mark (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL);
-  INSERT INTO journal_search_mark (id, seq) VALUES (1, COALESCE((SELECT MAX(seq) FROM journal_calls), 0));
-  DROP TRIGGER journal_search_update;
-  DROP TRIGGER journal_search_delete;
-  CREATE TRIGGER journal_search_update AFTER UPDATE OF tool, arguments, detail ON journal_calls
-    WHEN (OLD.tool IS NOT NEW.tool OR OLD.arguments IS NOT NEW.arguments OR OLD.detail IS NOT NEW.detail)
-      AND OLD.seq <= (SELECT seq FROM journal_search_mark WHERE id = 1)
-  BEGIN
-    INSERT INTO journal_search (journal_search, rowid, tool, arguments, detail)
-      VALUES ('delete', OLD.seq, (SELECT name FROM names WHERE id = OLD.tool), OLD.arguments, OLD.detail);
-    INSERT INTO journal_search (rowid, tool, arguments, detail) VALUES (NEW.seq, (SELECT name FROM names WHERE id = NEW.tool), NEW.arguments, NEW.detail);
-  END;
-  CREATE TRIGGER journal_search_delete AFTER DELETE ON journal_calls
-    WHEN OLD.seq <= (SELECT seq FROM journal_search_mark WHERE id = 1)
-  BEGIN
-    INSERT INTO journal_search (journal_search, rowid, tool, arguments, detail)
-      VALUES ('delete', OLD.seq, (SELECT name FROM names WHERE id = OLD.tool), OLD.arguments, OLD.detail);
-  END;
-  `,
 ];
