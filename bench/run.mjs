@@ -226,9 +226,17 @@ async function killLoss(runs = QUICK ? 3 : 8) {
     running = false;
     session.abandon();
     await new Promise((r) => proc.on('exit', r));
-    await new Promise((r) => setTimeout(r, 300)); // let the broker commit whatever reached it
     const ran = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(`"k${i}"`)).length;
-    const journaled = db.prepare("SELECT COUNT(*) AS n FROM journal WHERE arguments = ?").get(JSON.stringify({ text: `k${i}` })).n;
+    // lost is what never reaches the journal: the count is read until the broker has committed whatever reached
+    // it (unchanged for 600 ms; a broker busy with a big batch may take longer than a fixed wait)
+    const countNow = () => db.prepare('SELECT COUNT(*) AS n FROM journal WHERE arguments = ?').get(JSON.stringify({ text: `k${i}` })).n;
+    let journaled = countNow();
+    for (let still = 0, waited = 0; still < 3 && waited < 10_000; waited += 200) {
+      await new Promise((r) => setTimeout(r, 200));
+      const n = countNow();
+      still = n === journaled ? still + 1 : 0;
+      journaled = n;
+    }
     const rate = answered / seconds;
     results.push({ ran, journaled, lost: Math.max(0, ran - journaled), rate, ms: (Math.max(0, ran - journaled) / rate) * 1000 });
   }
