@@ -34,6 +34,14 @@ async function sessionCount(c: BrokerClient): Promise<number> {
   return (await c.call('status', {})).sessions.length;
 }
 
+/** A broker in a fresh home and the fixture wrapped with a short hold answer: what each test here starts from. */
+async function heldSession(): Promise<{ home: string; fx: ReturnType<typeof fixture>; o: WrapOptions }> {
+  const home = tempDir();
+  await startDaemon(home);
+  const fx = fixture(home);
+  return { home, fx, o: { home, command: fx.command, args: fx.args, env: { ...fx.env, ...HOLD } } };
+}
+
 /** One call from a client that then exits: the answer it got, and the ticket it left. */
 async function oneShot(o: WrapOptions, tool: string, args: Record<string, unknown>): Promise<{ result: unknown }> {
   const w = await connectWrapped(o);
@@ -46,10 +54,7 @@ async function oneShot(o: WrapOptions, tool: string, args: Record<string, unknow
 
 describe('a ticket answered "still waiting" outlives its client', () => {
   test('approved after the client exited: the same call from a new session runs, once', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const o = { home, command: fx.command, args: fx.args, env: { ...fx.env, ...HOLD } };
+    const { home, fx, o } = await heldSession();
     const { result } = await oneShot(o, 'write_note', { text: 'one shot' });
     expect(decisionOf(result)).toMatchObject({ decidedBy: 'waiting' });
     const ticket = decisionOf(result)!.ticketId as string;
@@ -74,10 +79,7 @@ describe('a ticket answered "still waiting" outlives its client', () => {
   });
 
   test("denied after the client exited: the same call from a new session is refused with the person's reason", async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const o = { home, command: fx.command, args: fx.args, env: { ...fx.env, ...HOLD } };
+    const { home, fx, o } = await heldSession();
     const { result } = await oneShot(o, 'delete_all', {});
     const ticket = decisionOf(result)!.ticketId as string;
     expect((await cli(home, ['deny', ticket, '--reason', 'not on a Friday'])).code).toBe(0);
@@ -91,10 +93,7 @@ describe('a ticket answered "still waiting" outlives its client', () => {
   });
 
   test('undecided: the new session waits on the same ticket, and the decision reaches it', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const o = { home, command: fx.command, args: fx.args, env: { ...fx.env, ...HOLD } };
+    const { home, fx, o } = await heldSession();
     const { result } = await oneShot(o, 'write_note', { text: 'later' });
     const ticket = decisionOf(result)!.ticketId as string;
 
@@ -110,10 +109,7 @@ describe('a ticket answered "still waiting" outlives its client', () => {
   });
 
   test('only the same call takes it: other arguments, or another client, open their own ticket', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const fx = fixture(home);
-    const o = { home, command: fx.command, args: fx.args, env: { ...fx.env, ...HOLD } };
+    const { home, fx, o } = await heldSession();
     const { result } = await oneShot(o, 'write_note', { text: 'mine' });
     const ticket = decisionOf(result)!.ticketId as string;
     expect((await cli(home, ['approve', ticket])).code).toBe(0);

@@ -14,8 +14,9 @@ export interface Clock {
   /** A monotonic ms counter for durations (wall time when a clock has none). */
   monotonic?(): number;
   /**
-   * Run `fn` once what this tick wrote has left (Node runs the writers' end-of-tick flush before any
-   * microtask): work that need not delay an answer. A clock without it runs `fn` at once.
+   * Run `fn` soon, in this tick: work that need not delay an answer. From an I/O callback it runs after the
+   * writers' end-of-tick flush (Node runs queued nextTicks before microtasks); from within a microtask it may
+   * run before that flush, which is only the order of old. A clock without it runs `fn` at once.
    */
   afterWrites?(fn: () => void): void;
 }
