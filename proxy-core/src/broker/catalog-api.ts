@@ -27,7 +27,7 @@ export function bindCatalog(on: Bind, b: BrokerParts): void {
     catalogUpdate,
     inSession(async (session, p) => {
       // a tool pinned for the first time: every wrapper of the server holds it to that pin from now on
-      if (b.catalogs.update(session, p).pinned) await b.sessions.push((s) => s.info.server === session.info.server);
+      if ((await b.catalogs.update(session, p)).pinned) await b.sessions.push((s) => s.info.server === session.info.server);
       // its `--undo` flags are checked against the tools it lists: one that does not fit is refused
       if (b.undo.catalogReported(session, p.verdicts)) await b.sessions.push((s) => s === session);
       return { ok: true as const };

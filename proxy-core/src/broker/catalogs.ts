@@ -40,11 +40,17 @@ export class ServerCatalogs {
 
   /**
    * A wrapper's classified catalog: `changed` when it differs from what was stored for the server, `pinned`
-   * when a tool was pinned for the first time (the server's wrappers then need the new pins).
+   * when a tool was pinned for the first time (the server's wrappers then need the new pins). The classes are
+   * stored at once; the pins once every chunk of them is written (pins.ts `report`).
    */
-  update(session: Session, p: WrapperParamsOf<'catalog.update'>): { changed: boolean; pinned: boolean } {
-    const pinned = this.o.pins?.report(session, p.verdicts, p.problems) ?? false;
-    return { changed: this.classified(session, p), pinned };
+  async update(session: Session, p: WrapperParamsOf<'catalog.update'>): Promise<{ changed: boolean; pinned: boolean }> {
+    const pinning = this.o.pins?.report(session, p.verdicts, p.problems) ?? Promise.resolve(false);
+    // awaited below; a failure is not left unhandled meanwhile
+    pinning.catch(() => {});
+    // storing a big catalog is a turn of the event loop of its own, after the one that read its message
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const changed = this.classified(session, p);
+    return { changed, pinned: await pinning };
   }
 
   private classified(session: Session, p: WrapperParamsOf<'catalog.update'>): boolean {

@@ -1,6 +1,6 @@
 /**
- * Journal batches from every wrapper go into one transaction per tick, acknowledged after the commit; the
- * rows' events are published in the same tick, and the committed calls handed to undo (undo/undo.ts
+ * Journal batches from every wrapper go into one transaction per tick (MAX_ENTRIES_PER_COMMIT at most),
+ * acknowledged after the commit; the rows' events are published in the same tick, and the committed calls handed to undo (undo/undo.ts
  * `journaled`), so that undo records what a call left only for a call the journal holds. An entry that is not
  * a call record is refused on its own (recorded as an event and acknowledged, so a buggy wrapper does not
  * resend it forever); a failed write is not acknowledged, so the wrappers keep their entries and send them
@@ -12,6 +12,13 @@ import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
 import type { Session } from './sessions.js';
 import type { Store } from './db/store.js';
 import { checkEntry } from './validate.js';
+
+/**
+ * Entries one transaction takes at most (one wrapper's batch is never split). Under a flood from many wrappers,
+ * what is queued beyond it waits a turn of the event loop, so heartbeats and tickets go in between: one merged
+ * transaction of every wrapper's backlog held the broker for more than a second.
+ */
+export const MAX_ENTRIES_PER_COMMIT = 2000;
 
 export interface JournalWriterOptions {
   store: Store;
@@ -47,18 +54,31 @@ export class JournalWriter {
     }
     return new Promise((resolve, reject) => {
       this.queue.push({ entries, done: (err) => (err ? reject(err) : resolve({ acked: raw.length })) });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
   }
 
-  /** Write everything queued now. */
+  /** Write everything queued now (the broker is stopping), in transactions of MAX_ENTRIES_PER_COMMIT. */
   flush(): void {
-    this.scheduled = false;
-    const queue = this.queue;
-    this.queue = [];
+    while (this.queue.length > 0) this.commitSome();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.commitSome();
+      if (this.queue.length > 0) this.schedule();
+    });
+  }
+
+  /** One transaction: the oldest batches, up to MAX_ENTRIES_PER_COMMIT entries (at least one batch). */
+  private commitSome(): void {
+    let count = 0;
+    let n = 0;
+    while (n < this.queue.length && (n === 0 || count + this.queue[n]!.entries.length <= MAX_ENTRIES_PER_COMMIT)) count += this.queue[n++]!.entries.length;
+    const queue = this.queue.splice(0, n);
     if (queue.length === 0) return;
     let events: CallEvent[];
     try {

@@ -13,9 +13,9 @@ import type { RowOrigin } from '../protocol/presence.js';
 import type { RowSeals } from './db/sealed-tables.js';
 import { BY_AIRLOCK } from './db/seals.js';
 import type Database from 'better-sqlite3';
-import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from 'diff';
 import { changedParts, FIRST_DEFINITION_PARTS, type ToolDefinition } from '../classify/definition.js';
-import { pinnedBeforeFullDefinitions, readDefinition, readParts, storedText, type Parts } from './pin-texts.js';
+import { cut, EVENT_DIFF_LIMIT, PinChanges } from './pin-changes.js';
+import { pinnedBeforeFullDefinitions, readDefinition, readParts, storedText } from './pin-texts.js';
 import { IpcError } from '../ipc/channel.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { PinChange, PinInfo } from '../protocol/api.js';
@@ -28,11 +28,8 @@ import { bad } from './validate.js';
 const MAX_PINS_PER_SERVER = 10_000;
 /** Added, removed and changed tools journaled for one report at most (a server that swaps its whole catalog). */
 const MAX_EVENTS_PER_REPORT = 200;
-/** The diff a ticket or `pins list` shows, and the part of it an event keeps. */
-const DIFF_LIMIT = 32 * 1024;
-const EVENT_DIFF_LIMIT = 4 * 1024;
-const DIFF_TIMEOUT_MS = 50;
-const CHANGE_CACHE = 64;
+/** Tools a report writes in one transaction (about 20 ms of the broker's time for new pins). */
+const REPORT_CHUNK = 500;
 
 type PinEvent = 'tool-added' | 'tool-removed' | 'tool-changed' | 'pin-accepted';
 
@@ -72,8 +69,12 @@ export class Pins {
    * one server may run different releases of it (each is held to the pin on its own).
    */
   private readonly reported = new Map<Session, Map<string, ToolDefinition>>();
-  /** Changes already worked out (a diff per held call would be wasted work), by pinned and current fingerprint. */
-  private readonly changes = new Map<string, PinChange>();
+  /** Changes already worked out, by pinned and current fingerprint. */
+  private readonly changes = new PinChanges();
+  /** The report under way per server (each waits for the one before: see `report`). */
+  private readonly reporting = new Map<string, Promise<void>>();
+  /** Counts accepted pins: a report that saw one happen while it ran does not vouch for the whole cache. */
+  private accepts = 0;
 
   constructor(private readonly o: PinsOptions) {
     const db = o.db;
@@ -81,9 +82,11 @@ export class Pins {
       forServer: db.prepare('SELECT * FROM tool_pins WHERE server = ?'),
       // what a report and the policy push compare, without the definitions' texts (read only for a change)
       states: db.prepare('SELECT tool, fingerprint, seen_fingerprint, present FROM tool_pins WHERE server = ?'),
+      state: db.prepare('SELECT tool, fingerprint, seen_fingerprint, present FROM tool_pins WHERE server = ? AND tool = ?'),
       // what a pin's seal covers, for the policy push (read once per server, then kept)
       sealedStates: db.prepare('SELECT server, tool, fingerprint, definition, pinned_at, via, seal FROM tool_pins WHERE server = ?'),
-      all: db.prepare('SELECT * FROM tool_pins ORDER BY server, tool'),
+      briefs: db.prepare('SELECT server, tool, fingerprint, pinned_at, seen_fingerprint, seen_at, present FROM tool_pins WHERE server = ?'),
+      allBriefs: db.prepare('SELECT server, tool, fingerprint, pinned_at, seen_fingerprint, seen_at, present FROM tool_pins'),
       get: db.prepare('SELECT * FROM tool_pins WHERE server = ? AND tool = ?'),
       insert: db.prepare(`INSERT INTO tool_pins (server, tool, fingerprint, definition, pinned_at, seen_fingerprint, seen_definition, seen_at, present)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)`),
@@ -112,9 +115,12 @@ export class Pins {
   /**
    * A wrapper's catalog: pins tools seen for the first time, notes the definition each tool is listed with now,
    * and journals tools added (after the server's first listing), removed and changed. True when a pin was
-   * added (the server's wrappers then get the new pins).
+   * added (the server's wrappers then get the new pins). What the wrapper lists counts for its tickets at once;
+   * the rows are written REPORT_CHUNK tools to a transaction, with a turn of the event loop between two, so a
+   * server listing 10,000 tools does not hold up every other wrapper's calls and heartbeats for a second. One
+   * server's reports run one after the other: each reads the rows the one before wrote.
    */
-  report(session: Session, verdicts: readonly unknown[], problems: readonly unknown[]): boolean {
+  report(session: Session, verdicts: readonly unknown[], problems: readonly unknown[]): Promise<boolean> {
     const definitions = new Map<string, ToolDefinition>();
     let named = 0;
     for (const v of verdicts) {
@@ -128,62 +134,97 @@ export class Pins {
     this.reported.set(session, definitions);
     // a wrapper that sent no definitions (an older one), or whose listing failed (an empty catalog with a
     // problem), says nothing about which tools exist
-    if (definitions.size === 0 && (named > 0 || problems.length > 0)) return false;
+    if (definitions.size === 0 && (named > 0 || problems.length > 0)) return Promise.resolve(false);
     const server = session.info.server;
-    const client = session.info.client;
-    let added = false;
-    // journaled once the rows are written
-    const events: (() => void)[] = [];
-    const note = <K extends PinEvent>(type: K, tool: string, detail: EventDetails[K]): void => {
-      if (events.length < MAX_EVENTS_PER_REPORT) events.push(() => this.o.record(type, server, tool, detail));
-    };
-    this.o.db.transaction(() => {
-      const rows = new Map((this.stmts.states.all(server) as PinState[]).map((r) => [r.tool, r]));
-      const first = rows.size === 0;
-      let count = rows.size;
-      const now = this.o.now();
-      for (const [tool, d] of definitions) {
-        const row = rows.get(tool);
-        if (!row) {
-          if (count >= MAX_PINS_PER_SERVER) continue;
-          count++;
+    const run = (this.reporting.get(server) ?? Promise.resolve()).then(() => this.write(server, session.info.client, definitions));
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.reporting.set(server, settled);
+    void settled.then(() => {
+      if (this.reporting.get(server) === settled) this.reporting.delete(server);
+    });
+    return run;
+  }
+
+  /** A report's rows, chunk by chunk (see `report`). */
+  private async write(server: string, client: string, definitions: Map<string, ToolDefinition>): Promise<boolean> {
+    const acceptsBefore = this.accepts;
+    const known = this.stmts.states.all(server) as PinState[];
+    const first = known.length === 0;
+    let count = known.length;
+    let events = 0;
+    /** Rows this report pinned, and sealed itself: what the push's cache learns without checking their seals again. */
+    const pinned = new Map<string, string>();
+    const tools = [...definitions];
+    for (let i = 0; i < tools.length; i += REPORT_CHUNK) {
+      // a turn before each chunk, the first too: reading the report's message was a long turn already
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      // journaled once the rows are written
+      const notes: (() => void)[] = [];
+      const note = <K extends PinEvent>(type: K, tool: string, detail: EventDetails[K]): void => {
+        if (events++ < MAX_EVENTS_PER_REPORT) notes.push(() => this.o.record(type, server, tool, detail));
+      };
+      this.o.db.transaction(() => {
+        const now = this.o.now();
+        for (const [tool, d] of tools.slice(i, i + REPORT_CHUNK)) {
+          // read in this chunk's transaction: a pin accepted since the report began counts
+          const row = first ? undefined : (this.stmts.state.get(server, tool) as PinState | undefined);
+          if (!row) {
+            if (count >= MAX_PINS_PER_SERVER) continue;
+            count++;
+            const text = storedText(d.parts);
+            this.stmts.insert.run(server, tool, d.fingerprint, text, now, d.fingerprint, text, now);
+            this.o.seals?.reseal('tool_pins', [server, tool], BY_AIRLOCK);
+            pinned.set(tool, d.fingerprint);
+            if (!first) note('tool-added', tool, { client, fingerprint: d.fingerprint });
+            continue;
+          }
+          const returned = row.present !== 1;
+          const newlySeen = row.seen_fingerprint !== d.fingerprint;
+          if (!newlySeen && !returned) continue;
           const text = storedText(d.parts);
-          this.stmts.insert.run(server, tool, d.fingerprint, text, now, d.fingerprint, text, now);
-          this.o.seals?.reseal('tool_pins', [server, tool], BY_AIRLOCK);
-          added = true;
-          if (!first) note('tool-added', tool, { client, fingerprint: d.fingerprint });
-          continue;
+          const pinnedRow = d.fingerprint !== row.fingerprint ? (this.stmts.get.get(server, tool) as Row) : undefined;
+          const pinnedText = pinnedRow?.definition ?? '';
+          this.stmts.seen.run(d.fingerprint, text, now, server, tool);
+          if (returned) note('tool-added', tool, { client, fingerprint: d.fingerprint, returned: true });
+          if (d.fingerprint !== row.fingerprint && pinnedBeforeFullDefinitions(pinnedText) && changedParts(readParts(pinnedText), d.parts, FIRST_DEFINITION_PARTS).length === 0) {
+            // Pinned by an Airlock that fingerprinted fewer parts, and the same in every part it did: the pin now
+            // covers the whole definition as listed, with its first pinning time (the person accepted nothing new).
+            this.stmts.accept.run(d.fingerprint, text, pinnedRow!.pinned_at, server, tool);
+            this.o.seals?.reseal('tool_pins', [server, tool], BY_AIRLOCK);
+            pinned.set(tool, d.fingerprint);
+          } else if (d.fingerprint !== row.fingerprint) {
+            const change = this.changes.of(row.fingerprint, readParts(pinnedText), d.fingerprint, d.parts);
+            note('tool-changed', tool, { client, fields: change.fields, pinned: change.pinned, current: change.current, diff: cut(change.diff, EVENT_DIFF_LIMIT) });
+          }
         }
-        const returned = row.present !== 1;
-        const newlySeen = row.seen_fingerprint !== d.fingerprint;
-        if (!newlySeen && !returned) continue;
-        const text = storedText(d.parts);
-        const pinned = d.fingerprint !== row.fingerprint ? (this.stmts.get.get(server, tool) as Row) : undefined;
-        const pinnedText = pinned?.definition ?? '';
-        this.stmts.seen.run(d.fingerprint, text, now, server, tool);
-        if (returned) note('tool-added', tool, { client, fingerprint: d.fingerprint, returned: true });
-        if (d.fingerprint !== row.fingerprint && pinnedBeforeFullDefinitions(pinnedText) && changedParts(readParts(pinnedText), d.parts, FIRST_DEFINITION_PARTS).length === 0) {
-          // Pinned by an Airlock that fingerprinted fewer parts, and the same in every part it did: the pin now
-          // covers the whole definition as listed, with its first pinning time (the person accepted nothing new).
-          this.stmts.accept.run(d.fingerprint, text, pinned!.pinned_at, server, tool);
-          this.o.seals?.reseal('tool_pins', [server, tool], BY_AIRLOCK);
-          added = true;
-        } else if (d.fingerprint !== row.fingerprint) {
-          const change = this.change(row.fingerprint, readParts(pinnedText), d.fingerprint, d.parts);
-          note('tool-changed', tool, { client, fields: change.fields, pinned: change.pinned, current: change.current, diff: cut(change.diff, EVENT_DIFF_LIMIT) });
+        if (!first && i + REPORT_CHUNK >= tools.length) {
+          for (const row of this.stmts.states.all(server) as PinState[]) {
+            if (row.present !== 1 || definitions.has(row.tool)) continue;
+            this.stmts.gone.run(server, row.tool);
+            note('tool-removed', row.tool, { client });
+          }
         }
-      }
-      if (!first) {
-        for (const [tool, row] of rows) {
-          if (row.present !== 1 || definitions.has(tool)) continue;
-          this.stmts.gone.run(server, tool);
-          note('tool-removed', tool, { client });
-        }
-      }
-    })();
-    for (const record of events) record();
-    if (added) this.byServer.delete(server);
-    return added;
+      })();
+      for (const record of notes) record();
+    }
+    if (pinned.size > 0) this.learnPins(server, pinned, first && acceptsBefore === this.accepts);
+    return pinned.size > 0;
+  }
+
+  /**
+   * The push's cache learns the pins a report or an accept wrote (sealed by it, so not checked again: 10,000
+   * seal checks held the broker for a fifth of a second). Without a cache, one starts from a report's pins when
+   * they are all the server has (no pin accepted while it ran).
+   */
+  private learnPins(server: string, pinned: Map<string, string>, whole: boolean): void {
+    const cached = this.byServer.get(server) ?? (whole ? {} : undefined);
+    if (!cached) return;
+    // defined, not assigned: a tool named "__proto__" is a pin like any other
+    for (const [tool, fingerprint] of pinned) Object.defineProperty(cached, tool, { value: fingerprint, enumerable: true, writable: true, configurable: true });
+    this.byServer.set(server, cached);
   }
 
   /** A wrapper went away: what it listed no longer counts. */
@@ -197,7 +238,7 @@ export class Pins {
     if (!listed) return undefined;
     const row = this.stmts.get.get(session.info.server, tool) as Row | undefined;
     if (!row || row.fingerprint === listed.fingerprint) return undefined;
-    const change = this.change(row.fingerprint, readParts(row.definition), listed.fingerprint, listed.parts);
+    const change = this.changes.of(row.fingerprint, readParts(row.definition), listed.fingerprint, listed.parts);
     const what = change.fields.length ? change.fields.join(', ') : 'its fingerprint';
     return { change, reason: `the definition changed since it was pinned: ${what}` };
   }
@@ -218,10 +259,12 @@ export class Pins {
 
   /** Pins of one server (or all), changed ones first. */
   list(server?: string): PinInfo[] {
-    const rows = (server === undefined ? this.stmts.all.all() : this.stmts.forServer.all(server)) as Row[];
+    // read without their texts, which only a changed pin shows (10,000 pins read whole held the broker for a
+    // quarter of a second)
+    const rows = (server === undefined ? this.stmts.allBriefs.all() : this.stmts.briefs.all(server)) as Row[];
     const rank = { changed: 0, pinned: 1, removed: 2 } as const;
     return rows
-      .map((r) => this.info(r))
+      .map((r) => this.info(this.mayHaveChanged(r) ? (this.stmts.get.get(r.server, r.tool) as Row) : r))
       .sort((a, b) => rank[a.status] - rank[b.status] || compare(a.server, b.server) || compare(a.tool, b.tool));
   }
 
@@ -278,15 +321,31 @@ export class Pins {
     }
     const now = this.o.now();
     const accepted: PinInfo[] = [];
+    const pinned = new Map<string, string>();
     for (const { row, next } of chosen) {
+      pinned.set(row.tool, next.fingerprint);
       const fields = changedParts(readParts(row.definition), readParts(next.text));
       this.stmts.accept.run(next.fingerprint, next.text, now, server, row.tool);
       this.o.seals?.reseal('tool_pins', [server, row.tool], origin);
       this.o.record('pin-accepted', server, row.tool, { fingerprint: next.fingerprint, previous: row.fingerprint, fields });
       accepted.push(this.info({ ...row, fingerprint: next.fingerprint, definition: next.text, pinned_at: now }));
     }
-    if (accepted.length > 0) this.byServer.delete(server);
+    if (accepted.length > 0) {
+      this.accepts++;
+      this.learnPins(server, pinned, false);
+    }
     return accepted;
+  }
+
+  /** Whether a row's tool is listed now (or was last) with a definition other than its pin: `candidates` reads its texts then. */
+  private mayHaveChanged(row: Pick<Row, 'server' | 'tool' | 'fingerprint' | 'seen_fingerprint'>): boolean {
+    if (row.seen_fingerprint !== row.fingerprint) return true;
+    for (const [session, listed] of this.reported) {
+      if (session.info.server !== row.server) continue;
+      const d = listed.get(row.tool);
+      if (d && d.fingerprint !== row.fingerprint) return true;
+    }
+    return false;
   }
 
   /**
@@ -311,59 +370,9 @@ export class Pins {
     const next = this.candidates(r)[0];
     const status = next ? 'changed' : r.present !== 1 ? 'removed' : 'pinned';
     const info: PinInfo = { server: r.server, tool: r.tool, status, fingerprint: r.fingerprint, pinnedAt: r.pinned_at, current: next?.fingerprint ?? r.seen_fingerprint, seenAt: r.seen_at };
-    if (next) info.change = this.change(r.fingerprint, readParts(r.definition), next.fingerprint, readParts(next.text));
+    if (next) info.change = this.changes.of(r.fingerprint, readParts(r.definition), next.fingerprint, readParts(next.text));
     return info;
   }
-
-  /** What differs between a pinned definition and another: the parts, their texts, and a unified diff. */
-  private change(pinned: string, before: Parts, current: string, after: Parts): PinChange {
-    const key = `${pinned}>${current}`;
-    const known = this.changes.get(key);
-    if (known) return known;
-    const fields = changedParts(before, after);
-    const was: Record<string, string> = {};
-    const now: Record<string, string> = {};
-    const patches: string[] = [];
-    for (const field of fields) {
-      const a = shown(before[field]);
-      const b = shown(after[field]);
-      if (a !== undefined) was[field] = a;
-      if (b !== undefined) now[field] = b;
-      patches.push(unifiedDiff(field, a, b));
-    }
-    const change: PinChange = { fields, before: was, after: now, pinned, current, diff: cut(patches.join(''), DIFF_LIMIT) };
-    if (this.changes.size >= CHANGE_CACHE) this.changes.delete(this.changes.keys().next().value!);
-    this.changes.set(key, change);
-    return change;
-  }
-}
-
-/** A part's text as shown: marked when it was cut (the hash covers what is not shown). */
-function shown(part: Parts[keyof Parts]): string | undefined {
-  if (!part) return undefined;
-  return part.cut ? `${part.text}\n[… cut here: the rest is not shown]` : part.text;
-}
-
-function unifiedDiff(field: string, before: string | undefined, after: string | undefined): string {
-  const patch = structuredPatch(
-    before === undefined ? `${field} (absent when pinned)` : `${field} (pinned)`,
-    after === undefined ? `${field} (absent now)` : `${field} (now)`,
-    before === undefined ? '' : `${before}\n`,
-    after === undefined ? '' : `${after}\n`,
-    undefined,
-    undefined,
-    { context: 3, timeout: DIFF_TIMEOUT_MS },
-  );
-  if (patch) return formatPatch(patch, FILE_HEADERS_ONLY);
-  // too different to compare line by line in time: shown as what it is, one text replaced by another
-  const lines = (text: string | undefined, sign: string) => (text === undefined ? [] : text.split('\n').map((l) => `${sign}${l}`));
-  return [`--- ${field} (pinned)`, `+++ ${field} (now)`, ...lines(before, '-'), ...lines(after, '+'), ''].join('\n');
-}
-
-function cut(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  const end = text.lastIndexOf('\n', limit);
-  return `${text.slice(0, end > 0 ? end : limit)}\n[… diff cut]\n`;
 }
 
 function compare(a: string, b: string): number {

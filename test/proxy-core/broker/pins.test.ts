@@ -471,4 +471,37 @@ describe('the broker pins', () => {
     await answer;
     await plain;
   });
+
+  test('a catalog of thousands of tools is written a chunk at a time: the broker turns between chunks, and one server\'s reports keep their order', async () => {
+    const { broker, store } = setup();
+    const w = await wrapper(broker);
+    const many = Array.from({ length: 1800 }, (_, i) => tool(`t${i}`));
+    let turns = 0;
+    let counting = true;
+    const count = () => {
+      if (!counting) return;
+      turns++;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    const first = w.report(many);
+    // a second report of the same server, sent before the first is written: it waits, then reads the first's rows
+    const second = w.report([...many.slice(0, 1799).map((t, i) => (i === 1700 ? tool('t1700', 'reworded') : t)), tool('new')]);
+    await Promise.all([first, second]);
+    counting = false;
+    // 1,800 tools in chunks of 500, twice: the event loop ran between the chunks
+    expect(turns).toBeGreaterThanOrEqual(4);
+    const rows = store.db.prepare("SELECT tool, via, seal FROM tool_pins WHERE server = 'fs'").all() as { tool: string; via: string; seal: string }[];
+    expect(rows).toHaveLength(1801);
+    expect(rows.every((r) => store.sealed('tool_pins', store.db.prepare('SELECT * FROM tool_pins WHERE server = ? AND tool = ?').get('fs', r.tool) as never))).toBe(true);
+    // the first listing was quiet; the second journaled what it changed, in the last chunks
+    expect(events(broker, 'tool-added').map((e) => e.tool)).toEqual(['new']);
+    expect(events(broker, 'tool-removed').map((e) => e.tool)).toEqual(['t1799']);
+    expect(events(broker, 'tool-changed').map((e) => e.tool)).toEqual(['t1700']);
+    // the pushed pins are every pin, the changed tool still held to its first definition
+    const pins = w.pushes.at(-1)!.pins!;
+    expect(Object.keys(pins)).toHaveLength(1801);
+    expect(pins.t1700).toBe(toolDefinition('t1700', [tool('t1700')]).fingerprint);
+    expect(pins.new).toBe(toolDefinition('new', [tool('new')]).fingerprint);
+  });
 });

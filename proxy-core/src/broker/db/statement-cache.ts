@@ -1,4 +1,4 @@
-/** Statements built from a query's filters, prepared once per combination present (a handful in practice). */
+/** Statements whose text is built at run time (a query's filters, a sealed table's name), prepared once each (a handful in practice). */
 import type Database from 'better-sqlite3';
 
 export class StatementCache {

@@ -60,6 +60,8 @@ export class Store {
   readonly sealer: Sealer;
   readonly tightening: TighteningRecord;
   readonly marks: LogMarks;
+  /** Statements prepared once (reseal runs once per row a big catalog pins: preparing each time cost more than the row). */
+  private readonly statements: StatementCache;
   /** What the start-up check found (checkIntegrity; null until it ran). */
   integrity: Integrity | null = null;
 
@@ -91,6 +93,7 @@ export class Store {
     const now = options.now ?? Date.now;
     try {
       const cache = new StatementCache(this.db);
+      this.statements = cache;
       const names = new Names(this.db);
       this.settings = new SettingsTable(this.db, this.sealer);
       this.sessions = new SessionsTable(this.db, now);
@@ -146,10 +149,10 @@ export class Store {
   /** Seal the row of `table` named by `key` (its key columns' values) as it is now, as made by `origin`. */
   reseal(table: SealedTableName, key: readonly unknown[], origin: RowOrigin): void {
     const where = SEALED_TABLES[table].key.map((c) => `${c} = ?`).join(' AND ');
-    const row = this.db.prepare(`SELECT * FROM ${table} WHERE ${where}`).get(...key) as Row | undefined;
+    const row = this.statements.get(`SELECT * FROM ${table} WHERE ${where}`).get(...key) as Row | undefined;
     if (!row) return;
     const { via, seal } = signRow(this.sealer, table, row, origin);
-    this.db.prepare(`UPDATE ${table} SET via = ?, seal = ? WHERE ${where}`).run(via, seal, ...key);
+    this.statements.get(`UPDATE ${table} SET via = ?, seal = ? WHERE ${where}`).run(via, seal, ...key);
     if (table === 'settings') this.settings.forget(String(key[0]));
   }
 
