@@ -11,6 +11,7 @@ import { JournalWriter, MAX_ENTRIES_PER_COMMIT } from '../../../proxy-core/src/b
 import type { Session } from '../../../proxy-core/src/broker/sessions.js';
 import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import { callRecord } from '../../helpers/records.js';
+import { countTurns } from '../../helpers/turns.js';
 
 const dirs: string[] = [];
 const stores: Store[] = [];
@@ -47,17 +48,10 @@ describe('the journal writer', () => {
     const { store, writer, commits } = setup();
     const size = 700;
     const wrappers = 8;
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
+    const turnCounter = countTurns();
     const acks = Array.from({ length: wrappers }, (_, w) => writer.write(session(`s${w}`), batch(`w${w}`, size)));
     expect(await Promise.all(acks)).toEqual(Array.from({ length: wrappers }, () => ({ acked: size })));
-    counting = false;
+    const turns = turnCounter.stop();
     // 5,600 entries: never more than the bound in one commit, no batch split
     expect(commits.reduce((a, b) => a + b, 0)).toBe(size * wrappers);
     expect(Math.max(...commits)).toBeLessThanOrEqual(MAX_ENTRIES_PER_COMMIT);

@@ -20,6 +20,7 @@ import { FakeClock } from '../../helpers/fake-clock.js';
 import { channelPair } from '../../helpers/memory-channel.js';
 import { policySnapshot } from '../../helpers/policy.js';
 import { Harness, settle } from '../../helpers/relay-harness.js';
+import { countTurns } from '../../helpers/turns.js';
 
 const tool = (name: string, description = `tool ${name}`, extra: Record<string, unknown> = {}) => ({
   name,
@@ -476,19 +477,12 @@ describe('the broker pins', () => {
     const { broker, store } = setup();
     const w = await wrapper(broker);
     const many = Array.from({ length: 1800 }, (_, i) => tool(`t${i}`));
-    let turns = 0;
-    let counting = true;
-    const count = () => {
-      if (!counting) return;
-      turns++;
-      setImmediate(count);
-    };
-    setImmediate(count);
+    const turnCounter = countTurns();
     const first = w.report(many);
     // a second report of the same server, sent before the first is written: it waits, then reads the first's rows
     const second = w.report([...many.slice(0, 1799).map((t, i) => (i === 1700 ? tool('t1700', 'reworded') : t)), tool('new')]);
     await Promise.all([first, second]);
-    counting = false;
+    const turns = turnCounter.stop();
     // 1,800 tools in chunks of 500, twice: the event loop ran between the chunks
     expect(turns).toBeGreaterThanOrEqual(4);
     const rows = store.db.prepare("SELECT tool, via, seal FROM tool_pins WHERE server = 'fs'").all() as { tool: string; via: string; seal: string }[];
