@@ -3,7 +3,8 @@
 // first tools/list answered, after initialize), a repeat tools/list of the unchanged catalog (wall time, and the
 // proxy process's own CPU time, which the others' load does not inflate as much), and the proxy's RSS once it
 // has listed. Start-up is measured against pins the broker already holds (the first wrapper, which pins every
-// tool, is a warm-up), and the proxy's CPU up to its first answer is given beside it (Node's own start included).
+// tool, is a warm-up; the broker's answers to a front end's requests while it pins them are timed), and the
+// proxy's CPU up to its first answer is given beside it (Node's own start included).
 // Then one tool's nested schema description is changed, unannounced, among the N: the client's next listing must
 // show it to the broker as a changed definition (a pin that differs), on that very listing.
 // Imported by a runner that owns the broker (catalogRows({ home, env })), or run on its own
@@ -54,16 +55,46 @@ async function listed(s, n) {
   return r;
 }
 
+/**
+ * The broker's answers to a front end's `pending`, asked every 5 ms while `work` runs: how long the slowest took
+ * (ms), and the median. A wrapper calls a broker that leaves its ping unanswered for 1 s dead.
+ */
+async function brokerAnswers(broker, work) {
+  let stop = false;
+  const times = [];
+  const poll = (async () => {
+    while (!stop) {
+      const t = performance.now();
+      await broker.call('pending', {});
+      times.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  try {
+    await work();
+  } finally {
+    stop = true;
+    await poll;
+  }
+  return { worst: Math.max(...times), median: median(times), count: times.length };
+}
+
 /** One catalog size: start-ups, repeat listings, RSS, and a changed tool caught. */
 async function measure(n, { env, broker, quick }) {
   const startups = quick ? 3 : n >= 10_000 ? 6 : 10;
   const repeats = quick ? 5 : n >= 10_000 ? 20 : 60;
   const start = { relay: [], airlock: [] };
   const startCpu = { relay: [], airlock: [] };
-  // the first wrapper of this server pins its tools: a warm-up, not counted (start-up is measured against pins)
-  const warm = session('airlock', n, env);
-  await warm.init();
-  await warm.close();
+  // the first wrapper of this server pins its tools: a warm-up, not counted (start-up is measured against pins),
+  // but the broker's answers to a front end meanwhile are
+  const idle = await brokerAnswers(broker, () => new Promise((r) => setTimeout(r, 500)));
+  const pinning = await brokerAnswers(broker, async () => {
+    const warm = session('airlock', n, env);
+    await warm.init();
+    // its report reaches the broker after the listing it answered; the broker pins while the wrapper stays
+    await new Promise((r) => setTimeout(r, n >= 10_000 ? 3000 : 1000));
+    await warm.close();
+  });
   for (let i = 0; i < startups; i++) {
     for (const mode of i % 2 ? ['airlock', 'relay'] : ['relay', 'airlock']) {
       const t0 = performance.now();
@@ -107,7 +138,7 @@ async function measure(n, { env, broker, quick }) {
   const caught = performance.now() - t0;
   await broker.call('pins.accept', { server, tool: changed }).catch(() => {});
   for (const x of Object.values(sessions)) await x.close();
-  return { n, start, startCpu, wall, cpu, repeats, rss, caught };
+  return { n, start, startCpu, wall, cpu, repeats, rss, caught, idle, pinning };
 }
 
 /** Run the measure against the broker in `home`; returns the main table's rows. */
@@ -124,6 +155,7 @@ export async function catalogRows({ home, env, quick = false, sizes = [10, 1000,
         [`repeat tools/list of ${count} unchanged tools (ms, median)`, '–', f(w.relay, 2), f(w.airlock, 2), `${f(w.airlock / w.relay, 2)}× relay; proxy CPU ${f(m.cpu.airlock / m.repeats)} vs ${f(m.cpu.relay / m.repeats)} ms per listing`, n >= 10_000 ? '≤ 2× relay' : '(for information)'],
         [`start-up to first tools/list, ${count} tools (ms, median)`, '–', f(st.relay), f(st.airlock), `+${f(st.airlock - st.relay)} ms over relay; proxy CPU ${f(median(m.startCpu.airlock), 0)} vs ${f(median(m.startCpu.relay), 0)} ms`, n >= 10_000 ? '≤ +150 ms' : '(for information)'],
         [`proxy RSS after listing ${count} tools (MB)`, '–', f(m.rss.relay / 1024), f(m.rss.airlock / 1024), `${f(m.rss.airlock / m.rss.relay, 2)}× relay`, '(for information)'],
+        [`the broker's slowest answer to a front end while the first wrapper of ${count} tools starts and pins them (ms)`, '–', '–', f(m.pinning.worst), `${m.pinning.count} answers, median ${f(m.pinning.median, 2)} ms; idle: worst ${f(m.idle.worst)}, median ${f(m.idle.median, 2)} ms`, n >= 10_000 ? '< 1,000 ms (a wrapper calls the broker dead)' : '(for information)'],
         [`one changed definition among ${count} tools: at the broker after the listing that shows it (ms)`, '–', '–', f(m.caught), 'caught on that listing', '(for information)'],
       );
     }
