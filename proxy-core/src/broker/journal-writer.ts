@@ -1,10 +1,10 @@
 /**
  * Journal batches from every wrapper go into one transaction per tick (MAX_ENTRIES_PER_COMMIT at most),
- * acknowledged after the commit; the rows' events are published in the same tick, and the committed calls handed to undo (undo/undo.ts
- * `journaled`), so that undo records what a call left only for a call the journal holds. An entry that is not
- * a call record is refused on its own (recorded as an event and acknowledged, so a buggy wrapper does not
- * resend it forever); a failed write is not acknowledged, so the wrappers keep their entries and send them
- * again.
+ * acknowledged after the commit; the rows' events are published in the same tick, and the committed calls handed
+ * to undo (undo/undo.ts `journaled`), so that undo records what a call left only for a call the journal holds.
+ * An entry that is not a call record is refused on its own (recorded as an event and acknowledged, so a buggy
+ * wrapper does not resend it forever); a failed write is not acknowledged, so the wrappers keep their entries
+ * and send them again.
  */
 import { IpcError } from '../ipc/channel.js';
 import type { BrokerEvent, CallRecord } from '../protocol/api.js';
