@@ -4,6 +4,7 @@
  * structuredContent checked against output schemas.
  */
 import type { Verdict } from '../classify/classify.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isObject } from '../jsonrpc/messages.js';
 import type { WrapperParamsOf } from '../protocol/api.js';
 import type { EventDetails } from '../protocol/events.js';
@@ -48,7 +49,7 @@ export class ServerCatalogs {
     // awaited below; a failure is not left unhandled meanwhile
     pinning.catch(() => {});
     // storing a big catalog is a turn of the event loop of its own, after the one that read its message
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     const changed = this.classified(session, p);
     return { changed, pinned: await pinning };
   }

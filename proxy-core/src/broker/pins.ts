@@ -13,6 +13,7 @@ import type { RowOrigin } from '../protocol/presence.js';
 import type { RowSeals } from './db/sealed-tables.js';
 import { BY_AIRLOCK } from './db/seals.js';
 import type Database from 'better-sqlite3';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { changedParts, FIRST_DEFINITION_PARTS, type ToolDefinition } from '../classify/definition.js';
 import { cut, EVENT_DIFF_LIMIT, PinChanges } from './pin-changes.js';
 import { pinnedBeforeFullDefinitions, readDefinition, readParts, storedText } from './pin-texts.js';
@@ -160,7 +161,7 @@ export class Pins {
     const tools = [...definitions];
     for (let i = 0; i < tools.length; i += REPORT_CHUNK) {
       // a turn before each chunk, the first too: reading the report's message was a long turn already
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextTurn();
       // journaled once the rows are written
       const notes: (() => void)[] = [];
       const note = <K extends PinEvent>(type: K, tool: string, detail: EventDetails[K]): void => {

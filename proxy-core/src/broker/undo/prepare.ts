@@ -13,6 +13,7 @@
  * a relative path, something that is not a file, a path argument that is not a string (the server refuses
  * that one itself). Such a call runs, marked not undoable, with the reason in its history entry.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import type { MatchEnv } from '../../policy/arg-conditions.js';
@@ -184,7 +185,7 @@ export class CallSnapshots {
   }
 
   private storeLater(rec: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer>): void {
-    const done = new Promise<void>((resolve) => setImmediate(resolve))
+    const done = nextTurn()
       .then(() => this.persist(rec, contents))
       .catch((err: unknown) => {
         this.storageFailed = why(err);
