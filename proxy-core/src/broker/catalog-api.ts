@@ -3,6 +3,7 @@
  * pinned definitions, and the tools declared to write files. A change a server's wrappers act on reaches them
  * before it is reported done.
  */
+import { IpcError } from '../ipc/channel.js';
 import type { Via } from '../protocol/presence.js';
 import { catalog, catalogUpdate, fileToolsList, fileToolsRemove, fileToolsSet, observed, pinsAccept, pinsList } from '../protocol/methods/catalog.js';
 import type { FileTool } from '../protocol/api.js';
@@ -10,6 +11,14 @@ import { type Bind, inSession } from './api/handlers.js';
 import { catalogView } from './catalog-view.js';
 import type { FileToolDeclaration } from './undo/file-tools.js';
 import type { BrokerParts } from './parts.js';
+import type { Session } from './sessions.js';
+
+/**
+ * A wrapper's report is answered once its pins are written, over several turns for a big catalog; meanwhile a
+ * connection's next report is refused, so that one connection cannot queue reports (each up to the frame limit)
+ * faster than they are written. A wrapper sends its reports one at a time (wrap/catalog-reports.ts).
+ */
+const reporting = new WeakSet<Session>();
 
 export function bindCatalog(on: Bind, b: BrokerParts): void {
   // a server's tools as last listed, each with its withdrawn claim, the rules that may apply and its file tool
@@ -26,11 +35,17 @@ export function bindCatalog(on: Bind, b: BrokerParts): void {
   on(
     catalogUpdate,
     inSession(async (session, p) => {
-      // a tool pinned for the first time: every wrapper of the server holds it to that pin from now on
-      if ((await b.catalogs.update(session, p)).pinned) await b.sessions.push((s) => s.info.server === session.info.server);
-      // its `--undo` flags are checked against the tools it lists: one that does not fit is refused
-      if (b.undo.catalogReported(session, p.verdicts)) await b.sessions.push((s) => s === session);
-      return { ok: true as const };
+      if (reporting.has(session)) throw new IpcError('busy', 'a catalog report of this connection is still being written: send the next once it is answered');
+      reporting.add(session);
+      try {
+        // a tool pinned for the first time: every wrapper of the server holds it to that pin from now on
+        if ((await b.catalogs.update(session, p)).pinned) await b.sessions.push((s) => s.info.server === session.info.server);
+        // its `--undo` flags are checked against the tools it lists: one that does not fit is refused
+        if (b.undo.catalogReported(session, p.verdicts)) await b.sessions.push((s) => s === session);
+        return { ok: true as const };
+      } finally {
+        reporting.delete(session);
+      }
     }),
   );
   on(

@@ -21,6 +21,7 @@ import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
 import { readFileTools } from './undo-stage.js';
 import { JournalQueue, maxHeld } from './journal-queue.js';
 import { JournalSender } from './journal-sender.js';
+import { CatalogReports } from './catalog-reports.js';
 import type { BudgetGrant } from './call-budget.js';
 
 type SessionOpened = WrapperResultOf<'session.open'>;
@@ -79,7 +80,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   /** Journal entries until the broker acknowledges them: in memory, and on disk while it cannot take them. */
   private readonly queue: JournalQueue;
   private readonly sender: JournalSender;
-  private lastCatalog: { verdicts: unknown[]; problems: string[] } | null = null;
+  private readonly catalogs: CatalogReports;
   private unsentObservations: ObservedContradiction[] = [];
   private heartbeat: NodeJS.Timeout | null = null;
   /** When the oldest unanswered ping was sent (null: none outstanding). */
@@ -101,6 +102,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     super();
     this.queue = new JournalQueue(dir, MAX_HELD, log);
     this.sender = new JournalSender(this.queue, () => (this.state === 'up' ? this.channel : null));
+    this.catalogs = new CatalogReports(() => (this.state === 'up' ? this.channel : null), log);
   }
 
   start(): void {
@@ -302,8 +304,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   }
 
   catalog(verdicts: unknown[], problems: string[]): void {
-    this.lastCatalog = { verdicts, problems };
-    if (this.channel && this.state === 'up') this.sendCatalog(this.channel);
+    this.catalogs.add({ verdicts, problems });
   }
 
   observed(contradictions: ObservedContradiction[]): void {
@@ -326,13 +327,9 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
   private resend(): void {
     if (!this.channel) return;
-    if (this.lastCatalog) this.sendCatalog(this.channel);
+    this.catalogs.reconnected();
     this.sendObservations();
     this.sender.scheduleFlush();
-  }
-
-  private sendCatalog(channel: Channel): void {
-    channel.request(WrapperMethod.catalogUpdate, this.lastCatalog).catch((err: Error) => this.log(`airlock: catalog update failed: ${err.message}`));
   }
 
   private sendObservations(): void {

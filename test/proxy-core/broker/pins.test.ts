@@ -476,11 +476,12 @@ describe('the broker pins', () => {
   test('a catalog of thousands of tools is written a chunk at a time: the broker turns between chunks, and one server\'s reports keep their order', async () => {
     const { broker, store } = setup();
     const w = await wrapper(broker);
+    const other = await wrapper(broker);
     const many = Array.from({ length: 1800 }, (_, i) => tool(`t${i}`));
     const turnCounter = countTurns();
     const first = w.report(many);
-    // a second report of the same server, sent before the first is written: it waits, then reads the first's rows
-    const second = w.report([...many.slice(0, 1799).map((t, i) => (i === 1700 ? tool('t1700', 'reworded') : t)), tool('new')]);
+    // a second report of the same server, by its other wrapper, sent before the first is written: it waits, then reads the first's rows
+    const second = other.report([...many.slice(0, 1799).map((t, i) => (i === 1700 ? tool('t1700', 'reworded') : t)), tool('new')]);
     await Promise.all([first, second]);
     const turns = turnCounter.stop();
     // 1,800 tools in chunks of 500, twice: the event loop ran between the chunks
@@ -497,5 +498,20 @@ describe('the broker pins', () => {
     expect(Object.keys(pins)).toHaveLength(1801);
     expect(pins.t1700).toBe(toolDefinition('t1700', [tool('t1700')]).fingerprint);
     expect(pins.new).toBe(toolDefinition('new', [tool('new')]).fingerprint);
+  });
+
+  test('a connection\'s next report is refused while its last is still being written, and taken once that one is answered', async () => {
+    const { broker, store } = setup();
+    const w = await wrapper(broker);
+    const many = Array.from({ length: 1200 }, (_, i) => tool(`t${i}`));
+    const first = w.report(many);
+    // a connection that did not wait: refused at once, so a flood of reports cannot pile up in the broker
+    await expect(w.report([tool('x')])).rejects.toMatchObject({ code: 'busy', message: expect.stringContaining('still being written') });
+    await first;
+    expect(store.db.prepare("SELECT count(*) AS n FROM tool_pins WHERE server = 'fs'").get()).toEqual({ n: 1200 });
+    // answered: the next report goes in, and journals what it changed
+    await w.report([...many, tool('x')]);
+    expect(events(broker, 'tool-added').map((e) => e.tool)).toEqual(['x']);
+    expect(store.db.prepare("SELECT count(*) AS n FROM tool_pins WHERE server = 'fs'").get()).toEqual({ n: 1201 });
   });
 });
