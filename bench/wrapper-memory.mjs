@@ -1,8 +1,8 @@
 // The wrapper over time, against the plain byte relay (bench/byte-relay.mjs) in the same run: both sit in front of
 // the fixture server, and each is sent the same pipelined load (32 calls in flight, allowed `echo`). After 3,000,
-// 11,000 and 60,000 calls the proxy's RSS is read from /proc; the wrapper's throughput and its CPU time per call
-// (utime + stime of the proxy process alone) are taken over the whole load; one call at a time gives p50/p99;
-// start-up is the time to the first tools/list answer. Imported by a runner that owns the broker
+// 11,000 and 60,000 calls the proxy's RSS is read from /proc, and once more after 12 s idle; the wrapper's
+// throughput and its CPU time per call (utime + stime of the proxy process alone) are taken over the whole load;
+// one call at a time gives p50/p99; start-up is the time to the first tools/list answer. Imported by a runner that owns the broker
 // (wrapperMemoryRows({ home, env })), or run on its own (`node bench/wrapper-memory.mjs [--quick]`), which starts a
 // broker in a temporary home with an allow rule and the tripwire off. Not a test: nothing here passes or fails.
 import { readFileSync } from 'node:fs';
@@ -19,6 +19,8 @@ const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const SERVER = 'bench-wrapper-memory';
 const IN_FLIGHT = 32;
 const CLK_TCK = 100;
+/** How long both proxies are left idle after the load before their RSS is read again. */
+const IDLE_MS = 12_000;
 
 function session(mode, env) {
   const node = process.execPath;
@@ -111,6 +113,9 @@ export async function wrapperMemoryRows({ home, env, quick = false }) {
       await new Promise((r) => setTimeout(r, 200));
       for (const mode of ['relay', 'airlock']) rss[mode].push(rssKb(pid(mode)));
     }
+    // and left idle: V8's memory reducer gives back what the load left once the process has been quiet a while
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const idle = { relay: rssKb(pid('relay')), airlock: rssKb(pid('airlock')) };
     for (const s of Object.values(sessions)) await s.close();
     const f = (x, d = 1) => x.toFixed(d);
     const ratio = (a, b) => `${f(a / b, 2)}× relay`;
@@ -122,6 +127,7 @@ export async function wrapperMemoryRows({ home, env, quick = false }) {
       ratio(rss.airlock[i], rss.relay[i]),
       mark <= 3_000 ? '≤ 1.10× relay' : mark >= 60_000 ? '≤ 1.15× relay' : '(for information)',
     ]);
+    rows.push([`wrapper RSS after the ${done.toLocaleString('en')} calls and ${IDLE_MS / 1000} s idle (MB)`, '–', f(idle.relay / 1024), f(idle.airlock / 1024), ratio(idle.airlock, idle.relay), '(for information)']);
     const rate = (mode) => done / time[mode];
     rows.push(
       [`pipelined calls/s (${IN_FLIGHT} in flight, one wrapper)`, '–', f(rate('relay'), 0), f(rate('airlock'), 0), `${f(rate('airlock') / rate('relay'), 2)}× relay`, '≥ 0.7× relay'],
