@@ -7,6 +7,7 @@ import { IpcError } from '../ipc/channel.js';
 import type { Via } from '../protocol/presence.js';
 import { catalog, catalogUpdate, fileToolsList, fileToolsRemove, fileToolsSet, observed, pinsAccept, pinsList } from '../protocol/methods/catalog.js';
 import type { FileTool } from '../protocol/api.js';
+import { LIMITS } from '../protocol/limits.js';
 import { type Bind, inSession } from './api/handlers.js';
 import { catalogView } from './catalog-view.js';
 import type { FileToolDeclaration } from './undo/file-tools.js';
@@ -14,11 +15,12 @@ import type { BrokerParts } from './parts.js';
 import type { Session } from './sessions.js';
 
 /**
- * A wrapper's report is answered once its pins are written, over several turns for a big catalog; meanwhile a
- * connection's next report is refused, so that one connection cannot queue reports (each up to the frame limit)
- * faster than they are written. A wrapper sends its reports one at a time (wrap/catalog-reports.ts).
+ * A wrapper's report is answered once its pins are written, over several turns for a big catalog. A connection
+ * may have LIMITS.catalogReportsInFlight reports waiting; one more is refused, so that no connection can queue
+ * reports (each up to the frame limit) faster than they are written. A wrapper sends no more than that before
+ * one is answered (wrap/catalog-reports.ts); what it lists is read at once (tickets show it), in the order sent.
  */
-const reporting = new WeakSet<Session>();
+const reporting = new WeakMap<Session, number>();
 
 export function bindCatalog(on: Bind, b: BrokerParts): void {
   // a server's tools as last listed, each with its withdrawn claim, the rules that may apply and its file tool
@@ -35,8 +37,11 @@ export function bindCatalog(on: Bind, b: BrokerParts): void {
   on(
     catalogUpdate,
     inSession(async (session, p) => {
-      if (reporting.has(session)) throw new IpcError('busy', 'a catalog report of this connection is still being written: send the next once it is answered');
-      reporting.add(session);
+      const waiting = reporting.get(session) ?? 0;
+      if (waiting >= LIMITS.catalogReportsInFlight) {
+        throw new IpcError('busy', `${waiting} catalog reports of this connection are still being written: send the next once one is answered`);
+      }
+      reporting.set(session, waiting + 1);
       try {
         // a tool pinned for the first time: every wrapper of the server holds it to that pin from now on
         if ((await b.catalogs.update(session, p)).pinned) await b.sessions.push((s) => s.info.server === session.info.server);
@@ -44,7 +49,9 @@ export function bindCatalog(on: Bind, b: BrokerParts): void {
         if (b.undo.catalogReported(session, p.verdicts)) await b.sessions.push((s) => s === session);
         return { ok: true as const };
       } finally {
-        reporting.delete(session);
+        const left = (reporting.get(session) ?? 1) - 1;
+        if (left > 0) reporting.set(session, left);
+        else reporting.delete(session);
       }
     }),
   );

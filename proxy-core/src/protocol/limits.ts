@@ -11,4 +11,9 @@ export const LIMITS = {
   argsShown: 64 * 1024,
   /** The most of a call's result the journal keeps (JSON text, UTF-16 units). */
   resultShown: 64 * 1024,
+  /**
+   * Catalog reports of one wrapper connection the broker takes at once (each up to the frame limit); a wrapper
+   * sends no more before one is answered, and the broker refuses more.
+   */
+  catalogReportsInFlight: 4,
 } as const;

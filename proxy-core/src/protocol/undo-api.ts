@@ -7,6 +7,9 @@ import { z } from 'zod';
 
 const name = z.string().min(1).max(1024);
 
+/** Finished calls one prepare may name (a wrapper names the rest in its next one; the journal reads any left over). */
+export const MAX_FINISHED_PER_PREPARE = 64;
+
 /** `TOOL=INVERSE[:result][:ARG=PATH,...]` as structured fields (see wrap/undo-spec.ts for what they mean). */
 export const InverseDeclSchema = z
   .object({
@@ -126,6 +129,11 @@ export const undoMethods = {
       tool: name,
       /** The values of the tool's path arguments (whatever the client sent: undo judges them). */
       paths: z.record(z.string().max(256), z.unknown()),
+      /**
+       * Snapshotted calls of this wrapper the server has answered since its last prepare: the state they left their
+       * files in is read before this call runs, not once their journal entries arrive (this call may change them).
+       */
+      finished: z.array(z.string().min(1).max(256)).max(MAX_FINISHED_PER_PREPARE).optional(),
     }),
     /** ok false: the call must not run (the reason says why); undoable: whether it will be. */
     result: z.object({ ok: z.boolean(), undoable: z.boolean(), reason: z.string().optional() }),

@@ -1,13 +1,16 @@
 /**
- * The wrapper's catalog reports to the broker, one at a time. The broker writes a big report's pins over
- * several turns of its event loop (broker/pins.ts), and it refuses a second report from a connection while one
- * is still being written: a connection that could queue reports without end could fill the broker's memory.
- * So the reports wait here, in the order the server listed them, and the next goes when the broker has
- * answered the last. None is merged into another: a definition the client was shown and the broker never
- * pinned would let a server change it unseen (pins.ts), except past `MAX_WAITING_REPORTS`, where the newest
- * takes the place of the one before it rather than let the wrapper's memory grow with a server's churn.
+ * The wrapper's catalog reports to the broker, a few at a time. The broker writes a big report's pins over
+ * several turns of its event loop (broker/pins.ts), and refuses a connection's report past
+ * LIMITS.catalogReportsInFlight still being written: a connection that could queue reports without end could
+ * fill the broker's memory. So a report goes at once while fewer are unanswered, as a call's ticket expects
+ * (the broker reads what was listed from the report before the ask that follows it), and waits here otherwise,
+ * in the order the server listed them. None is merged into another: a definition the client was shown and the
+ * broker never pinned would let a server change it unseen (pins.ts), except past `MAX_WAITING_REPORTS`, where
+ * the newest takes the place of the last one waiting rather than let the wrapper's memory grow with a server's
+ * churn.
  */
 import type { Channel } from '../ipc/channel.js';
+import { LIMITS } from '../protocol/limits.js';
 import { WrapperMethod } from '../protocol/names.js';
 
 export interface CatalogReport {
@@ -15,13 +18,15 @@ export interface CatalogReport {
   problems: string[];
 }
 
-/** Reports waiting for the broker, the one being written included; past it the newest replaces the last waiting. */
+/** Reports waiting to be sent, at most; past it the newest replaces the last one waiting. */
 export const MAX_WAITING_REPORTS = 16;
 
 export class CatalogReports {
-  /** The reports the broker has not yet answered, oldest first; the first is on its way when `sending`. */
+  /** Reports not sent yet, oldest first. */
   private readonly waiting: CatalogReport[] = [];
-  private sending: Channel | null = null;
+  /** Reports sent on the current connection and not answered yet. */
+  private readonly sent = new Set<CatalogReport>();
+  private connection: Channel | null = null;
   /** The newest report: a broker connected anew gets it, since it may not know this wrapper's catalog. */
   private last: CatalogReport | null = null;
 
@@ -39,41 +44,50 @@ export class CatalogReports {
     this.next();
   }
 
-  /** The link is up on a new connection: what waits goes now, or else the newest catalog again. */
+  /**
+   * The link is up on a new connection: what was sent and not answered goes again, first, then what waits; with
+   * nothing of either, the newest catalog again.
+   */
   reconnected(): void {
-    this.sending = null;
+    this.waiting.unshift(...this.sent);
+    this.sent.clear();
+    this.connection = null;
     if (this.waiting.length === 0 && this.last) this.waiting.push(this.last);
     this.next();
   }
 
-  /** How many reports the broker has not answered yet (for tests and the bench). */
+  /** Reports not answered yet, sent or not (for tests). */
   get pending(): number {
-    return this.waiting.length;
+    return this.waiting.length + this.sent.size;
   }
 
   private next(): void {
     const channel = this.channel();
-    if (this.sending || !channel || this.waiting.length === 0) return;
-    const report = this.waiting[0]!;
-    this.sending = channel;
-    channel.request(WrapperMethod.catalogUpdate, report).then(
-      () => this.answered(channel, report),
-      (err: Error & { code?: string }) => {
-        // a connection that closed takes the report to the next one; a refusal would be refused again
-        if (err.code === 'closed' || !channel.isOpen) {
-          if (this.sending === channel) this.sending = null;
-          return;
-        }
-        this.log(`airlock: catalog update failed: ${err.message}`);
-        this.answered(channel, report);
-      },
-    );
+    if (!channel) return;
+    if (this.connection !== channel) {
+      // a connection not seen yet (reconnected() not called): what was sent on the old one goes again
+      if (this.connection !== null) this.waiting.unshift(...this.sent);
+      this.sent.clear();
+      this.connection = channel;
+    }
+    while (this.sent.size < LIMITS.catalogReportsInFlight && this.waiting.length > 0) {
+      const report = this.waiting.shift()!;
+      this.sent.add(report);
+      channel.request(WrapperMethod.catalogUpdate, report).then(
+        () => this.answered(channel, report),
+        (err: Error & { code?: string }) => {
+          // a connection that closed keeps the report for the next one (reconnected); a refusal would only be
+          // refused again
+          if (err.code === 'closed' || !channel.isOpen) return;
+          this.log(`airlock: catalog update failed: ${err.message}`);
+          this.answered(channel, report);
+        },
+      );
+    }
   }
 
   private answered(channel: Channel, report: CatalogReport): void {
-    if (this.sending !== channel) return;
-    this.sending = null;
-    if (this.waiting[0] === report) this.waiting.shift();
+    if (this.connection !== channel || !this.sent.delete(report)) return;
     this.next();
   }
 }

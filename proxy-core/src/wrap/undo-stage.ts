@@ -10,7 +10,7 @@
  */
 import { isObject } from '../jsonrpc/messages.js';
 import type { PolicySnapshot } from '../policy/decide.js';
-import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
+import { MAX_FINISHED_PER_PREPARE, type PrepareAnswer, type PrepareRequest } from '../protocol/undo-api.js';
 import type { CallStage, Veto } from './stages.js';
 
 /** What the stage needs of the broker link. */
@@ -20,6 +20,8 @@ export interface PrepareLink {
 }
 
 const MAX_PATH_ARGS = 16;
+/** Snapshotted calls waiting for their server's answer, at most (one never answered is let go past it). */
+const MAX_RUNNING = 256;
 
 /** The policy's `fileTools` as the wrapper takes it: tool -> path argument names; anything else is dropped. */
 export function readFileTools(raw: unknown): Record<string, string[]> {
@@ -34,8 +36,16 @@ export function readFileTools(raw: unknown): Record<string, string[]> {
   return out;
 }
 
-/** The stage: a file tool's call waits for its snapshot; every other call is not touched. */
+/**
+ * The stage: a file tool's call waits for its snapshot; every other call is not touched. The broker reads what a
+ * snapshotted call left in its files once the call is journaled, which can be after the next call ran; so each
+ * prepare also names the snapshotted calls answered since the last one, and the broker reads their files first.
+ */
 export function snapshotStage(link: PrepareLink): CallStage {
+  /** Snapshotted calls sent to the server and not answered yet. */
+  const running = new Set<string>();
+  /** Snapshotted calls answered since the last prepare, oldest first. */
+  let answered: string[] = [];
   return {
     name: 'snapshot',
     beforeForward(call) {
@@ -45,19 +55,36 @@ export function snapshotStage(link: PrepareLink): CallStage {
       const paths: Record<string, unknown> = {};
       // only the path arguments go: never the content a call writes
       for (const name of pathArgs) paths[name] = Object.hasOwn(call.args, name) ? call.args[name] : null;
+      const finished = answered.splice(0, MAX_FINISHED_PER_PREPARE);
       let answer: Promise<PrepareAnswer>;
       try {
-        answer = link.prepare({ callId: call.callId, tool: call.tool, paths });
+        answer = link.prepare({ callId: call.callId, tool: call.tool, paths, ...(finished.length ? { finished } : {}) });
       } catch (err) {
         answer = Promise.reject(err as Error);
       }
       return answer.then(
-        (a): Veto | undefined => (a.ok ? undefined : { veto: a.reason ?? 'Airlock could not snapshot the files this call changes, so it was not run' }),
-        (err: Error): Veto => ({
-          veto: `Airlock could not record the state of the files this call changes before it ran (${err.message}), so it was not run`,
-          decidedBy: 'error',
-        }),
+        (a): Veto | undefined => {
+          if (!a.ok) return { veto: a.reason ?? 'Airlock could not snapshot the files this call changes, so it was not run' };
+          if (a.undoable) {
+            running.add(call.callId);
+            if (running.size > MAX_RUNNING) running.delete(running.values().next().value!);
+          }
+          return undefined;
+        },
+        (err: Error): Veto => {
+          // not told: the next prepare names them, or the journal's entries do
+          answered = [...finished, ...answered];
+          return {
+            veto: `Airlock could not record the state of the files this call changes before it ran (${err.message}), so it was not run`,
+            decidedBy: 'error',
+          };
+        },
       );
+    },
+    afterResult(call) {
+      if (!running.delete(call.callId)) return;
+      answered.push(call.callId);
+      if (answered.length > MAX_RUNNING) answered.shift();
     },
   };
 }

@@ -3,6 +3,7 @@
  * wrapper holding a changed tool in the same tick with no round trip (relay harness), and the broker's pin
  * bookkeeping, events, tickets and accept (broker/pins.ts, on in-memory channels).
  */
+import { LIMITS } from '../../../proxy-core/src/protocol/limits.js';
 import { BEFORE_PROOFS } from '../../../proxy-core/src/broker/db/seals.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -500,18 +501,19 @@ describe('the broker pins', () => {
     expect(pins.new).toBe(toolDefinition('new', [tool('new')]).fingerprint);
   });
 
-  test('a connection\'s next report is refused while its last is still being written, and taken once that one is answered', async () => {
+  test(`a connection's report past ${LIMITS.catalogReportsInFlight} still being written is refused; one goes in once an earlier one is answered`, async () => {
     const { broker, store } = setup();
     const w = await wrapper(broker);
     const many = Array.from({ length: 1200 }, (_, i) => tool(`t${i}`));
-    const first = w.report(many);
+    const taken = Array.from({ length: LIMITS.catalogReportsInFlight }, (_, i) => w.report(i === 0 ? many : [...many, tool(`extra${i}`)]));
     // a connection that did not wait: refused at once, so a flood of reports cannot pile up in the broker
     await expect(w.report([tool('x')])).rejects.toMatchObject({ code: 'busy', message: expect.stringContaining('still being written') });
-    await first;
-    expect(store.db.prepare("SELECT count(*) AS n FROM tool_pins WHERE server = 'fs'").get()).toEqual({ n: 1200 });
+    await Promise.all(taken);
+    // the ones taken were written in order: the first pinned quietly, the later ones added their tools
+    expect(events(broker, 'tool-added').map((e) => e.tool)).toEqual(Array.from({ length: LIMITS.catalogReportsInFlight - 1 }, (_, i) => `extra${i + 1}`));
     // answered: the next report goes in, and journals what it changed
     await w.report([...many, tool('x')]);
-    expect(events(broker, 'tool-added').map((e) => e.tool)).toEqual(['x']);
-    expect(store.db.prepare("SELECT count(*) AS n FROM tool_pins WHERE server = 'fs'").get()).toEqual({ n: 1201 });
+    expect(events(broker, 'tool-added').map((e) => e.tool).at(-1)).toBe('x');
+    expect(store.db.prepare("SELECT count(*) AS n FROM tool_pins WHERE server = 'fs'").get()).toEqual({ n: 1200 + LIMITS.catalogReportsInFlight });
   });
 });

@@ -2,7 +2,9 @@
  * After a call: what undo records once the journal has committed the call's end. A snapshotted call gets the
  * state it left its files in (what an undo checks the files against), the old files held by a link read now
  * and kept as snapshots; a call with a declared inverse gets its plan (inverse.ts). An undo record is written
- * only for a call the journal committed: the journal writer hands the calls over after the commit.
+ * only for a call the journal committed: the journal writer hands the calls over after the commit. The one
+ * exception is a snapshotted call its wrapper says ended, in its next prepare: its files are read then, since
+ * the next call may change them before the journal's batch arrives (`ended`).
  */
 import type { StoredCallSummary } from '../../protocol/events.js';
 import { UNDO_ID_PREFIX, type UndoContext } from './context.js';
@@ -14,9 +16,14 @@ import { undoInfo } from './info.js';
 import type { CallSnapshots } from './prepare.js';
 import type { PathEntry } from './records.js';
 
+/** Calls ended early (`ended`) whose journaled end is still awaited, at most. */
+const MAX_ENDED_EARLY = 10_000;
+
 export class CallEnds {
   /** After-states being read, by call: an undo of that call waits for it. */
   private readonly finishing = new Map<string, Promise<void>>();
+  /** Calls whose after-state was read when their wrapper said the server had answered (`ended`), before their end was journaled. */
+  private readonly endedEarly = new Set<string>();
 
   constructor(
     private readonly ctx: UndoContext,
@@ -32,14 +39,49 @@ export class CallEnds {
   journaled(calls: readonly StoredCallSummary[]): void {
     for (const d of calls) {
       if (d.outcome === 'pending' || d.finishedAt === null) continue;
-      if (this.snapshots.prepared.has(d.id)) {
+      if (this.endedEarly.delete(d.id)) {
+        // its after-state was read before the wrapper's next call could change its files: it stands
+        this.track(d.id, this.settled(d.id).then(() => this.known(d)));
+      } else if (this.snapshots.prepared.has(d.id)) {
         this.snapshots.prepared.delete(d.id);
-        this.track(d.id, this.finish(d).then(() => this.known(d)));
+        this.track(d.id, this.finish(d.id, d.outcome).then(() => this.known(d)));
       } else if (d.decision === 'allow' && d.outcome === 'ok' && !d.id.startsWith(UNDO_ID_PREFIX) && this.inverses.mayHave(d.server, d.tool)) {
         recordInverse(this.inverseRecords, d);
         this.known(d);
       }
     }
+  }
+
+  /**
+   * The wrapper of `session` says the server answered these snapshotted calls, and is about to send another call
+   * that may change the same files: their after-states are read now, before that call runs, rather than once
+   * their ends are journaled (the journal's batches can arrive after the next call has run). Ids of calls not
+   * prepared by this session, or whose after-state is already being read, are passed over. A wrapper that says
+   * so of a call still running only makes its undo stricter: the files will not match what was read, and an
+   * undo says so instead of overwriting them.
+   */
+  async ended(sessionId: string, callIds: readonly string[]): Promise<void> {
+    const reading: Promise<void>[] = [];
+    for (const id of callIds) {
+      if (!this.snapshots.prepared.has(id) || this.finishing.has(id)) continue;
+      // taken now, so that its journaled end does not read it again
+      this.snapshots.prepared.delete(id);
+      this.endedEarly.add(id);
+      // an end that is never journaled (its wrapper killed, its spill lost) does not keep its id for ever
+      if (this.endedEarly.size > MAX_ENDED_EARLY) this.endedEarly.delete(this.endedEarly.values().next().value!);
+      this.track(id, this.finishOf(sessionId, id));
+      reading.push(this.settled(id));
+    }
+    await Promise.all(reading);
+  }
+
+  /** `ended` for one call: read only when the call is this session's (its record is written once its snapshot is). */
+  private async finishOf(sessionId: string, callId: string): Promise<void> {
+    await this.snapshots.storing.get(callId);
+    if (this.ctx.records.get(callId)?.sessionId === sessionId) return this.finish(callId, 'ok');
+    // another session's call: its own end reads it, or, if that came meanwhile, this does
+    if (!this.endedEarly.delete(callId)) return this.finish(callId, 'ok');
+    this.snapshots.prepared.add(callId);
   }
 
   /** Resolves once the after-states being read now are recorded (what a history page read next will show). */
@@ -64,16 +106,16 @@ export class CallEnds {
    * The state a snapshotted call left its files in: what an undo checks the files against. The old files held by
    * a link are read now (their bytes kept as snapshots), if the server left them as they were.
    */
-  private async finish(d: StoredCallSummary): Promise<void> {
-    await this.snapshots.storing.get(d.id);
-    const rec = this.ctx.records.get(d.id);
+  private async finish(callId: string, outcome: string): Promise<void> {
+    await this.snapshots.storing.get(callId);
+    const rec = this.ctx.records.get(callId);
     if (!rec || rec.state !== 'prepared' || rec.plan?.kind !== 'snapshot') return;
-    if (d.outcome === 'not-run') return this.ctx.records.remove(d.id);
+    if (outcome === 'not-run') return this.ctx.records.remove(callId);
     const now = () => this.ctx.port.clock.now();
     // a symlink or folder on the way changed while the call ran: which file it wrote is not known
     const drift = driftSince(rec.plan.paths, this.ctx.port.matchEnv);
     if (drift) {
-      this.ctx.records.update(d.id, { state: 'unavailable', reason: drift }, now());
+      this.ctx.records.update(callId, { state: 'unavailable', reason: drift }, now());
       this.ctx.records.releaseHeld(rec.plan);
       return;
     }
@@ -90,7 +132,7 @@ export class CallEnds {
       try {
         bytes = await readHeld(this.ctx.blobs.heldPath(p.held.name), p.held);
       } catch (err) {
-        this.ctx.records.update(d.id, { state: 'unavailable', reason: `${p.path}: ${why(err)}` }, now());
+        this.ctx.records.update(callId, { state: 'unavailable', reason: `${p.path}: ${why(err)}` }, now());
         return;
       }
       const sha = sha256(bytes);
@@ -100,20 +142,20 @@ export class CallEnds {
     }
     const plan = { kind: 'snapshot' as const, paths };
     if (!paths.some((p) => !sameState(p.before, p.after))) {
-      this.ctx.records.update(d.id, { state: 'unchanged', reason: 'the call left its files as they were', plan }, now());
+      this.ctx.records.update(callId, { state: 'unchanged', reason: 'the call left its files as they were', plan }, now());
       return;
     }
     try {
       for (const [sha, bytes] of contents) await this.ctx.blobs.write(sha, bytes);
-      this.ctx.records.settle(d.id, { state: 'ready', plan }, contents, now());
+      this.ctx.records.settle(callId, { state: 'ready', plan }, contents, now());
     } catch (err) {
-      this.ctx.records.update(d.id, { state: 'unavailable', reason: `its snapshot could not be stored (${why(err)})` }, now());
-      this.ctx.port.record('snapshot-failed', rec.server, rec.tool, { callId: d.id, error: why(err) });
+      this.ctx.records.update(callId, { state: 'unavailable', reason: `its snapshot could not be stored (${why(err)})` }, now());
+      this.ctx.port.record('snapshot-failed', rec.server, rec.tool, { callId: callId, error: why(err) });
       return;
     } finally {
       this.ctx.records.releaseHeld(rec.plan);
     }
-    if (contents.size) this.ctx.prune(new Set([d.id]));
+    if (contents.size) this.ctx.prune(new Set([callId]));
   }
 
   /** Resolves once the after-state of `callId` being read now (if any) is recorded. */

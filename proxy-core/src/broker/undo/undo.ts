@@ -168,7 +168,9 @@ export class Undo {
   }
 
   /** A wrapper is about to send a call of a file tool: record the prior state of every path it names (prepare.ts). */
-  prepare(session: Session, p: PrepareRequest): Promise<PrepareAnswer> {
+  async prepare(session: Session, p: PrepareRequest): Promise<PrepareAnswer> {
+    // what the wrapper's calls answered since its last prepare left in their files, read before this one runs
+    if (p.finished?.length) await this.after.ended(session.info.id, p.finished);
     return this.before.prepare(session, p);
   }
 

@@ -115,6 +115,9 @@ function replace(path: string, content: string | Buffer): void {
   if (mode !== undefined) chmodSync(path, mode);
 }
 
+/** The wrapper's journal batch sent as it is, several entries at once. */
+const peer = (w: { peer: ReturnType<typeof channelPair>[1] }) => ({ journal: (entries: CallRecord[]) => w.peer.request('journal', { entries }) });
+
 function record(r: Partial<CallRecord> & Pick<CallRecord, 'id' | 'tool'>): CallRecord {
   return callRecord({ client: 'c', outcome: 'ok', forwardedAt: 1, finishedAt: 2, ...r });
 }
@@ -505,6 +508,28 @@ describe('rollback and undo last', () => {
     expect([readFileSync(a, 'utf8'), readFileSync(b, 'utf8'), readFileSync(c, 'utf8')]).toEqual([`${a} before`, 'someone else', `${c} before`]);
     expect(broker.events({ limit: 5 }).events.find((e) => e.type === 'rollback')?.detail).toEqual({ sessionId: w.sessionId, undone: 2, failed: 1, skipped: 1 });
     await expect(broker.undo.rollback('no-such-session', false)).rejects.toMatchObject({ code: 'not-found' });
+  });
+
+  test('a write whose end is journaled after the next call moved its file: its state is the one read at the next prepare', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const [a, c] = [join(files, 'a'), join(files, 'c')];
+    writeFileSync(a, 'a before');
+    const prepare = (callId: string, tool: string, paths: Record<string, unknown>, finished?: string[]) =>
+      w.peer.request<PrepareAnswer>('call.prepare', { callId, tool, paths, ...(finished ? { finished } : {}) });
+    expect(await prepare('write-a', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
+    replace(a, 'a after');
+    // the server answered the write; the wrapper's next call (a move of the same file) names it in its prepare
+    expect(await prepare('move-a', 'move_file', { source: a, destination: c }, ['write-a', 'not-a-call'])).toEqual({ ok: true, undoable: true });
+    renameSync(a, c);
+    // the journal's batch with both ends arrives only now, after the move ran
+    await peer(w).journal([record({ id: 'write-a', tool: 'write_file', arguments: JSON.stringify({ path: a }) }), record({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) })]);
+    await broker.undo.idle();
+    expect(entry(broker, 'write-a').undo).toMatchObject({ available: true, state: 'ready' });
+    const report = await broker.undo.rollback(w.sessionId, false);
+    expect(report.results.map((r) => [r.callId, r.ok])).toEqual([['move-a', true], ['write-a', true]]);
+    expect(readFileSync(a, 'utf8')).toBe('a before');
+    expect(existsSync(c)).toBe(false);
   });
 
   test('undo last takes the newest call not undone yet, never an undo itself', async () => {
