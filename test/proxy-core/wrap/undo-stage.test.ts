@@ -42,44 +42,40 @@ describe('a call of a file tool waits for its snapshot', () => {
 
   test('the next prepare names the snapshotted calls the server answered since the last, so the broker reads their files first', async () => {
     const { h, prepares } = await withSnapshots();
-    h.call(1, 'write_note', { path: '/a' });
-    await settle();
-    prepares[0]!.answer({ ok: true, undoable: true });
-    await settle();
+    /** Call `id` and return its prepare; `settleCall` answers that, then answers the call as the server when `answered`. */
+    const call = async (id: number, path: unknown) => {
+      h.call(id, 'write_note', { path });
+      await settle();
+      return prepares.at(-1)!;
+    };
+    const settleCall = async (p: (typeof prepares)[number], answer: PrepareAnswer, answered = true) => {
+      p.answer(answer);
+      await settle();
+      if (answered) h.server({ jsonrpc: '2.0', id: h.forwardedCalls().at(-1)!.id as string, result: { content: [] } });
+      await settle();
+    };
+    const undoable = { ok: true, undoable: true };
+    const first = await call(1, '/a');
+    await settleCall(first, undoable, false);
     // a second call sent while the first still runs: the first has not ended, so it is not named
-    h.call(2, 'write_note', { path: '/a' });
+    const second = await call(2, '/a');
+    expect(second.req.finished).toBeUndefined();
+    await settleCall(second, undoable);
+    h.server({ jsonrpc: '2.0', id: h.forwardedCalls()[0]!.id as string, result: { content: [] } });
     await settle();
-    expect(prepares[1]!.req.finished).toBeUndefined();
-    prepares[1]!.answer({ ok: true, undoable: true });
-    await settle();
-    const [first, second] = h.forwardedCalls();
-    h.server({ jsonrpc: '2.0', id: first!.id as string, result: { content: [] } });
-    h.server({ jsonrpc: '2.0', id: second!.id as string, result: { content: [] } });
-    await settle();
-    // a call that was not undoable is not named: the broker has nothing to read for it
-    h.call(3, 'write_note', { path: 42 });
-    await settle();
-    expect(prepares[2]!.req.finished).toEqual([prepares[0]!.req.callId, prepares[1]!.req.callId]);
-    prepares[2]!.answer({ ok: true, undoable: false });
-    await settle();
-    h.server({ jsonrpc: '2.0', id: h.forwardedCalls()[2]!.id as string, result: { content: [] } });
-    await settle();
+    // named in the order the server answered them; a call that was not undoable is not named (nothing to read)
+    const third = await call(3, 42);
+    expect(third.req.finished).toEqual([second.req.callId, first.req.callId]);
+    await settleCall(third, { ok: true, undoable: false });
     // named once; a prepare the broker did not take names them again in the next one
-    h.call(4, 'write_note', { path: '/b' });
+    const fourth = await call(4, '/b');
+    expect(fourth.req.finished).toBeUndefined();
+    await settleCall(fourth, undoable);
+    const fifth = await call(5, '/b');
+    expect(fifth.req.finished).toEqual([fourth.req.callId]);
+    fifth.fail(new Error('Airlock is not connected'));
     await settle();
-    expect(prepares[3]!.req.finished).toBeUndefined();
-    prepares[3]!.answer({ ok: true, undoable: true });
-    await settle();
-    h.server({ jsonrpc: '2.0', id: h.forwardedCalls()[3]!.id as string, result: { content: [] } });
-    await settle();
-    h.call(5, 'write_note', { path: '/b' });
-    await settle();
-    expect(prepares[4]!.req.finished).toEqual([prepares[3]!.req.callId]);
-    prepares[4]!.fail(new Error('Airlock is not connected'));
-    await settle();
-    h.call(6, 'write_note', { path: '/b' });
-    await settle();
-    expect(prepares[5]!.req.finished).toEqual([prepares[3]!.req.callId]);
+    expect((await call(6, '/b')).req.finished).toEqual([fourth.req.callId]);
   });
 
   test('a refusal, an error or a broker gone denies the call, with the reason; the server never sees it', async () => {
