@@ -89,41 +89,50 @@ export function composeBeforeForward<C extends CallView>(stages: readonly CallSt
 /**
  * The post-result hooks as one function (composed as above): `done` gets what failed (empty when nothing did),
  * synchronously when every hook returned so. A failure here cannot take anything back: it is reported, and the
- * next hook runs.
+ * next hook runs. Every forwarded call passes here: one whose hooks all return at once costs no closure.
  */
-export function composeAfterResult(stages: readonly CallStage[]): ((call: CallView, response: ResponseView, done: (problems: string[]) => void) => void) | undefined {
+export function composeAfterResult(stages: readonly CallStage[]): ((call: CallView, response: ResponseView, done: (problems: readonly string[]) => void) => void) | undefined {
   const hooks = stages.filter((s) => s.afterResult !== undefined);
   if (hooks.length === 0) return undefined;
-  return (call, response, done) => {
-    const problems: string[] = [];
-    const fail = (stage: CallStage, err: unknown) => problems.push(`the ${stage.name} stage failed after the result: ${messageOf(err)}`);
-    const dispatch = (i: number): void => {
-      for (; i < hooks.length; i++) {
-        const stage = hooks[i]!;
-        let out: void | Promise<void>;
-        try {
-          out = stage.afterResult!(call, response);
-        } catch (err) {
-          fail(stage, err);
-          continue;
-        }
-        if (isPromise(out)) {
-          const next = i + 1;
-          out.then(
-            () => dispatch(next),
-            (err: unknown) => {
-              fail(stage, err);
-              dispatch(next);
-            },
-          );
-          return;
-        }
-      }
-      done(problems);
-    };
-    dispatch(0);
-  };
+  return (call, response, done) => afterFrom(hooks, call, response, done, 0, undefined);
 }
+
+const NO_PROBLEMS: readonly string[] = Object.freeze([]);
+
+/** The post-result hooks from `from` on; `problems`: what failed so far (made when the first one fails). */
+function afterFrom(
+  hooks: readonly CallStage[],
+  call: CallView,
+  response: ResponseView,
+  done: (problems: readonly string[]) => void,
+  from: number,
+  problems: string[] | undefined,
+): void {
+  for (let i = from; i < hooks.length; i++) {
+    const stage = hooks[i]!;
+    let out: void | Promise<void>;
+    try {
+      out = stage.afterResult!(call, response);
+    } catch (err) {
+      (problems ??= []).push(afterFailure(stage, err));
+      continue;
+    }
+    if (isPromise(out)) {
+      const seen = problems ?? [];
+      out.then(
+        () => afterFrom(hooks, call, response, done, i + 1, seen),
+        (err: unknown) => {
+          seen.push(afterFailure(stage, err));
+          afterFrom(hooks, call, response, done, i + 1, seen);
+        },
+      );
+      return;
+    }
+  }
+  done(problems ?? NO_PROBLEMS);
+}
+
+const afterFailure = (stage: CallStage, err: unknown): string => `the ${stage.name} stage failed after the result: ${messageOf(err)}`;
 
 function vetoOf(stage: CallStage, value: unknown): PreForwardResult | null {
   if (typeof value !== 'object' || value === null || !('veto' in value)) return null;
