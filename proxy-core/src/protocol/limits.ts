@@ -16,4 +16,6 @@ export const LIMITS = {
    * sends no more before one is answered, and the broker refuses more.
    */
   catalogReportsInFlight: 4,
+  /** Finished calls one prepare may name (a wrapper names the rest in its next one; the journal reads any left over). */
+  finishedPerPrepare: 64,
 } as const;

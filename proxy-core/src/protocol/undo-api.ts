@@ -4,11 +4,9 @@
  * here, for the broker, the CLI and the UI.
  */
 import { z } from 'zod';
+import { LIMITS } from './limits.js';
 
 const name = z.string().min(1).max(1024);
-
-/** Finished calls one prepare may name (a wrapper names the rest in its next one; the journal reads any left over). */
-export const MAX_FINISHED_PER_PREPARE = 64;
 
 /** `TOOL=INVERSE[:result][:ARG=PATH,...]` as structured fields (see wrap/undo-spec.ts for what they mean). */
 export const InverseDeclSchema = z
@@ -133,7 +131,7 @@ export const undoMethods = {
        * Snapshotted calls of this wrapper the server has answered since its last prepare: the state they left their
        * files in is read before this call runs, not once their journal entries arrive (this call may change them).
        */
-      finished: z.array(z.string().min(1).max(256)).max(MAX_FINISHED_PER_PREPARE).optional(),
+      finished: z.array(z.string().min(1).max(256)).max(LIMITS.finishedPerPrepare).optional(),
     }),
     /** ok false: the call must not run (the reason says why); undoable: whether it will be. */
     result: z.object({ ok: z.boolean(), undoable: z.boolean(), reason: z.string().optional() }),

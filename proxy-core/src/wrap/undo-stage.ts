@@ -10,7 +10,8 @@
  */
 import { isObject } from '../jsonrpc/messages.js';
 import type { PolicySnapshot } from '../policy/decide.js';
-import { MAX_FINISHED_PER_PREPARE, type PrepareAnswer, type PrepareRequest } from '../protocol/undo-api.js';
+import { LIMITS } from '../protocol/limits.js';
+import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
 import type { CallStage, Veto } from './stages.js';
 
 /** What the stage needs of the broker link. */
@@ -55,7 +56,7 @@ export function snapshotStage(link: PrepareLink): CallStage {
       const paths: Record<string, unknown> = {};
       // only the path arguments go: never the content a call writes
       for (const name of pathArgs) paths[name] = Object.hasOwn(call.args, name) ? call.args[name] : null;
-      const finished = answered.splice(0, MAX_FINISHED_PER_PREPARE);
+      const finished = answered.splice(0, LIMITS.finishedPerPrepare);
       let answer: Promise<PrepareAnswer>;
       try {
         answer = link.prepare({ callId: call.callId, tool: call.tool, paths, ...(finished.length ? { finished } : {}) });
