@@ -150,7 +150,7 @@ export class CallEnds {
       this.ctx.records.settle(callId, { state: 'ready', plan }, contents, now());
     } catch (err) {
       this.ctx.records.update(callId, { state: 'unavailable', reason: `its snapshot could not be stored (${why(err)})` }, now());
-      this.ctx.port.record('snapshot-failed', rec.server, rec.tool, { callId: callId, error: why(err) });
+      this.ctx.port.record('snapshot-failed', rec.server, rec.tool, { callId, error: why(err) });
       return;
     } finally {
       this.ctx.records.releaseHeld(rec.plan);

@@ -532,6 +532,24 @@ describe('rollback and undo last', () => {
     expect(existsSync(c)).toBe(false);
   });
 
+  test("another session naming a call in its prepare does not read that call's files: its own end does", async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const agent = await wrapper(broker);
+    const a = join(files, 'a');
+    writeFileSync(a, 'a before');
+    expect(await w.prepare('write-a', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
+    // still running on its server when another connection says it ended, and asks a prepare of its own
+    const other = join(files, 'other');
+    expect(await agent.peer.request<PrepareAnswer>('call.prepare', { callId: 'agent-1', tool: 'write_file', paths: { path: other }, finished: ['write-a'] })).toEqual({ ok: true, undoable: true });
+    await broker.undo.idle();
+    replace(a, 'a after');
+    await w.journal({ id: 'write-a', tool: 'write_file', arguments: JSON.stringify({ path: a }) });
+    // read at its own end, as it left the file: its undo puts "a before" back
+    expect(await broker.undo.undo('write-a', false)).toMatchObject({ ok: true });
+    expect(readFileSync(a, 'utf8')).toBe('a before');
+  });
+
   test('undo last takes the newest call not undone yet, never an undo itself', async () => {
     const { broker, files } = setup();
     const w = await wrapper(broker);
