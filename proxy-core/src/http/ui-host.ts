@@ -58,6 +58,8 @@ export interface UiHostOptions {
   /** How often an idle event stream gets a `: ping` comment (default 15 s). */
   pingMs?: number;
   maxBodyBytes?: number;
+  /** How long the rest of an over-limit upload is read (and dropped) after its 413, before the host hangs up (2 s). */
+  uploadLingerMs?: number;
   maxStreamBacklog?: number;
 }
 
@@ -152,10 +154,14 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     });
 
   const tooLarge = (req: IncomingMessage, res: ServerResponse): void => {
-    fail(res, 413, 'too-large', `a request body may hold at most ${maxBody} bytes`, { Connection: 'close' });
-    // nothing more is kept; let the client finish sending so it can read the answer, then hang up regardless
+    // No `Connection: close`: Node would then close the socket as soon as the answer is written, and closing on
+    // bytes not yet read sends a reset, which can throw away the answer before a client still uploading reads it.
+    // Instead the rest of the body is read and dropped (a lingering close), and the connection is cut if it goes on.
+    fail(res, 413, 'too-large', `a request body may hold at most ${maxBody} bytes`);
     req.resume();
-    setTimeout(() => req.socket.destroy(), 2000).unref();
+    const cut = setTimeout(() => req.socket.destroy(), opts.uploadLingerMs ?? 2000).unref();
+    req.once('end', () => clearTimeout(cut));
+    req.once('close', () => clearTimeout(cut));
   };
 
   const call = async (req: IncomingMessage, res: ServerResponse, rawMethod: string, session: SessionRecord): Promise<void> => {

@@ -1,8 +1,8 @@
 /**
  * The UI host in process, over a stand-in broker (the real EventBus over events in memory) and a built UI in a
- * temp dir: static files and their types, symlinks that leave the directory, a chunked body past the limit,
- * the event stream's Last-Event-ID, unsubscribe on close, the ping, a reader that stops reading, and the
- * bounds on connections that have not signed in.
+ * temp dir: static files and their types, symlinks that leave the directory, a chunked body past the limit, an
+ * upload that goes on after its 413, the event stream's Last-Event-ID, unsubscribe on close, the ping, a reader
+ * that stops reading, and the bounds on connections that have not signed in.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -117,6 +117,78 @@ describe('static files', () => {
 describe('calls', () => {
   const post = (h: UiHost, s: UiSignIn, method: string, body: BodyInit, headers: Record<string, string> = {}) =>
     fetch(`${h.origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: h.origin, ...s.headers, ...headers }, body });
+
+  test('an upload that keeps arriving past the limit still reads its 413 (the host does not reset it)', async () => {
+    const { h, s } = await host({ maxBodyBytes: 1000 });
+    // a burst far past the limit, sent at once, so that most of it is still unread by the host when it answers;
+    // hanging up on unread bytes resets the connection, and a reset throws away the answer the client has not read yet
+    const upload = (framing: 'chunked' | 'length') =>
+      new Promise<string>((resolve) => {
+        const burst = 'x'.repeat(2 * 1024 * 1024);
+        const sock = connect(h.port, '127.0.0.1');
+        let got = '';
+        sock.setEncoding('utf8');
+        sock.on('data', (d: string) => {
+          got += d;
+          // a whole answer read: the client stops here (the host would give up on the rest by itself, later)
+          const [head, body] = got.split('\r\n\r\n', 2);
+          const length = /content-length: (\d+)/i.exec(head ?? '')?.[1];
+          if (body !== undefined && length && Buffer.byteLength(body) >= Number(length)) {
+            sock.destroy();
+            resolve(got);
+          }
+        });
+        sock.on('error', () => resolve(got)); // what was read before a reset is what the client has
+        sock.on('close', () => resolve(got));
+        const head = [`POST /api/call/status HTTP/1.1`, `Host: 127.0.0.1:${h.port}`, `Origin: ${h.origin}`, `Cookie: ${s.cookie}`, `X-Airlock-Key: ${s.key}`, 'Content-Type: application/json'];
+        if (framing === 'chunked') sock.write([...head, 'Transfer-Encoding: chunked', '', `${burst.length.toString(16)}`, burst, ''].join('\r\n'));
+        else sock.write([...head, `Content-Length: ${burst.length * 1000}`, '', burst].join('\r\n'));
+        // the upload never ends: it keeps coming until the client has its answer or the connection is gone
+        const more = (): void => {
+          if (sock.destroyed) return;
+          if (framing === 'chunked') sock.write(`${(64 * 1024).toString(16)}\r\n${burst.slice(0, 64 * 1024)}\r\n`);
+          else sock.write(burst.slice(0, 64 * 1024));
+          setImmediate(more);
+        };
+        more();
+      });
+    for (let i = 0; i < 8; i++) {
+      for (const framing of ['chunked', 'length'] as const) {
+        const got = await upload(framing);
+        expect(got.split('\r\n')[0], `${framing}, try ${i + 1}`).toBe('HTTP/1.1 413 Payload Too Large');
+        expect(got).toContain('"too-large"');
+      }
+    }
+  });
+
+  test('after a 413, the host hangs up on an upload that goes on, and keeps a connection whose upload ended', async () => {
+    const { h, s } = await host({ maxBodyBytes: 1000, uploadLingerMs: 150 });
+    const head = (extra: string) => [`POST /api/call/status HTTP/1.1`, `Host: 127.0.0.1:${h.port}`, `Origin: ${h.origin}`, `Cookie: ${s.cookie}`, `X-Airlock-Key: ${s.key}`, 'Content-Type: application/json', extra, '', ''].join('\r\n');
+    const open = () => {
+      const sock = connect(h.port, '127.0.0.1');
+      let got = '';
+      sock.setEncoding('utf8');
+      sock.on('data', (d: string) => (got += d));
+      sock.on('error', () => {});
+      const closed = new Promise<void>((r) => sock.on('close', () => r()));
+      return { sock, closed, got: () => got };
+    };
+    // a trickle that never ends: answered, then cut once the linger has passed
+    const endless = open();
+    endless.sock.write(head('Transfer-Encoding: chunked') + `7d0\r\n${'x'.repeat(2000)}\r\n`);
+    const trickle = setInterval(() => endless.sock.write(`1\r\nx\r\n`), 10);
+    const t0 = Date.now();
+    await endless.closed;
+    clearInterval(trickle);
+    expect(endless.got()).toMatch(/^HTTP\/1\.1 413 /);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
+    // an over-limit body that does end: its connection serves the next request
+    const ended = open();
+    ended.sock.write(head('Content-Length: 3000') + 'x'.repeat(3000) + head('Content-Length: 2') + '{}');
+    await waitFor(() => (ended.got().match(/HTTP\/1\.1 /g) ?? []).length >= 2 && ended.got().endsWith('}'), 5000, 'both answers on one connection');
+    expect([...ended.got().matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['413', '200']);
+    ended.sock.destroy();
+  });
 
   test('a chunked body past the limit is 413, and what was sent is not kept', async () => {
     const { h, s } = await host({ maxBodyBytes: 1000 });
