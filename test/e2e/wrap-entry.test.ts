@@ -44,6 +44,9 @@ test('a fresh bundle is what runs, and says the same as the unbundled entry', ()
   expect(bundled.stdout).toMatch(/^Usage: airlock wrap --name NAME/);
   // the same text from the unbundled entry
   expect(execFileSync(process.execPath, [join(copy, 'dist', 'cli', 'main.js'), 'wrap', '--help'], { encoding: 'utf8' })).toBe(bundled.stdout);
+  // every chunk in ASCII (what is past it escaped): one character past U+00FF and V8 keeps that chunk's source as a
+  // two-byte string for the wrapper's life
+  for (const c of chunks()) expect(readFileSync(join(copy, 'dist', c), 'latin1'), c).toMatch(/^[\x00-\x7f]*$/);
 });
 
 test('a compiled file newer than the bundle, or one gone, and main.js runs instead', () => {
