@@ -5,6 +5,7 @@
  * UI code (the SDK comes in only for a remote upstream, in its own module).
  */
 import type { Readable, Writable } from 'node:stream';
+import { warmListingPath } from './warm-up.js';
 import { type Located, locateBroker } from '../ipc/system.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { BrokerLink } from './broker-link.js';
@@ -219,6 +220,8 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   process.stdin.on('error', onClientGone);
   process.stdout.on('error', onClientGone);
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onClientGone);
+  // while the server starts: what the first listing would otherwise compile on the client's time
+  setImmediate(warmListingPath);
 
   return exited;
 }
