@@ -6,14 +6,17 @@
 import { readFileSync, statSync } from 'node:fs';
 
 const DIST = new URL('../dist/', import.meta.url);
+// a file of dist/ by a plain path where Node gives this file's directory (20.11 on): a stat of a URL parses it
+// first, about 1 ms over the ~90 files checked at every start of a wrapper
+const inDist = import.meta.dirname ? (rel) => `${import.meta.dirname}/../dist/${rel}` : (rel) => new URL(rel, DIST);
 
 function freshWrapBundle() {
   try {
-    const { chunks, inputs } = JSON.parse(readFileSync(new URL('wrap-bundle/inputs.json', DIST), 'utf8'));
+    const { chunks, inputs } = JSON.parse(readFileSync(inDist('wrap-bundle/inputs.json'), 'utf8'));
     if (!Array.isArray(chunks) || !Array.isArray(inputs) || chunks.length === 0 || inputs.length === 0) return false;
     let built = Infinity;
-    for (const chunk of chunks) built = Math.min(built, statSync(new URL(chunk, DIST)).mtimeMs);
-    for (const input of inputs) if (statSync(new URL(input, DIST)).mtimeMs > built) return false;
+    for (const chunk of chunks) built = Math.min(built, statSync(inDist(chunk)).mtimeMs);
+    for (const input of inputs) if (statSync(inDist(input)).mtimeMs > built) return false;
     return true;
   } catch {
     // not built, or a file gone: the unbundled entry
