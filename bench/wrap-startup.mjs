@@ -42,7 +42,7 @@ async function once(mode, env, stamps) {
   const args = mode === 'relay' ? ['--import', STAMP, RELAY, '--', ...server] : [...extra, '--import', STAMP, mode === 'airlock' ? CLI : UNBUNDLED, ...wrap];
   writeFileSync(stamps, '');
   const t0 = performance.timeOrigin + performance.now();
-  const s = rawSession(node, args, { ...env, AIRLOCK_BENCH_STAMPS: stamps });
+  const s = rawSession(node, args, { ...env, BENCH_START_STAMPS: stamps });
   await s.init();
   const total = performance.timeOrigin + performance.now() - t0;
   const cpu = cpuMs(s.proc.pid);
