@@ -117,6 +117,9 @@ describe('static files', () => {
 describe('calls', () => {
   const post = (h: UiHost, s: UiSignIn, method: string, body: BodyInit, headers: Record<string, string> = {}) =>
     fetch(`${h.origin}/api/call/${method}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: h.origin, ...s.headers, ...headers }, body });
+  /** The head of a signed-in POST to `status` as raw bytes, with its framing header (`Content-Length: N`, or chunked). */
+  const rawHead = (h: UiHost, s: UiSignIn, framing: string) =>
+    [`POST /api/call/status HTTP/1.1`, `Host: 127.0.0.1:${h.port}`, `Origin: ${h.origin}`, `Cookie: ${s.cookie}`, `X-Airlock-Key: ${s.key}`, 'Content-Type: application/json', framing, '', ''].join('\r\n');
 
   test('an upload that keeps arriving past the limit still reads its 413 (the host does not reset it)', async () => {
     const { h, s } = await host({ maxBodyBytes: 1000 });
@@ -140,9 +143,8 @@ describe('calls', () => {
         });
         sock.on('error', () => resolve(got)); // what was read before a reset is what the client has
         sock.on('close', () => resolve(got));
-        const head = [`POST /api/call/status HTTP/1.1`, `Host: 127.0.0.1:${h.port}`, `Origin: ${h.origin}`, `Cookie: ${s.cookie}`, `X-Airlock-Key: ${s.key}`, 'Content-Type: application/json'];
-        if (framing === 'chunked') sock.write([...head, 'Transfer-Encoding: chunked', '', `${burst.length.toString(16)}`, burst, ''].join('\r\n'));
-        else sock.write([...head, `Content-Length: ${burst.length * 1000}`, '', burst].join('\r\n'));
+        if (framing === 'chunked') sock.write(rawHead(h, s, 'Transfer-Encoding: chunked') + `${burst.length.toString(16)}\r\n${burst}\r\n`);
+        else sock.write(rawHead(h, s, `Content-Length: ${burst.length * 1000}`) + burst);
         // the upload never ends: it keeps coming until the client has its answer or the connection is gone
         const more = (): void => {
           if (sock.destroyed) return;
@@ -163,7 +165,6 @@ describe('calls', () => {
 
   test('after a 413, the host hangs up on an upload that goes on, and keeps a connection whose upload ended', async () => {
     const { h, s } = await host({ maxBodyBytes: 1000, uploadLingerMs: 150 });
-    const head = (extra: string) => [`POST /api/call/status HTTP/1.1`, `Host: 127.0.0.1:${h.port}`, `Origin: ${h.origin}`, `Cookie: ${s.cookie}`, `X-Airlock-Key: ${s.key}`, 'Content-Type: application/json', extra, '', ''].join('\r\n');
     const open = () => {
       const sock = connect(h.port, '127.0.0.1');
       let got = '';
@@ -175,7 +176,7 @@ describe('calls', () => {
     };
     // a trickle that never ends: answered, then cut once the linger has passed
     const endless = open();
-    endless.sock.write(head('Transfer-Encoding: chunked') + `7d0\r\n${'x'.repeat(2000)}\r\n`);
+    endless.sock.write(rawHead(h, s, 'Transfer-Encoding: chunked') + `7d0\r\n${'x'.repeat(2000)}\r\n`);
     const trickle = setInterval(() => endless.sock.write(`1\r\nx\r\n`), 10);
     const t0 = Date.now();
     await endless.closed;
@@ -184,7 +185,7 @@ describe('calls', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
     // an over-limit body that does end: its connection serves the next request
     const ended = open();
-    ended.sock.write(head('Content-Length: 3000') + 'x'.repeat(3000) + head('Content-Length: 2') + '{}');
+    ended.sock.write(rawHead(h, s, 'Content-Length: 3000') + 'x'.repeat(3000) + rawHead(h, s, 'Content-Length: 2') + '{}');
     await waitFor(() => (ended.got().match(/HTTP\/1\.1 /g) ?? []).length >= 2 && ended.got().endsWith('}'), 5000, 'both answers on one connection');
     expect([...ended.got().matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['413', '200']);
     ended.sock.destroy();
