@@ -121,39 +121,47 @@ describe('calls', () => {
   const rawHead = (h: UiHost, s: UiSignIn, framing: string) =>
     [`POST /api/call/status HTTP/1.1`, `Host: 127.0.0.1:${h.port}`, `Origin: ${h.origin}`, `Cookie: ${s.cookie}`, `X-Airlock-Key: ${s.key}`, 'Content-Type: application/json', framing, '', ''].join('\r\n');
 
+  /** A raw connection to the host: what it has read so far, and when it closed (a reset counts as closed). */
+  const open = (h: UiHost) => {
+    const sock = connect(h.port, '127.0.0.1');
+    let got = '';
+    sock.setEncoding('utf8');
+    sock.on('data', (d: string) => (got += d));
+    sock.on('error', () => {});
+    const closed = new Promise<void>((r) => sock.on('close', () => r()));
+    return { sock, closed, got: () => got };
+  };
+  /** The first answer in `text` is whole (its head and all of its Content-Length). */
+  const wholeAnswer = (text: string): boolean => {
+    const [head, body] = text.split('\r\n\r\n', 2);
+    const length = /content-length: (\d+)/i.exec(head ?? '')?.[1];
+    return body !== undefined && length !== undefined && Buffer.byteLength(body) >= Number(length);
+  };
+
   test('an upload that keeps arriving past the limit still reads its 413 (the host does not reset it)', async () => {
     const { h, s } = await host({ maxBodyBytes: 1000 });
     // a burst far past the limit, sent at once, so that most of it is still unread by the host when it answers;
     // hanging up on unread bytes resets the connection, and a reset throws away the answer the client has not read yet
-    const upload = (framing: 'chunked' | 'length') =>
-      new Promise<string>((resolve) => {
-        const burst = 'x'.repeat(2 * 1024 * 1024);
-        const sock = connect(h.port, '127.0.0.1');
-        let got = '';
-        sock.setEncoding('utf8');
-        sock.on('data', (d: string) => {
-          got += d;
-          // a whole answer read: the client stops here (the host would give up on the rest by itself, later)
-          const [head, body] = got.split('\r\n\r\n', 2);
-          const length = /content-length: (\d+)/i.exec(head ?? '')?.[1];
-          if (body !== undefined && length && Buffer.byteLength(body) >= Number(length)) {
-            sock.destroy();
-            resolve(got);
-          }
-        });
-        sock.on('error', () => resolve(got)); // what was read before a reset is what the client has
-        sock.on('close', () => resolve(got));
-        if (framing === 'chunked') sock.write(rawHead(h, s, 'Transfer-Encoding: chunked') + `${burst.length.toString(16)}\r\n${burst}\r\n`);
-        else sock.write(rawHead(h, s, `Content-Length: ${burst.length * 1000}`) + burst);
-        // the upload never ends: it keeps coming until the client has its answer or the connection is gone
-        const more = (): void => {
-          if (sock.destroyed) return;
-          if (framing === 'chunked') sock.write(`${(64 * 1024).toString(16)}\r\n${burst.slice(0, 64 * 1024)}\r\n`);
-          else sock.write(burst.slice(0, 64 * 1024));
-          setImmediate(more);
-        };
-        more();
-      });
+    const upload = async (framing: 'chunked' | 'length'): Promise<string> => {
+      const burst = 'x'.repeat(2 * 1024 * 1024);
+      const c = open(h);
+      if (framing === 'chunked') c.sock.write(rawHead(h, s, 'Transfer-Encoding: chunked') + `${burst.length.toString(16)}\r\n${burst}\r\n`);
+      else c.sock.write(rawHead(h, s, `Content-Length: ${burst.length * 1000}`) + burst);
+      // the upload never ends: it keeps coming until the client has its whole answer or the connection is gone
+      // (what was read before a reset is what the client has)
+      let closed = false;
+      void c.closed.then(() => (closed = true));
+      const more = (): void => {
+        if (c.sock.destroyed || wholeAnswer(c.got())) return;
+        if (framing === 'chunked') c.sock.write(`${(64 * 1024).toString(16)}\r\n${burst.slice(0, 64 * 1024)}\r\n`);
+        else c.sock.write(burst.slice(0, 64 * 1024));
+        setImmediate(more);
+      };
+      more();
+      await waitFor(() => closed || wholeAnswer(c.got()), 5000, 'the answer, or the connection closed');
+      c.sock.destroy();
+      return c.got();
+    };
     for (let i = 0; i < 8; i++) {
       for (const framing of ['chunked', 'length'] as const) {
         const got = await upload(framing);
@@ -165,17 +173,8 @@ describe('calls', () => {
 
   test('after a 413, the host hangs up on an upload that goes on, and keeps a connection whose upload ended', async () => {
     const { h, s } = await host({ maxBodyBytes: 1000, uploadLingerMs: 150 });
-    const open = () => {
-      const sock = connect(h.port, '127.0.0.1');
-      let got = '';
-      sock.setEncoding('utf8');
-      sock.on('data', (d: string) => (got += d));
-      sock.on('error', () => {});
-      const closed = new Promise<void>((r) => sock.on('close', () => r()));
-      return { sock, closed, got: () => got };
-    };
     // a trickle that never ends: answered, then cut once the linger has passed
-    const endless = open();
+    const endless = open(h);
     endless.sock.write(rawHead(h, s, 'Transfer-Encoding: chunked') + `7d0\r\n${'x'.repeat(2000)}\r\n`);
     const trickle = setInterval(() => endless.sock.write(`1\r\nx\r\n`), 10);
     const t0 = Date.now();
@@ -184,7 +183,7 @@ describe('calls', () => {
     expect(endless.got()).toMatch(/^HTTP\/1\.1 413 /);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
     // an over-limit body that does end: its connection serves the next request
-    const ended = open();
+    const ended = open(h);
     ended.sock.write(rawHead(h, s, 'Content-Length: 3000') + 'x'.repeat(3000) + rawHead(h, s, 'Content-Length: 2') + '{}');
     await waitFor(() => (ended.got().match(/HTTP\/1\.1 /g) ?? []).length >= 2 && ended.got().endsWith('}'), 5000, 'both answers on one connection');
     expect([...ended.got().matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => m[1])).toEqual(['413', '200']);
