@@ -2,9 +2,15 @@
  * Where Airlock keeps its state, and the broker's address. Derived from the environment at call time so that
  * tests (and users) can point everything at a throwaway folder with AIRLOCK_HOME.
  */
-import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { homedir, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+
+// node:crypto only where a digest is needed (a named pipe, a data dir too deep for a socket path): loading it
+// takes 3-5 ms, and a wrapper locates its broker before it spawns its server, which every client then waits on
+const requireBuiltin = createRequire(import.meta.url);
+const digestOf = (dir: string): string =>
+  (requireBuiltin('node:crypto') as typeof import('node:crypto')).createHash('sha256').update(dir).digest('hex').slice(0, 16);
 
 export type Env = Record<string, string | undefined>;
 
@@ -26,8 +32,8 @@ const MAX_SOCKET_PATH = 100;
  * derived from the user and data dir (pipes are world-readable by default, hence the secret handshake).
  */
 export function brokerAddress(dir: string, platform: NodeJS.Platform = process.platform): { path: string; folder: string | null } {
-  const digest = createHash('sha256').update(dir).digest('hex').slice(0, 16);
   if (platform === 'win32') {
+    const digest = digestOf(dir);
     let user = 'user';
     try {
       user = userInfo().username.replace(/[^A-Za-z0-9_-]/g, '_');
@@ -40,7 +46,7 @@ export function brokerAddress(dir: string, platform: NodeJS.Platform = process.p
   const path = join(folder, 'broker.sock');
   if (Buffer.byteLength(path) <= MAX_SOCKET_PATH) return { path, folder };
   const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-  const short = join(tmpdir(), `airlock-${uid}-${digest}`);
+  const short = join(tmpdir(), `airlock-${uid}-${digestOf(dir)}`);
   return { path: join(short, 'broker.sock'), folder: short };
 }
 
