@@ -8,6 +8,7 @@ import type { CallStage } from '../../proxy-core/src/wrap/stages.js';
 import { FakeClock } from './fake-clock.js';
 import { MemoryLink } from './memory-link.js';
 import type { PolicySnapshot } from '../../proxy-core/src/policy/decide.js';
+import { FIRST_LISTING_GRACE_MS } from '../../proxy-core/src/wrap/tool-listing.js';
 
 type Msg = Record<string, unknown>;
 
@@ -92,12 +93,15 @@ export class Harness {
     for (const id of this.heldListings.splice(0)) this.server({ jsonrpc: '2.0', id, result: { tools: this.tools } });
   }
 
-  /** initialize, its answer, initialized, and the wrapper's own listing: a session ready for calls. */
+  /**
+   * initialize, its answer, initialized, and the wrapper's own listing (once the client has not listed within
+   * the grace given it to go first): a session ready for calls.
+   */
   async start(): Promise<this> {
     this.client({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     this.server({ jsonrpc: '2.0', id: 'init', result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fx', version: '1' } } });
     this.client({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    await settle();
+    await this.advance(FIRST_LISTING_GRACE_MS);
     return this;
   }
 

@@ -221,7 +221,7 @@ export class Relay {
     } else if (method === 'notifications/initialized') {
       this.forwardUpstream(m);
       this.initialized = true;
-      if (this.verdicts.listing.canList) void this.verdicts.listing.refresh();
+      this.verdicts.listing.clientInitialized();
       return;
     } else if (method === 'notifications/cancelled') {
       const requestId = isObject(m.params) ? m.params.requestId : undefined;

@@ -1,6 +1,7 @@
 /**
  * The wrapper's own view of the upstream's tools: it lists them itself (all pages, with request ids in a
- * namespace the client may not use) so that a decision never depends on which pages the client fetched.
+ * namespace the client may not use) so that a decision never depends on which pages the client fetched. Its
+ * first listing goes right behind the client's first tools/list, so that the client is answered first.
  * After an upstream `tools/list_changed`, or a listing the client fetched that differs from ours, the next
  * decision waits for a fresh listing.
  *
@@ -31,6 +32,7 @@ import { EntryFlags } from '../classify/entry-flags.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
+import { ClientListings } from './client-listings.js';
 import { Declarations } from './declarations.js';
 import { ListedDefinitions } from './listed-definitions.js';
 import { AgreedPage, OwnPage, PageBytes } from './page-bytes.js';
@@ -39,8 +41,12 @@ const MAX_PAGES = 1000;
 const PAGE_TIMEOUT_MS = 10_000;
 /** Ids of the wrapper's own requests start with this; a client request with such an id is refused. */
 export const RESERVED_ID_PREFIX = 'airlock-internal:';
-/** Client listings tracked at once (a client that pipelines more is not waited on for the rest). */
-const MAX_CLIENT_LISTINGS = 64;
+/**
+ * How long the wrapper's own first listing waits, after the client's initialized, for the client's first
+ * tools/list to go ahead of it: the server then answers the client first, and the client's answer is not held
+ * behind the reading, indexing and reporting of the wrapper's own. A call asks for the listing at once.
+ */
+export const FIRST_LISTING_GRACE_MS = 25;
 
 type Waiter = { resolve(ready: boolean): void; timer: Timer };
 
@@ -76,16 +82,18 @@ export class ToolListing {
   private observed: { tools: unknown[]; texts: string[] } | null = null;
   /** The last page observed that differed in nothing, and the `changes` count it was compared at. */
   private readonly agreed = new AgreedPage();
-  /** The client's own tools/list requests the server has not answered yet: request key -> when it was sent. */
-  private readonly clientListings = new Map<string, number>();
-  /** What waits for no client listing to be out (whenClientListingsEnd). */
-  private afterClientListings: (() => void)[] = [];
+  /** The client's own tools/list requests the server has not answered yet. */
+  private readonly clientListings: ClientListings;
+  /** The wrapper's own first listing, due once the client has listed (or the grace is over). */
+  private firstListing: Timer | undefined;
 
   constructor(
     private readonly sendUpstream: (message: unknown) => void,
     private readonly onListed: () => void,
     private readonly clock: Clock = systemClock,
-  ) {}
+  ) {
+    this.clientListings = new ClientListings(clock, PAGE_TIMEOUT_MS, () => this.ready && this.wake(true));
+  }
 
   /** True when `id` is in the wrapper's own namespace (whether or not this wrapper sent it). */
   reserves(id: unknown): boolean {
@@ -101,49 +109,35 @@ export class ToolListing {
 
   /** A complete listing is at hand, nothing has made it stale since, and no listing the client asked for is out. */
   get ready(): boolean {
-    return this.raw !== null && !this.stale && !this.clientListingOut();
-  }
-
-  /**
-   * True while a client's listing is unanswered. One the server leaves unanswered past a page's timeout stops
-   * counting: the calls behind it are then decided on the wrapper's own listing (every declaration seen makes it stricter).
-   */
-  private clientListingOut(): boolean {
-    if (this.clientListings.size === 0) return false;
-    const now = this.clock.now();
-    for (const [key, at] of this.clientListings) if (now - at >= PAGE_TIMEOUT_MS) this.clientListings.delete(key);
-    return this.clientListings.size > 0;
+    // a client's listing the server leaves unanswered past a page's timeout stops counting: the calls behind it
+    // are then decided on the wrapper's own listing (every declaration seen makes it stricter)
+    return this.raw !== null && !this.stale && !this.clientListings.anyOut();
   }
 
   /** The client asked the server for its tools (request key): calls wait for the answer. */
   clientListingSent(key: string): void {
-    if (this.clientListings.size >= MAX_CLIENT_LISTINGS) return;
-    this.clientListings.set(key, this.clock.now());
-    // whoever waits gives up after its own timeout; the page's timeout here lets a silent server's listing lapse
-    this.clock.setTimeout(() => {
-      // any listing past its timeout lapses here (not only this one): whoever waits on the catalog may go on
-      if (this.ready) this.wake(true);
-      if (!this.clientListingOut()) this.clientListingsEnded();
-    }, PAGE_TIMEOUT_MS);
+    this.clientListings.sent(key);
+    // the wrapper's own first listing goes right behind it (after the line is forwarded)
+    if (this.firstListing) queueMicrotask(() => void this.refresh());
   }
 
   /** Run `fn` once no listing the client asked for is out (at once when none is). */
   whenClientListingsEnd(fn: () => void): void {
-    if (this.clientListingOut()) this.afterClientListings.push(fn);
-    else fn();
-  }
-
-  private clientListingsEnded(): void {
-    const waiting = this.afterClientListings;
-    this.afterClientListings = [];
-    for (const fn of waiting) fn();
+    this.clientListings.whenNoneOut(fn);
   }
 
   /** The client's listing was answered (after `observe`), failed or was cancelled: calls behind it go on. */
   clientListingEnded(key: string): void {
-    if (!this.clientListings.delete(key)) return;
+    if (!this.clientListings.forget(key)) return;
     if (this.ready) this.wake(true);
-    if (this.clientListings.size === 0) this.clientListingsEnded();
+    this.clientListings.settle();
+  }
+
+  /** The client's initialized: the first listing waits a moment for the client's own to go first; any other goes now. */
+  clientInitialized(): void {
+    if (!this.listingAllowed) return;
+    if (this.raw !== null || this.listing) return void this.refresh();
+    this.firstListing ??= this.clock.setTimeout(() => void this.refresh(), FIRST_LISTING_GRACE_MS);
   }
 
   /** Some complete listing has been read (it may be stale). */
@@ -170,6 +164,8 @@ export class ToolListing {
 
   /** Start (or join) a listing; resolves when `ready` or the listing failed (then the catalog is empty). */
   refresh(): Promise<void> {
+    if (this.firstListing) this.clock.clearTimeout(this.firstListing);
+    this.firstListing = undefined;
     if (this.listing) return this.listing;
     const generation = this.generation;
     this.listing = this.listAll()
@@ -390,8 +386,10 @@ export class ToolListing {
     for (const [id, done] of this.pendingRequests) done({ jsonrpc: '2.0', id, error: { code: -32603, message: 'server exited' } });
     this.pendingRequests.clear();
     this.clientListings.clear();
+    if (this.firstListing) this.clock.clearTimeout(this.firstListing);
+    this.firstListing = undefined;
     this.listingAllowed = false;
-    this.clientListingsEnded();
+    this.clientListings.settle();
   }
 }
 

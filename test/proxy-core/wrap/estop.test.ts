@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import type { UpstreamControl } from '../../../proxy-core/src/wrap/estop.js';
 import { allowAll, estopHarness, fakeProcess } from '../../helpers/estop.js';
 import { Harness, settle, textOf } from '../../helpers/relay-harness.js';
+import { FIRST_LISTING_GRACE_MS } from '../../../proxy-core/src/wrap/tool-listing.js';
 
 const INIT_RESULT = { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fx', version: '1' } };
 
@@ -243,7 +244,7 @@ describe('on release, the server is started again', () => {
     h.client({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     h.server({ jsonrpc: '2.0', id: 'init', error: { code: -32603, message: 'not now' } });
     h.client({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    await settle();
+    await h.advance(FIRST_LISTING_GRACE_MS);
     h.call(1, 'write_note');
     expect(h.forwardedCalls()).toHaveLength(1);
     h.link.push({ estop: true });

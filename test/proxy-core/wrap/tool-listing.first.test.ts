@@ -1,0 +1,70 @@
+/**
+ * The wrapper's own first listing goes behind the client's first tools/list: the server is asked the client's
+ * question first and the client's answer is written without waiting for the wrapper's listing to be read. A
+ * client that does not list within the grace, or a call that needs the catalog, starts the wrapper's at once
+ * where the call is concerned; either way a call is decided on the wrapper's own listing, never on the page alone.
+ */
+import { expect, test } from 'vitest';
+import { FIRST_LISTING_GRACE_MS } from '../../../proxy-core/src/wrap/tool-listing.js';
+import { Harness, settle, TOOLS } from '../../helpers/relay-harness.js';
+
+type Msg = Record<string, unknown>;
+
+const own = (m: Msg) => m.method === 'tools/list' && typeof m.id === 'string' && m.id.startsWith('airlock-internal:');
+
+function initialized(h: Harness): void {
+  h.client({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  h.server({ jsonrpc: '2.0', id: 'init', result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fx', version: '1' } } });
+  h.client({ jsonrpc: '2.0', method: 'notifications/initialized' });
+}
+
+test("the client's first tools/list reaches the server before the wrapper's own, and is answered before that one is", async () => {
+  const h = new Harness({ policy: { rules: [] } });
+  h.autoList = false;
+  initialized(h);
+  await settle();
+  // nothing of the wrapper's own yet: the client may be about to list
+  expect(h.toUpstream.filter(own)).toHaveLength(0);
+  h.client({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+  await settle();
+  const methods = h.toUpstream.filter((m) => m.method === 'tools/list').map((m) => (own(m) ? 'own' : m.id));
+  expect(methods).toEqual([7, 'own']);
+  // the server answers in order: the client's first, annotated, before the wrapper's listing is in
+  h.server({ jsonrpc: '2.0', id: 7, result: { tools: TOOLS } });
+  const answer = h.answer(7).result as { tools: { name: string; annotations: Msg }[] };
+  expect(answer.tools.map((t) => t.name)).toEqual(['echo', 'write_note', 'delete_all']);
+  // a server's read-only claim is not passed on as a hint the client auto-approves on
+  expect(answer.tools.find((t) => t.name === 'echo')!.annotations.readOnlyHint).toBe(false);
+  // a call right behind waits for the wrapper's own listing, then is decided on it
+  h.call(8, 'delete_all');
+  await settle();
+  expect(h.forwardedCalls()).toHaveLength(0);
+  h.answerListings();
+  await settle();
+  // a destructive tool: held for a human yes, not forwarded
+  expect(h.link.asked.map((a) => a.tool)).toEqual(['delete_all']);
+  expect(h.forwardedCalls()).toHaveLength(0);
+});
+
+test('a client that does not list: the wrapper lists once the grace is over, not before', async () => {
+  const h = new Harness({ policy: { rules: [] } });
+  initialized(h);
+  await h.advance(FIRST_LISTING_GRACE_MS - 1);
+  expect(h.toUpstream.filter(own)).toHaveLength(0);
+  await h.advance(1);
+  expect(h.toUpstream.filter(own)).toHaveLength(1);
+  // and only once (the timer is spent)
+  await h.advance(10 * FIRST_LISTING_GRACE_MS);
+  expect(h.toUpstream.filter(own)).toHaveLength(1);
+});
+
+test('a call before any listing asks for the wrapper\'s at once, and the grace adds no second one', async () => {
+  const h = new Harness({ policy: { rules: [{ id: 'r1', action: 'allow', server: 'fx', tool: 'echo', createdAt: 0 }] } });
+  initialized(h);
+  h.call(1, 'echo', { message: 'hi' });
+  await settle();
+  expect(h.toUpstream.filter(own)).toHaveLength(1);
+  expect(h.forwardedCalls()).toHaveLength(1);
+  await h.advance(10 * FIRST_LISTING_GRACE_MS);
+  expect(h.toUpstream.filter(own)).toHaveLength(1);
+});
