@@ -3,14 +3,17 @@
  * server to start. The first reading of an entry compiles the hidden-text patterns (two alternations of every
  * phrase and character class: about 3 ms the first two times V8 runs them, as bytecode and then as machine code)
  * and the functions that classify and annotate it; done here, that work sits inside the server's start-up rather
- * than in the first listing the client waits for.
+ * than in the first listing the client waits for. The sample goes the client's answer's whole way, from an
+ * answer's bytes as the server writes them to the annotated listing written out, so those functions are
+ * compiled by then too.
  *
  * Pure: a cache of its own, nothing kept, nothing sent. It never sees a real entry, so it decides nothing.
  */
 import { classifyTools, isReadOnlyClass, type Verdict } from '../classify/classify.js';
 import { jsonText } from '../classify/definition.js';
 import { EntryFlags } from '../classify/entry-flags.js';
-import { annotatedText, annotationsOf } from './annotate.js';
+import { AnnotatedListing } from './annotated-listing.js';
+import { PageBytes } from './page-bytes.js';
 
 const SAMPLE: readonly Record<string, unknown>[] = [
   {
@@ -36,11 +39,16 @@ export function warmListingPath(): Verdict[] {
   for (let round = 0; round < 2; round++) {
     const flags = new EntryFlags();
     const catalog = classifyTools(SAMPLE, opts, (entry, i) => flags.classify(entry, texts[i]!, opts));
-    SAMPLE.forEach((entry, i) => {
-      const verdict = catalog.verdicts.get(entry.name as string)!;
-      if (round === 1) verdicts.push(verdict);
-      annotatedText(entry, texts[i]!, annotationsOf(entry, verdict, isReadOnlyClass(verdict.class)));
-    });
+    const message = { jsonrpc: '2.0', id: round, result: { tools: SAMPLE } };
+    const page = PageBytes.of(round, Buffer.from(JSON.stringify(message)));
+    const result = message.result as Record<string, unknown>;
+    new AnnotatedListing().answer(message, result, [...SAMPLE], () => texts, {
+      inputs: [],
+      verdictOf: (name) => catalog.verdicts.get(name)!,
+      runsWithoutAsking: (v) => isReadOnlyClass(v.class),
+      log: () => {},
+    }, page);
+    if (round === 1) for (const entry of SAMPLE) verdicts.push(catalog.verdicts.get(entry.name as string)!);
   }
   return verdicts;
 }
