@@ -164,7 +164,7 @@ export class ToolListing {
 
   /** Start (or join) a listing; resolves when `ready` or the listing failed (then the catalog is empty). */
   refresh(): Promise<void> {
-    if (this.firstListing) this.clock.clearTimeout(this.firstListing);
+    this.clock.clearTimeout(this.firstListing);
     this.firstListing = undefined;
     if (this.listing) return this.listing;
     const generation = this.generation;
@@ -386,7 +386,7 @@ export class ToolListing {
     for (const [id, done] of this.pendingRequests) done({ jsonrpc: '2.0', id, error: { code: -32603, message: 'server exited' } });
     this.pendingRequests.clear();
     this.clientListings.clear();
-    if (this.firstListing) this.clock.clearTimeout(this.firstListing);
+    this.clock.clearTimeout(this.firstListing);
     this.firstListing = undefined;
     this.listingAllowed = false;
     this.clientListings.settle();
