@@ -12,16 +12,10 @@ type Msg = Record<string, unknown>;
 
 const own = (m: Msg) => m.method === 'tools/list' && typeof m.id === 'string' && m.id.startsWith('airlock-internal:');
 
-function initialized(h: Harness): void {
-  h.client({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
-  h.server({ jsonrpc: '2.0', id: 'init', result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'fx', version: '1' } } });
-  h.client({ jsonrpc: '2.0', method: 'notifications/initialized' });
-}
-
 test("the client's first tools/list reaches the server before the wrapper's own, and is answered before that one is", async () => {
   const h = new Harness({ policy: { rules: [] } });
   h.autoList = false;
-  initialized(h);
+  h.handshake();
   await settle();
   // nothing of the wrapper's own yet: the client may be about to list
   expect(h.toUpstream.filter(own)).toHaveLength(0);
@@ -48,7 +42,7 @@ test("the client's first tools/list reaches the server before the wrapper's own,
 
 test('a client that does not list: the wrapper lists once the grace is over, not before', async () => {
   const h = new Harness({ policy: { rules: [] } });
-  initialized(h);
+  h.handshake();
   await h.advance(FIRST_LISTING_GRACE_MS - 1);
   expect(h.toUpstream.filter(own)).toHaveLength(0);
   await h.advance(1);
@@ -60,7 +54,7 @@ test('a client that does not list: the wrapper lists once the grace is over, not
 
 test('a call before any listing asks for the wrapper\'s at once, and the grace adds no second one', async () => {
   const h = new Harness({ policy: { rules: [{ id: 'r1', action: 'allow', server: 'fx', tool: 'echo', createdAt: 0 }] } });
-  initialized(h);
+  h.handshake();
   h.call(1, 'echo', { message: 'hi' });
   await settle();
   expect(h.toUpstream.filter(own)).toHaveLength(1);
