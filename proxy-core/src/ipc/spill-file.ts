@@ -88,10 +88,12 @@ export class SpillFile {
     private readonly pid = process.pid,
   ) {}
 
-  /** Append these records (one line each) and fsync. Throws when the disk refuses; the file keeps whole lines only. */
-  append(records: readonly unknown[]): void {
-    if (records.length === 0) return;
-    const text = Buffer.from(records.map((r) => JSON.stringify(r) + '\n').join(''), 'utf8');
+  /**
+   * Append these lines (whole JSON records, each ending in a newline) and fsync. Throws when the disk refuses;
+   * the file keeps whole lines only.
+   */
+  append(text: Buffer): void {
+    if (text.length === 0) return;
     const fd = this.open();
     let written = 0;
     try {

@@ -1,10 +1,19 @@
 /**
- * The wrapper's journal entries on their way to the broker: held in memory (latest state by id) until the
- * broker acknowledges them, and spilled to disk (spill-file.ts) whenever the broker cannot take them, so that
- * the record of a call which reached its server survives the broker's death, the wrapper's exit, and a long
- * downtime. Memory is bounded by refusing to keep refused calls, never executed ones: past `maxHeld`, the
- * oldest entry of a call that never reached its server goes first (counted), then entries already safe on disk
- * (not lost: the spill file has them). What cannot be kept at all is counted and reported to the broker.
+ * The wrapper's journal entries on their way to the broker: held until the broker acknowledges them, and spilled
+ * to disk (spill-file.ts) whenever the broker cannot take them, so that the record of a call which reached its
+ * server survives the broker's death, the wrapper's exit, and a long downtime.
+ *
+ * An entry is written as JSON text once, when it is final (or, for a call still open, when a batch or the spill
+ * takes it), into a segment: a buffer of up to MAX_SEGMENT entries, which goes to the broker as one batch just as
+ * it is and is let go once acknowledged. Nothing of a call is kept as objects while it waits: a wrapper that held
+ * its records as objects for the acknowledgement's few milliseconds had them copied by every scavenge and
+ * promoted to the old generation, which grew the process by a third over 60,000 calls and cost a fifth of its
+ * CPU per call. A later copy of a call that is still in a segment is written after it: the broker merges copies
+ * forward, so the later one wins.
+ *
+ * Memory is bounded by refusing to keep refused calls, never executed ones: past `maxHeld`, a new entry of a call
+ * that never reached its server is counted rather than kept, and segments already safe on disk leave memory (the
+ * spill file has them). What cannot be kept at all is counted and reported to the broker.
  */
 import type { CallRecord } from '../protocol/api.js';
 import { readSpillFile, SpillFile } from '../ipc/spill-file.js';
@@ -13,16 +22,24 @@ import { readSpillFile, SpillFile } from '../ipc/spill-file.js';
 const SPILL_DELAY_MS = 20;
 /** How soon a spill the disk refused is tried again (memory holds the entries meanwhile). */
 const SPILL_RETRY_MS = 1000;
+/**
+ * How long a call still open waits before a batch takes its entry: a call answered sooner sends one entry, its
+ * final one (a pipelined call is answered within a millisecond or two), instead of a pending copy and then that.
+ */
+export const OPEN_DELAY_MS = 10;
+/** Entries in one segment: one batch to the broker. */
+export const MAX_SEGMENT = 1000;
+/** A segment's buffer to start with; it grows as entries need, and one is kept for the next segment. */
+const SEGMENT_BYTES = 64 * 1024;
+/** A buffer past this size is not kept for the next segment (a batch of big results is let go). */
+const KEEP_BYTES = 1024 * 1024;
 
-interface Held {
-  /** The record, once built (see `entryOf`). */
-  entry: CallRecord | undefined;
-  /** What builds it, until it is built: the latest state of a call still open. */
-  build: (() => CallRecord) | undefined;
-  rev: number;
-  /** The revision last written to the spill (0: never). */
-  spilled: number;
-}
+const ARGUMENTS_KEY = Buffer.from(',"arguments":');
+const AFTER_ARGUMENTS_KEY = Buffer.from(',"argsTruncated":');
+
+/** An entry's flags in its segment. */
+const EXECUTED = 1;
+const SPILLED = 2;
 
 /** Records the wrapper could not keep, by whether their call reached the server. */
 export interface JournalLost {
@@ -40,23 +57,87 @@ export function maxHeld(text: string | undefined): number {
   return text !== undefined && Number.isInteger(n) && n >= 100 && n <= 1_000_000 ? n : 50_000;
 }
 
-/** Outcomes after which a call's entry may still change (a cancelled call's server may answer after all). */
-const OPEN_OUTCOMES: ReadonlySet<string> = new Set(['pending', 'cancelled']);
-
-/** An entry as the next batch carries it: `wire` is what goes to the broker. */
-export interface Batched {
-  entry: CallRecord;
-  rev: number;
-  wire: unknown;
-}
-
 /** A call whose record says it was sent to its server. */
 export const executed = (e: CallRecord): boolean => e.forwardedAt !== undefined;
+/** Outcomes after which a call's entry may still change (a cancelled call's server may answer after all). */
+const isOpen = (e: CallRecord): boolean => e.outcome === 'pending' || e.outcome === 'cancelled';
+
+/** A call still open: what writes its entry, and since when it waits. */
+interface Open {
+  build: () => CallRecord;
+  since: number;
+}
+
+/** Entries written as JSON text, comma-separated, as a batch carries them. */
+export class Segment {
+  buf: Buffer;
+  len = 0;
+  /** Where each entry ends in `buf` (it starts after the comma following the one before). */
+  readonly ends: number[] = [];
+  readonly flags: number[] = [];
+  /** Calls with a copy here whose outcome may still change: the broker has their arguments once this is acknowledged. */
+  readonly openIds: string[] = [];
+  /** Calls whose final copy is here while a copy of theirs is known or out: forgotten once this is acknowledged. */
+  readonly finalIds: string[] = [];
+  /** Entries the broker has the arguments of: entry index, then where `,"arguments":…` starts and ends in `buf`. */
+  readonly strip: number[] = [];
+
+  constructor(buf: Buffer) {
+    this.buf = buf;
+  }
+
+  get count(): number {
+    return this.ends.length;
+  }
+
+  /** The entries' bytes, as a batch sends them (between `[` and `]`): without the arguments the broker has. */
+  wire(): Buffer {
+    const whole = this.buf.subarray(0, this.len);
+    if (this.strip.length === 0) return whole;
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let k = 0; k < this.strip.length; k += 3) {
+      parts.push(whole.subarray(at, this.strip[k + 1]));
+      at = this.strip[k + 2]!;
+    }
+    parts.push(whole.subarray(at));
+    return Buffer.concat(parts);
+  }
+
+  /** Write an entry; `known`: the broker has its arguments (a batch leaves them out, the spill keeps them). */
+  write(text: string, flags: number, known = false): void {
+    const need = this.len + 1 + text.length * 3;
+    if (need > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+      this.buf.copy(bigger, 0, 0, this.len);
+      this.buf = bigger;
+    }
+    if (this.ends.length > 0) this.buf[this.len++] = 0x2c /* , */;
+    const start = this.len;
+    this.len += this.buf.write(text, this.len, 'utf8');
+    if (known) {
+      // JSON.stringify writes a record's keys in order (id, client, server, tool, arguments, argsTruncated…), and no
+      // string value can hold these keys unescaped: the first of each is the key itself
+      const from = this.buf.indexOf(ARGUMENTS_KEY, start);
+      const to = from === -1 ? -1 : this.buf.indexOf(AFTER_ARGUMENTS_KEY, from);
+      if (to !== -1 && to < this.len) this.strip.push(this.ends.length, from, to);
+    }
+    this.ends.push(this.len);
+    this.flags.push(flags);
+  }
+
+  /** Entry i's bytes. */
+  entry(i: number): Buffer {
+    return this.buf.subarray(i === 0 ? 0 : this.ends[i - 1]! + 1, this.ends[i]);
+  }
+}
 
 export class JournalQueue {
-  /** A new Map once the broker has acknowledged all of them (see `acked`). */
-  private held = new Map<string, Held>();
-  private revCounter = 0;
+  /** Oldest first; entries are written to the last, the others wait for (or are out for) acknowledgement. */
+  private segments: Segment[] = [];
+  /** Calls still open whose entry is written only when a batch or the spill takes it (see `addLater`), oldest first. */
+  private open = new Map<string, Open>();
+  private spare: Buffer | null = null;
   private lostNow: JournalLost = { notRun: 0, executed: 0 };
   private readonly spill: SpillFile;
   private spillFailing = false;
@@ -70,6 +151,9 @@ export class JournalQueue {
    * have them). The spill always keeps whole entries.
    */
   private known = new Set<string>();
+  /** Calls with a copy held whose outcome may still change (not acknowledged yet). */
+  private readonly openHeld = new Set<string>();
+  private held = 0;
 
   constructor(
     dataDir: string,
@@ -79,8 +163,9 @@ export class JournalQueue {
     this.spill = new SpillFile(dataDir);
   }
 
+  /** Entries held (written, or open and not written yet). */
   get size(): number {
-    return this.held.size;
+    return this.held + this.open.size;
   }
 
   /** A new connection to the broker (its session id): no copy is taken as known there yet. */
@@ -95,64 +180,80 @@ export class JournalQueue {
   }
 
   add(entry: CallRecord): void {
-    this.held.set(entry.id, { entry, build: undefined, rev: ++this.revCounter, spilled: 0 });
-    if (this.held.size > this.maxHeld) this.evictOne();
+    // the entry of a call still open, not written yet, is this one now
+    if (this.open.size > 0) this.open.delete(entry.id);
+    this.write(entry);
   }
 
   /**
-   * Hold the entry `build` makes, built only when a batch or the spill takes it (or memory is full): held from
-   * now on exactly as `add` holds it, only its record is made later, at the state its call has then.
+   * Hold the entry `build` makes, written only when a batch or the spill takes it (or memory is full): held from
+   * now on exactly as `add` holds it, only its record is made later, at the state its call has then; an `add`
+   * for the call before that replaces it.
    */
   addLater(id: string, build: () => CallRecord): void {
-    this.held.set(id, { entry: undefined, build, rev: ++this.revCounter, spilled: 0 });
-    if (this.held.size > this.maxHeld) this.evictOne();
-  }
-
-  /** The oldest `max` entries, as they stand (pass them back to `acked` once the broker has them). */
-  batch(max: number): Batched[] {
-    const out: Batched[] = [];
-    const known = this.known;
-    for (const h of this.held.values()) {
-      const entry = entryOf(h);
-      out.push({ entry, rev: h.rev, wire: known.size > 0 && known.has(entry.id) ? withoutArguments(entry) : entry });
-      if (out.length >= max) break;
-    }
-    return out;
-  }
-
-  acked(batch: readonly { entry: CallRecord; rev: number }[]): void {
-    for (const b of batch) {
-      const id = b.entry.id;
-      const now = this.held.get(id);
-      if (now && now.rev === b.rev) this.held.delete(id);
-      if (OPEN_OUTCOMES.has(b.entry.outcome)) this.known.add(id);
-      else if (this.known.size > 0) this.known.delete(id);
-    }
-    if (this.known.size === 0 && this.held.size === 0) this.known = new Set();
-    // A Map whose table V8 has moved to the old generation (it lived through two scavenges, say while the
-    // wrapper was idle) gets every later table there too, and each table it leaves behind still points at
-    // the entries it held: from then on every journal entry outlives the young generation, which V8 grows
-    // in answer (megabytes of RSS over a few thousand calls, not a leak). An emptied Map starts young again.
-    if (this.held.size === 0) this.held = new Map();
+    const was = this.open.get(id);
+    if (was) was.build = build;
+    else this.open.set(id, { build, since: performance.now() });
+    if (this.size > this.maxHeld) this.writeOpen();
   }
 
   /**
-   * Write to disk what is not there yet at its latest state: the entries of executed calls, or (`all`, the
-   * wrapper is leaving) every entry. One write and one fsync. False when the disk refused (entries stay held).
+   * The oldest segment, as a batch (at most MAX_SEGMENT entries): calls open for OPEN_DELAY_MS are written first.
+   * Pass it back to `acked` once the broker has it; until then it stays held (and is offered again).
+   */
+  batch(): Segment | undefined {
+    if (this.open.size > 0) this.writeOpen(performance.now() - OPEN_DELAY_MS);
+    const first = this.segments[0];
+    if (!first || first.count === 0) return undefined;
+    // the segment being written to goes: what comes next starts another
+    if (first === this.segments[this.segments.length - 1]) this.segments.push(this.newSegment());
+    return first;
+  }
+
+  acked(segment: Segment): void {
+    const i = this.segments.indexOf(segment);
+    if (i === -1) return;
+    this.segments.splice(i, 1);
+    this.held -= segment.count;
+    for (const id of segment.openIds) {
+      this.known.add(id);
+      this.openHeld.delete(id);
+    }
+    for (const id of segment.finalIds) this.known.delete(id);
+    if (segment.buf.length <= KEEP_BYTES) this.spare = segment.buf;
+  }
+
+  /**
+   * Write to disk what is not there yet: the entries of executed calls, or (`all`, the wrapper is leaving) every
+   * entry. One write and one fsync. False when the disk refused (entries stay held).
    */
   spillHeld(all = false): boolean {
-    const todo: Held[] = [];
-    for (const h of this.held.values()) if (h.spilled !== h.rev && (all || executed(entryOf(h)))) todo.push(h);
-    if (todo.length === 0) return true;
+    if (this.open.size > 0) this.writeOpen();
+    const parts: Buffer[] = [];
+    const taken: [Segment, number][] = [];
+    // the session rides along in each line, for a broker that picks the file up (the entry itself has none)
+    const session = this.sessionId !== undefined ? Buffer.from(`{"sessionId":${JSON.stringify(this.sessionId)},`) : null;
+    const nl = Buffer.from('\n');
+    for (const s of this.segments) {
+      for (let i = 0; i < s.count; i++) {
+        const f = s.flags[i]!;
+        if (f & SPILLED || !(all || f & EXECUTED)) continue;
+        const e = s.entry(i);
+        if (session) parts.push(session, e.subarray(1), nl);
+        else parts.push(e, nl);
+        taken.push([s, i]);
+      }
+    }
+    if (taken.length === 0) return true;
     try {
-      this.spill.append(todo.map((h) => (this.sessionId !== undefined ? { ...entryOf(h), sessionId: this.sessionId } : entryOf(h))));
+      this.spill.append(Buffer.concat(parts));
     } catch (err) {
-      if (!this.spillFailing) this.log(`airlock: could not write the journal spill in the data dir (${(err as Error).message}); ${todo.length} journal entries are held in memory only`);
+      if (!this.spillFailing) this.log(`airlock: could not write the journal spill in the data dir (${(err as Error).message}); ${taken.length} journal entries are held in memory only`);
       this.spillFailing = true;
       return false;
     }
     this.spillFailing = false;
-    for (const h of todo) h.spilled = h.rev;
+    for (const [s, i] of taken) s.flags[i]! |= SPILLED;
     return true;
   }
 
@@ -212,43 +313,90 @@ export class JournalQueue {
   leave(): JournalLost {
     if (this.spillTimer) clearTimeout(this.spillTimer);
     this.spillTimer = null;
-    if (this.held.size > 0 && !this.spillHeld(true)) {
-      for (const h of this.held.values()) {
-        if (h.spilled === h.rev) continue;
-        if (executed(entryOf(h))) this.lostNow.executed++;
-        else this.lostNow.notRun++;
+    if (this.size > 0 && !this.spillHeld(true)) {
+      for (const s of this.segments) {
+        for (let i = 0; i < s.count; i++) {
+          const f = s.flags[i]!;
+          if (f & SPILLED) continue;
+          if (f & EXECUTED) this.lostNow.executed++;
+          else this.lostNow.notRun++;
+        }
       }
     }
     this.spill.close();
     return this.lostNow;
   }
 
-  private evictOne(): void {
-    let safe: string | undefined;
-    for (const [id, h] of this.held) {
-      if (!executed(entryOf(h))) {
-        this.held.delete(id);
-        this.lostNow.notRun++;
-        return;
-      }
-      if (safe === undefined && h.spilled === h.rev) safe = id;
+  /** Write an entry into the newest segment (a new one past MAX_SEGMENT), or count it when memory is full. */
+  private write(entry: CallRecord): void {
+    const ran = executed(entry);
+    if (this.held >= this.maxHeld && !this.makeRoom() && !ran) {
+      this.lostNow.notRun++;
+      return;
     }
-    // only executed calls are held: one already on disk leaves memory (the replay sends it); none is dropped
-    if (safe !== undefined) this.held.delete(safe);
+    const id = entry.id;
+    const known = this.known.size > 0 && this.known.has(id);
+    let last = this.segments[this.segments.length - 1];
+    if (!last || last.count >= MAX_SEGMENT) this.segments.push((last = this.newSegment()));
+    last.write(JSON.stringify(entry), ran ? EXECUTED : 0, known);
+    if (isOpen(entry)) {
+      last.openIds.push(id);
+      this.openHeld.add(id);
+    } else if (known || (this.openHeld.size > 0 && this.openHeld.has(id))) {
+      last.finalIds.push(id);
+    }
+    this.held++;
   }
-}
 
-/** A held entry's record, built now if it was not yet (then its builder, and what it holds, is let go). */
-function entryOf(h: Held): CallRecord {
-  if (h.entry === undefined) {
-    h.entry = h.build!();
-    h.build = undefined;
+  /** Entries written and waiting (not counting calls still open). */
+  get written(): number {
+    return this.held;
   }
-  return h.entry;
-}
 
-/** A later copy of an entry, without the arguments the broker already has (it keeps the first copy's). */
-function withoutArguments(entry: CallRecord): Omit<CallRecord, 'arguments'> {
-  const { arguments: _, ...rest } = entry;
-  return rest;
+  /** How long until the oldest call still open is due in a batch (0: now; undefined: none is open). */
+  openDueIn(): number | undefined {
+    for (const o of this.open.values()) return Math.max(0, o.since + OPEN_DELAY_MS - performance.now());
+    return undefined;
+  }
+
+  /** Write the entries of calls open since `before` (all by default): a batch or the spill takes them, or memory is full. */
+  private writeOpen(before = Infinity): void {
+    for (const [id, o] of this.open) {
+      if (o.since > before) break;
+      this.open.delete(id);
+      this.write(o.build());
+    }
+  }
+
+  /**
+   * Past the bound: segments whose executed entries are all on disk leave memory, oldest first (the replay sends
+   * them; their refused calls' entries are counted). True when there is room now.
+   */
+  private makeRoom(): boolean {
+    for (let k = 0; k < this.segments.length && this.held >= this.maxHeld; ) {
+      const s = this.segments[k]!;
+      let unsafe = false;
+      let refused = 0;
+      for (let i = 0; i < s.count; i++) {
+        const f = s.flags[i]!;
+        if (f & EXECUTED && !(f & SPILLED)) unsafe = true;
+        else if (!(f & EXECUTED) && !(f & SPILLED)) refused++;
+      }
+      if (unsafe) {
+        k++;
+        continue;
+      }
+      this.segments.splice(k, 1);
+      this.held -= s.count;
+      this.lostNow.notRun += refused;
+      for (const id of s.openIds) this.openHeld.delete(id);
+    }
+    return this.held < this.maxHeld;
+  }
+
+  private newSegment(): Segment {
+    const buf = this.spare ?? Buffer.allocUnsafe(SEGMENT_BYTES);
+    this.spare = null;
+    return new Segment(buf);
+  }
 }

@@ -7,9 +7,8 @@
  */
 import type { Channel } from '../ipc/channel.js';
 import { WrapperMethod } from '../protocol/names.js';
-import type { JournalQueue } from './journal-queue.js';
+import { type JournalQueue, MAX_SEGMENT } from './journal-queue.js';
 
-const MAX_BATCH = 1000;
 /** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
 const JOURNAL_DELAY_MS = 10;
 /**
@@ -45,7 +44,7 @@ export class JournalSender {
     this.waitingSince ??= now;
     if (this.flushScheduled || this.sending) return;
     this.flushScheduled = true;
-    const delay = this.queue.size >= MAX_BATCH ? 0 : Math.max(0, Math.min(maxDelayMs, JOURNAL_DELAY_MS - (now - this.waitingSince)));
+    const delay = this.queue.written >= MAX_SEGMENT ? 0 : Math.max(0, Math.min(maxDelayMs, JOURNAL_DELAY_MS - (now - this.waitingSince)));
     const timer = setTimeout(() => {
       this.flushScheduled = false;
       void this.send();
@@ -60,26 +59,28 @@ export class JournalSender {
     if (this.queue.size === 0 && this.queue.spillFiles === 0 && !this.queue.hasLost) return;
     this.sending = true;
     let lost = this.queue.takeLost();
-    const send = async (entries: unknown[]) => {
-      await channel.request(WrapperMethod.journal, { entries, ...(lost ? { lost } : {}) }, 10_000);
+    // the entries are JSON text already: the request is written around them, never serialised again
+    const send = async (entries: Buffer | string) => {
+      await channel.requestJson(WrapperMethod.journal, ['{"entries":[', entries, lost ? `],"lost":${JSON.stringify(lost)}}` : ']}'], 10_000);
       lost = null;
     };
     try {
       for (const file of this.queue.replayFiles()) {
         const entries = this.queue.readFile(file);
-        for (let i = 0; i < entries.length && this.channel() === channel; i += MAX_BATCH) await send(entries.slice(i, i + MAX_BATCH));
+        for (let i = 0; i < entries.length && this.channel() === channel; i += MAX_SEGMENT) await send(entries.slice(i, i + MAX_SEGMENT).map((e) => JSON.stringify(e)).join(','));
         if (this.channel() !== channel) return;
         this.queue.fileDone(file);
       }
-      while ((this.queue.size > 0 || lost) && this.channel() === channel) {
-        const batch = this.queue.batch(MAX_BATCH);
-        this.waitingSince = this.queue.size > batch.length ? performance.now() : null;
-        await send(batch.map((b) => b.wire));
-        this.queue.acked(batch);
+      while (this.channel() === channel) {
+        const batch = this.queue.batch();
+        if (!batch && !lost) break;
+        this.waitingSince = this.queue.size > (batch?.count ?? 0) ? performance.now() : null;
+        await send(batch ? batch.wire() : '');
+        if (batch) this.queue.acked(batch);
         // What was held while the batch was out waits its turn like any entry, so that a quick call's end
         // replaces its start in memory rather than following it to the broker (one copy a call, not two).
         // A whole batch waiting goes at once.
-        if (this.queue.size < MAX_BATCH) break;
+        if (this.queue.size < MAX_SEGMENT) break;
       }
     } catch {
       // kept (in memory, and on disk for executed calls); offered again soon, and after the next connect
@@ -88,7 +89,7 @@ export class JournalSender {
     } finally {
       if (lost) this.queue.returnLost(lost);
       this.sending = false;
-      if (this.queue.size > 0 && !this.retry && !this.closed) this.scheduleFlush(JOURNAL_MERGE_MS);
+      if (this.queue.size > 0 && !this.retry && !this.closed) this.scheduleFlush(this.queue.written > 0 ? JOURNAL_MERGE_MS : (this.queue.openDueIn() ?? JOURNAL_MERGE_MS));
     }
   }
 

@@ -2,11 +2,11 @@
  * The wrapper's journal queue: a flood of refused calls never pushes an executed call's entry out of memory,
  * what is not kept is counted, and spilled entries come back from disk whole (the file on disk is the truth).
  */
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
-import { JournalQueue } from '../../../proxy-core/src/wrap/journal-queue.js';
+import { JournalQueue, OPEN_DELAY_MS, type Segment } from '../../../proxy-core/src/wrap/journal-queue.js';
 import { spillDir } from '../../../proxy-core/src/ipc/spill-file.js';
 import { tempDir } from '../../helpers/airlock.js';
 
@@ -27,26 +27,56 @@ const record = (id: string, ran: boolean): CallRecord => ({
   ...(ran ? { forwardedAt: 2 } : {}),
 });
 
+/** What a batch says to the broker: its entries, as the broker parses them. */
+const wire = (s: Segment | undefined): CallRecord[] => (s ? (JSON.parse(`[${s.wire().toString('utf8')}]`) as CallRecord[]) : []);
+/** What a batch holds (the spill's copy): whole entries. */
+const whole = (s: Segment): CallRecord[] => JSON.parse(`[${s.buf.subarray(0, s.len).toString('utf8')}]`) as CallRecord[];
+
 describe('the journal queue', () => {
+  let now = 1000;
+  beforeEach(() => {
+    now = 1000;
+    vi.spyOn(performance, 'now').mockImplementation(() => now);
+  });
+  afterEach(() => vi.restoreAllMocks());
+
   test("a call's arguments go to the broker once: a copy after an acknowledged one goes without them, the spill keeps them", () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     const pending: CallRecord = { ...record('c1', true), arguments: '{"text":"x"}', outcome: 'pending' };
     q.add(pending);
-    const first = q.batch(10);
-    expect(first[0]!.wire).toEqual(pending);
+    const first = q.batch()!;
+    expect(wire(first)).toEqual([pending]);
     q.acked(first);
     const done: CallRecord = { ...pending, outcome: 'ok', finishedAt: 3 };
     q.add(done);
-    const second = q.batch(10);
-    expect(second[0]!.entry).toEqual(done);
-    expect(second[0]!.wire).not.toHaveProperty('arguments');
-    expect(second[0]!.wire).toMatchObject({ id: 'c1', outcome: 'ok', finishedAt: 3, argsTruncated: false });
+    const second = q.batch()!;
+    expect(whole(second)).toEqual([done]);
+    expect(wire(second)[0]).not.toHaveProperty('arguments');
+    expect(wire(second)[0]).toMatchObject({ id: 'c1', outcome: 'ok', finishedAt: 3, argsTruncated: false });
     // the spill on disk is whole, whatever the broker has
     expect(q.spillHeld(true)).toBe(true);
     q.acked(second);
     // a final copy acknowledged: the call is forgotten, and a copy of it again (a replay) would carry everything
     q.add(done);
-    expect(q.batch(10)[0]!.wire).toEqual(done);
+    expect(wire(q.batch())).toEqual([done]);
+  });
+
+  test('the final copy written while the pending one was out is forgotten with it: the next copy carries everything', () => {
+    const q = new JournalQueue(tempDir(), 100, () => {});
+    const pending: CallRecord = { ...record('c3', true), outcome: 'pending' };
+    q.add(pending);
+    const first = q.batch()!;
+    const done: CallRecord = { ...pending, outcome: 'ok' };
+    q.add(done);
+    // a batch not acknowledged is offered again, alone
+    expect(q.batch()).toBe(first);
+    q.acked(first);
+    // the final copy was written before the pending one was acknowledged: it carries the arguments
+    const second = q.batch()!;
+    expect(wire(second)).toEqual([done]);
+    q.acked(second);
+    q.add(done);
+    expect(wire(q.batch())).toEqual([done]);
   });
 
   test('an entry held to be built later is built when a batch or the spill takes it, at the state it has then; replaced before that, never', () => {
@@ -57,13 +87,19 @@ describe('the journal queue', () => {
     q.addLater('l1', build);
     expect(q.size).toBe(1);
     expect(builds).toBe(0);
+    // a batch before the call has been open OPEN_DELAY_MS does not take it
+    now += OPEN_DELAY_MS - 1;
+    expect(q.batch()).toBeUndefined();
+    expect(q.openDueIn()).toBe(1);
+    expect(builds).toBe(0);
     // the call moved on before anything took its entry: the batch has it as it stands now
     state = { ...state, outcome: 'ok', finishedAt: 3 };
-    const first = q.batch(10);
+    now += 1;
+    const first = q.batch()!;
     expect(builds).toBe(1);
-    expect(first[0]!.entry).toEqual(state);
-    // built once: a second batch (the first not acknowledged yet) reuses it
-    expect(q.batch(10)[0]!.entry).toBe(first[0]!.entry);
+    expect(wire(first)).toEqual([state]);
+    // built once: a second batch (the first not acknowledged yet) offers the same
+    expect(q.batch()).toBe(first);
     expect(builds).toBe(1);
     q.acked(first);
     expect(q.size).toBe(0);
@@ -73,7 +109,8 @@ describe('the journal queue', () => {
     q.addLater('l2', () => (unbuilt++, { ...record('l2', true), outcome: 'pending' }));
     const ended: CallRecord = { ...record('l2', true), finishedAt: 4 };
     q.add(ended);
-    expect(q.batch(10).map((b) => b.entry)).toEqual([ended]);
+    now += 2 * OPEN_DELAY_MS;
+    expect(wire(q.batch())).toEqual([ended]);
     expect(unbuilt).toBe(0);
   });
 
@@ -93,21 +130,41 @@ describe('the journal queue', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     const pending: CallRecord = { ...record('c2', true), outcome: 'pending' };
     q.add(pending);
-    q.acked(q.batch(10));
+    q.acked(q.batch()!);
     q.connected('session-2');
     const done: CallRecord = { ...pending, outcome: 'ok' };
     q.add(done);
-    expect(q.batch(10)[0]!.wire).toEqual(done);
+    expect(wire(q.batch())).toEqual([done]);
   });
 
   test('past its bound it counts refused calls, never drops executed ones', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     for (let i = 0; i < 10; i++) q.add(record(`ran-${i}`, true));
     for (let i = 0; i < 300; i++) q.add(record(`refused-${i}`, false));
-    const held = q.batch(1000).map((b) => b.entry.id);
+    const held = wire(q.batch()).map((e) => e.id);
     expect(held.filter((id) => id.startsWith('ran-'))).toHaveLength(10);
     expect(q.size).toBe(100);
     expect(q.takeLost()).toEqual({ notRun: 210, executed: 0 });
+    // executed calls are kept past the bound
+    for (let i = 10; i < 20; i++) q.add(record(`ran-${i}`, true));
+    expect(q.size).toBe(110);
+    expect(q.takeLost()).toBeNull();
+  });
+
+  test('past its bound, what is already on disk leaves memory: the replay has it', () => {
+    const dir = tempDir();
+    const q = new JournalQueue(dir, 100, () => {});
+    // two full segments of executed calls, then the broker away: they reach the disk
+    for (let i = 0; i < 2000; i++) q.add(record(`ran-${i}`, true));
+    expect(q.spillHeld()).toBe(true);
+    const onDisk = () => readdirSync(spillDir(dir)).flatMap((f) => readFileSync(join(spillDir(dir), f), 'utf8').split('\n').filter(Boolean)).length;
+    expect(onDisk()).toBe(2000);
+    // memory is past the bound: the spilled segments leave it, and a refused call fits again
+    q.add(record('refused-x', false));
+    expect(q.size).toBe(1);
+    expect(q.takeLost()).toBeNull();
+    expect(wire(q.batch()).map((e) => e.id)).toEqual(['refused-x']);
+    expect(q.replayFiles().flatMap((f) => q.readFile(f)).map((e) => e.id)).toEqual(Array.from({ length: 2000 }, (_, i) => `ran-${i}`));
   });
 
   test('spills executed entries to a private file, replays them, and leaves everything else on its way out', () => {
@@ -129,6 +186,18 @@ describe('the journal queue', () => {
     // ran-1's copy on disk was replayed (acknowledged) already: only what no file holds yet is written
     const q2 = new JournalQueue(dir, 100, () => {});
     expect(q2.readFile(join(spillDir(dir), left[0]!)).map((e) => e.id)).toEqual(['refused-1']);
+  });
+
+  test('spilled lines carry the session, and entries whose texts need escaping come back as they were', () => {
+    const dir = tempDir();
+    const q = new JournalQueue(dir, 100, () => {});
+    q.connected('sess-1');
+    const odd: CallRecord = { ...record('odd', true), tool: 'quote " nl \n lone \ud800 emoji 😀 ,"arguments":', detail: ',"argsTruncated":' };
+    q.add(odd);
+    expect(q.spillHeld()).toBe(true);
+    const [file] = q.replayFiles();
+    expect(q.readFile(file!)).toEqual([{ sessionId: 'sess-1', ...odd }]);
+    expect(wire(q.batch())).toEqual([odd]);
   });
 
   test('a damaged line in a spill file is counted, the rest is read', () => {
