@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import type { PolicySnapshot } from '../../proxy-core/src/policy/decide.js';
 import type { AskAnswer, AskRequest, CallRecord } from '../../proxy-core/src/protocol/api.js';
 import type { BrokerLinkLike, LinkState } from '../../proxy-core/src/wrap/broker-link.js';
+import type { JournalEntry } from '../../proxy-core/src/wrap/journal-entry.js';
 import type { BudgetGrant } from '../../proxy-core/src/wrap/call-budget.js';
 
 export interface PendingAsk {
@@ -117,12 +118,13 @@ export class MemoryLink extends EventEmitter implements BrokerLinkLike {
   }
 
   /** Built at once: the test sees every copy as it stood when it was journaled. */
-  journalLater(_id: string, build: () => CallRecord): void {
+  journalLater(_id: string, build: () => JournalEntry): void {
     this.journal(build());
   }
 
-  journal(record: CallRecord): void {
-    this.sent.push(structuredClone(record));
+  /** The entry as the broker reads it: its text, parsed. */
+  journal(entry: JournalEntry): void {
+    this.sent.push(JSON.parse(entry.text) as CallRecord);
   }
 
   catalog(verdicts: unknown[], problems: string[]): void {

@@ -15,10 +15,10 @@ import { BrokerNote, BrokerToWrapper, PING, WrapperMethod, WrapperNote } from '.
 import type { AskAnswer, AskRequest, SessionOpen, WrapperParamsOf, WrapperResultOf } from '../protocol/api.js';
 
 import { isObject } from '../jsonrpc/messages.js';
-import type { CallRecord } from '../protocol/api.js';
 import { type PolicySnapshot, readPins } from '../policy/decide.js';
 import type { PrepareAnswer, PrepareRequest } from '../protocol/undo-api.js';
 import { readFileTools } from './undo-stage.js';
+import type { JournalEntry } from './journal-entry.js';
 import { JournalQueue, maxHeld } from './journal-queue.js';
 import { JournalSender } from './journal-sender.js';
 import { CatalogReports } from './catalog-reports.js';
@@ -39,13 +39,13 @@ export interface BrokerLinkLike extends EventEmitter {
   cancel(callId: string): void;
   /** The call was answered "still waiting": the broker keeps its ticket open after this session ends. */
   keep(callId: string): void;
-  /** Hold a call's record (its latest state, by id) until the broker acknowledges it; sent in batches. */
-  journal(record: CallRecord): void;
+  /** Hold a call's entry (its latest state, by id) until the broker acknowledges it; sent in batches. */
+  journal(entry: JournalEntry): void;
   /**
-   * The same for a call still open, whose record is built only when a batch or the spill takes it (its latest
-   * state then): a quick call's copy at forwarding is replaced by its final one before it is ever built.
+   * The same for a call still open, whose entry is written only when a batch or the spill takes it (its latest
+   * state then): a quick call's copy at forwarding is replaced by its final one before it is ever written.
    */
-  journalLater(id: string, build: () => CallRecord): void;
+  journalLater(id: string, build: () => JournalEntry): void;
   catalog(verdicts: unknown[], problems: string[]): void;
   observed(contradictions: ObservedContradiction[]): void;
   structured(tool: string, structuredContent: unknown): void;
@@ -287,12 +287,12 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.channel?.notify(WrapperNote.keep, { callId });
   }
 
-  journal(entry: CallRecord): void {
+  journal(entry: JournalEntry): void {
     this.queue.add(entry);
     this.held();
   }
 
-  journalLater(id: string, build: () => CallRecord): void {
+  journalLater(id: string, build: () => JournalEntry): void {
     this.queue.addLater(id, build);
     this.held();
   }

@@ -9,10 +9,8 @@
 import type { Verdict } from '../classify/classify.js';
 import { argumentsHash } from '../jsonrpc/canonical.js';
 import type { JsonRpcId, Message } from '../jsonrpc/messages.js';
-import { traceparentOf } from '../protocol/trace-context.js';
 import type { DecidedBy } from '../policy/decide.js';
-import type { CallRecord, Outcome } from '../protocol/api.js';
-import { LIMITS } from '../protocol/limits.js';
+import type { Outcome } from '../protocol/api.js';
 import { type Clock, monotonic, systemClock } from '../util/clock.js';
 import { type Shown, shownArguments } from './capture.js';
 import type { InternalSink } from './internal-call.js';
@@ -235,42 +233,12 @@ export class Call implements CallView {
     return this.sha;
   }
 
-  /** The journal entry for this call as it stands now. */
-  toRecord(client: string, server: string): CallRecord {
-    const shown = this.argsShown();
-    const record: CallRecord = {
-      id: this.callId,
-      client,
-      server,
-      tool: this.tool.slice(0, LIMITS.toolName),
-      arguments: shown.text,
-      argsTruncated: shown.truncated,
-      argsBytes: shown.bytes,
-      class: this.verdict?.class ?? 'unclassifiable',
-      // a call of Airlock's own says first what it is and who asked for it
-      reasons: this.internal ? [this.internal.note, ...(this.verdict?.reasons ?? [])] : (this.verdict?.reasons ?? []),
-      decision: this.decision ?? 'deny',
-      decidedBy: this.decidedBy ?? 'error',
-      detail: this.detail.slice(0, LIMITS.detail),
-      outcome: this.outcome,
-      startedAt: this.startedAt,
-    };
-    // the hash is what a held ticket matches on; a call that never asked is not hashed just for the journal
-    if (this.sha !== undefined) record.argsSha256 = this.sha;
-    if (this.ticketId !== undefined) record.ticketId = this.ticketId;
-    if (this.result) {
-      record.result = this.result.text;
-      record.resultTruncated = this.result.truncated;
-      record.resultBytes = this.result.bytes;
-    }
-    if (this.askedAt !== undefined) record.askedAt = this.askedAt;
-    if (this.decidedAt !== undefined) record.decidedAt = this.decidedAt;
-    if (this.forwardedAt !== undefined) record.forwardedAt = this.forwardedAt;
-    if (this.finishedAt !== undefined) record.finishedAt = this.finishedAt;
-    if (this.durationMs !== undefined) record.durationMs = this.durationMs;
-    const traceparent = traceparentOf(this.message.params);
-    if (traceparent) record.traceparent = traceparent;
-    return record;
+  /**
+   * The arguments' hash, when it was computed: a call that asked has it (a held ticket matches on it); one that
+   * never asked is not hashed just for the journal.
+   */
+  get knownArgsSha256(): string | undefined {
+    return this.sha;
   }
 }
 

@@ -17,6 +17,7 @@
  */
 import type { CallRecord } from '../protocol/api.js';
 import { readSpillFile, SpillFile } from '../ipc/spill-file.js';
+import type { JournalEntry } from './journal-entry.js';
 
 /** How long an entry may wait to share a spill batch (one write, one fsync) while the broker is down. */
 const SPILL_DELAY_MS = 20;
@@ -57,14 +58,10 @@ export function maxHeld(text: string | undefined): number {
   return text !== undefined && Number.isInteger(n) && n >= 100 && n <= 1_000_000 ? n : 50_000;
 }
 
-/** A call whose record says it was sent to its server. */
-export const executed = (e: CallRecord): boolean => e.forwardedAt !== undefined;
-/** Outcomes after which a call's entry may still change (a cancelled call's server may answer after all). */
-const isOpen = (e: CallRecord): boolean => e.outcome === 'pending' || e.outcome === 'cancelled';
 
 /** A call still open: what writes its entry, and since when it waits. */
 interface Open {
-  build: () => CallRecord;
+  build: () => JournalEntry;
   since: number;
 }
 
@@ -116,7 +113,7 @@ export class Segment {
     const start = this.len;
     this.len += this.buf.write(text, this.len, 'utf8');
     if (known) {
-      // JSON.stringify writes a record's keys in order (id, client, server, tool, arguments, argsTruncated…), and no
+      // an entry's keys come in the record's order (id, client, server, tool, arguments, argsTruncated…), and no
       // string value can hold these keys unescaped: the first of each is the key itself
       const from = this.buf.indexOf(ARGUMENTS_KEY, start);
       const to = from === -1 ? -1 : this.buf.indexOf(AFTER_ARGUMENTS_KEY, from);
@@ -179,7 +176,7 @@ export class JournalQueue {
     return this.spill.pending;
   }
 
-  add(entry: CallRecord): void {
+  add(entry: JournalEntry): void {
     // the entry of a call still open, not written yet, is this one now
     if (this.open.size > 0) this.open.delete(entry.id);
     this.write(entry);
@@ -190,7 +187,7 @@ export class JournalQueue {
    * now on exactly as `add` holds it, only its record is made later, at the state its call has then; an `add`
    * for the call before that replaces it.
    */
-  addLater(id: string, build: () => CallRecord): void {
+  addLater(id: string, build: () => JournalEntry): void {
     const was = this.open.get(id);
     if (was) was.build = build;
     else this.open.set(id, { build, since: performance.now() });
@@ -328,8 +325,8 @@ export class JournalQueue {
   }
 
   /** Write an entry into the newest segment (a new one past MAX_SEGMENT), or count it when memory is full. */
-  private write(entry: CallRecord): void {
-    const ran = executed(entry);
+  private write(entry: JournalEntry): void {
+    const ran = entry.executed;
     if (this.held >= this.maxHeld && !this.makeRoom() && !ran) {
       this.lostNow.notRun++;
       return;
@@ -338,8 +335,8 @@ export class JournalQueue {
     const known = this.known.size > 0 && this.known.has(id);
     let last = this.segments[this.segments.length - 1];
     if (!last || last.count >= MAX_SEGMENT) this.segments.push((last = this.newSegment()));
-    last.write(JSON.stringify(entry), ran ? EXECUTED : 0, known);
-    if (isOpen(entry)) {
+    last.write(entry.text, ran ? EXECUTED : 0, known);
+    if (entry.open) {
       last.openIds.push(id);
       this.openHeld.add(id);
     } else if (known || (this.openHeld.size > 0 && this.openHeld.has(id))) {

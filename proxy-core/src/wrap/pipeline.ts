@@ -25,6 +25,7 @@ import { decideCall } from './deciding.js';
 import { type Denial, denialResult } from './denial.js';
 import { type InputRequired, retryOf } from './era.js';
 import { Forwarding } from './forwarding.js';
+import { JournalEncoder } from './journal-entry.js';
 import type { Responder } from './in-flight.js';
 import type { InternalEnd, InternalSink } from './internal-call.js';
 import { Rounds } from './rounds.js';
@@ -45,11 +46,14 @@ export class CallPipeline implements PipelineCore {
   /** Calls the server asked input for, waiting for the client's retry (2026-07-28 multi round-trip requests). */
   private readonly rounds = new Rounds();
   private readonly forwarding: Forwarding;
+  /** Writes each call's journal entry (journal-entry.ts). */
+  private readonly encoder: JournalEncoder;
   /** What takes the server's answer to every forwarded call (found by its id key): one for all of them. */
   private readonly answers: Responder = { method: 'tools/call', answered: (m, raw, key) => this.serverAnswered(key, m, raw) };
 
   constructor(readonly o: PipelineContext) {
     this.desk = new TicketDesk(this);
+    this.encoder = new JournalEncoder(o.client, o.server);
     // places for changing calls the broker handed this wrapper (the tripwire's cap)
     this.forwarding = new Forwarding(this, new CallBudget(o.link, o.clock));
   }
@@ -362,12 +366,16 @@ export class CallPipeline implements PipelineCore {
   }
 
   journal(call: Call): void {
-    const { client, server, link } = this.o;
-    // A call that has ended is built into its entry now (nothing it holds need outlive it). One still open is
+    // A call that has ended is written into its entry now (nothing it holds need outlive it). One still open is
     // held as it will stand when the batch (at most JOURNAL_DELAY_MS away) or the spill takes it: the entry is
-    // held from this moment all the same, and a quick call's end replaces it before it was ever built.
-    if (call.state === 'done') link.journal(call.toRecord(client, server));
-    else link.journalLater(call.callId, () => call.toRecord(client, server));
+    // held from this moment all the same, and a quick call's end replaces it before it was ever written.
+    if (call.state === 'done') this.journalNow(call);
+    else this.o.link.journalLater(call.callId, () => this.encoder.entry(call));
+  }
+
+  /** Hold the call's entry as it stands now (a task's call: its task goes on after the call itself is done). */
+  journalNow(call: Call): void {
+    this.o.link.journal(this.encoder.entry(call));
   }
 
   reply(message: JsonRpcResponse): void {

@@ -107,7 +107,7 @@ export class Relay {
       toUpstream: (m) => this.o.toUpstream(frame(this.era.stamp(m))),
       toClient: (m) => this.o.toClient(frame(m)),
       modern: () => this.era.modern,
-      journal: (call) => o.link.journal(call.toRecord(o.client, o.server)),
+      journal: (call) => this.calls.journalNow(call),
       ended: () => this.hard.serverLetGo(),
     });
     this.hard = new HardStop({

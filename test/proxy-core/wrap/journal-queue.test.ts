@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
 import { JournalQueue, OPEN_DELAY_MS, type Segment } from '../../../proxy-core/src/wrap/journal-queue.js';
+import type { JournalEntry } from '../../../proxy-core/src/wrap/journal-entry.js';
 import { spillDir } from '../../../proxy-core/src/ipc/spill-file.js';
 import { tempDir } from '../../helpers/airlock.js';
 
@@ -27,6 +28,9 @@ const record = (id: string, ran: boolean): CallRecord => ({
   ...(ran ? { forwardedAt: 2 } : {}),
 });
 
+/** A record as the queue takes it: its entry (the text keeps the record's keys in order, as the encoder writes them). */
+const E = (r: CallRecord): JournalEntry => ({ id: r.id, text: JSON.stringify(r), open: r.outcome === 'pending' || r.outcome === 'cancelled', executed: r.forwardedAt !== undefined });
+
 /** What a batch says to the broker: its entries, as the broker parses them. */
 const wire = (s: Segment | undefined): CallRecord[] => (s ? (JSON.parse(`[${s.wire().toString('utf8')}]`) as CallRecord[]) : []);
 /** What a batch holds (the spill's copy): whole entries. */
@@ -43,12 +47,12 @@ describe('the journal queue', () => {
   test("a call's arguments go to the broker once: a copy after an acknowledged one goes without them, the spill keeps them", () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     const pending: CallRecord = { ...record('c1', true), arguments: '{"text":"x"}', outcome: 'pending' };
-    q.add(pending);
+    q.add(E(pending));
     const first = q.batch()!;
     expect(wire(first)).toEqual([pending]);
     q.acked(first);
     const done: CallRecord = { ...pending, outcome: 'ok', finishedAt: 3 };
-    q.add(done);
+    q.add(E(done));
     const second = q.batch()!;
     expect(whole(second)).toEqual([done]);
     expect(wire(second)[0]).not.toHaveProperty('arguments');
@@ -57,17 +61,17 @@ describe('the journal queue', () => {
     expect(q.spillHeld(true)).toBe(true);
     q.acked(second);
     // a final copy acknowledged: the call is forgotten, and a copy of it again (a replay) would carry everything
-    q.add(done);
+    q.add(E(done));
     expect(wire(q.batch())).toEqual([done]);
   });
 
   test('the final copy written while the pending one was out is forgotten with it: the next copy carries everything', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     const pending: CallRecord = { ...record('c3', true), outcome: 'pending' };
-    q.add(pending);
+    q.add(E(pending));
     const first = q.batch()!;
     const done: CallRecord = { ...pending, outcome: 'ok' };
-    q.add(done);
+    q.add(E(done));
     // a batch not acknowledged is offered again, alone
     expect(q.batch()).toBe(first);
     q.acked(first);
@@ -75,7 +79,7 @@ describe('the journal queue', () => {
     const second = q.batch()!;
     expect(wire(second)).toEqual([done]);
     q.acked(second);
-    q.add(done);
+    q.add(E(done));
     expect(wire(q.batch())).toEqual([done]);
   });
 
@@ -83,7 +87,7 @@ describe('the journal queue', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     let state: CallRecord = { ...record('l1', true), outcome: 'pending' };
     let builds = 0;
-    const build = () => (builds++, { ...state });
+    const build = () => (builds++, E({ ...state }));
     q.addLater('l1', build);
     expect(q.size).toBe(1);
     expect(builds).toBe(0);
@@ -106,9 +110,9 @@ describe('the journal queue', () => {
 
     // a quick call: its end replaces the copy held at forwarding before that copy was ever built
     let unbuilt = 0;
-    q.addLater('l2', () => (unbuilt++, { ...record('l2', true), outcome: 'pending' }));
+    q.addLater('l2', () => (unbuilt++, E({ ...record('l2', true), outcome: 'pending' })));
     const ended: CallRecord = { ...record('l2', true), finishedAt: 4 };
-    q.add(ended);
+    q.add(E(ended));
     now += 2 * OPEN_DELAY_MS;
     expect(wire(q.batch())).toEqual([ended]);
     expect(unbuilt).toBe(0);
@@ -117,8 +121,8 @@ describe('the journal queue', () => {
   test('an entry held to be built later reaches the spill like any other: an executed call at once, the rest when the wrapper leaves', () => {
     const dir = tempDir();
     const q = new JournalQueue(dir, 100, () => {});
-    q.addLater('s1', () => ({ ...record('s1', true), outcome: 'pending' }));
-    q.addLater('s2', () => record('s2', false));
+    q.addLater('s1', () => E({ ...record('s1', true), outcome: 'pending' }));
+    q.addLater('s2', () => E(record('s2', false)));
     expect(q.spillHeld()).toBe(true);
     const ids = () => readdirSync(spillDir(dir)).flatMap((f) => new JournalQueue(tempDir(), 100, () => {}).readFile(join(spillDir(dir), f)).map((e) => e.id));
     expect(ids()).toEqual(['s1']);
@@ -129,24 +133,24 @@ describe('the journal queue', () => {
   test('a new connection takes no copy as known: the next copy carries the arguments again', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     const pending: CallRecord = { ...record('c2', true), outcome: 'pending' };
-    q.add(pending);
+    q.add(E(pending));
     q.acked(q.batch()!);
     q.connected('session-2');
     const done: CallRecord = { ...pending, outcome: 'ok' };
-    q.add(done);
+    q.add(E(done));
     expect(wire(q.batch())).toEqual([done]);
   });
 
   test('past its bound it counts refused calls, never drops executed ones', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
-    for (let i = 0; i < 10; i++) q.add(record(`ran-${i}`, true));
-    for (let i = 0; i < 300; i++) q.add(record(`refused-${i}`, false));
+    for (let i = 0; i < 10; i++) q.add(E(record(`ran-${i}`, true)));
+    for (let i = 0; i < 300; i++) q.add(E(record(`refused-${i}`, false)));
     const held = wire(q.batch()).map((e) => e.id);
     expect(held.filter((id) => id.startsWith('ran-'))).toHaveLength(10);
     expect(q.size).toBe(100);
     expect(q.takeLost()).toEqual({ notRun: 210, executed: 0 });
     // executed calls are kept past the bound
-    for (let i = 10; i < 20; i++) q.add(record(`ran-${i}`, true));
+    for (let i = 10; i < 20; i++) q.add(E(record(`ran-${i}`, true)));
     expect(q.size).toBe(110);
     expect(q.takeLost()).toBeNull();
   });
@@ -155,12 +159,12 @@ describe('the journal queue', () => {
     const dir = tempDir();
     const q = new JournalQueue(dir, 100, () => {});
     // two full segments of executed calls, then the broker away: they reach the disk
-    for (let i = 0; i < 2000; i++) q.add(record(`ran-${i}`, true));
+    for (let i = 0; i < 2000; i++) q.add(E(record(`ran-${i}`, true)));
     expect(q.spillHeld()).toBe(true);
     const onDisk = () => readdirSync(spillDir(dir)).flatMap((f) => readFileSync(join(spillDir(dir), f), 'utf8').split('\n').filter(Boolean)).length;
     expect(onDisk()).toBe(2000);
     // memory is past the bound: the spilled segments leave it, and a refused call fits again
-    q.add(record('refused-x', false));
+    q.add(E(record('refused-x', false)));
     expect(q.size).toBe(1);
     expect(q.takeLost()).toBeNull();
     expect(wire(q.batch()).map((e) => e.id)).toEqual(['refused-x']);
@@ -170,8 +174,8 @@ describe('the journal queue', () => {
   test('spills executed entries to a private file, replays them, and leaves everything else on its way out', () => {
     const dir = tempDir();
     const q = new JournalQueue(dir, 100, () => {});
-    q.add(record('ran-1', true));
-    q.add(record('refused-1', false));
+    q.add(E(record('ran-1', true)));
+    q.add(E(record('refused-1', false)));
     expect(q.spillHeld()).toBe(true);
     const files = q.replayFiles();
     expect(files).toHaveLength(1);
@@ -193,7 +197,7 @@ describe('the journal queue', () => {
     const q = new JournalQueue(dir, 100, () => {});
     q.connected('sess-1');
     const odd: CallRecord = { ...record('odd', true), tool: 'quote " nl \n lone \ud800 emoji 😀 ,"arguments":', detail: ',"argsTruncated":' };
-    q.add(odd);
+    q.add(E(odd));
     expect(q.spillHeld()).toBe(true);
     const [file] = q.replayFiles();
     expect(q.readFile(file!)).toEqual([{ sessionId: 'sess-1', ...odd }]);
