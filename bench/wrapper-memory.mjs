@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
+import { settled } from './broker-state.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -78,6 +79,7 @@ export async function wrapperMemoryRows({ home, env, quick = false }) {
         await s.close();
       }
     }
+    const brokerPid = (await broker.call('status', {})).pid;
     const sessions = { relay: session('relay', env), airlock: session('airlock', env) };
     for (const s of Object.values(sessions)) await s.init();
     const pid = (mode) => sessions[mode].proc.pid;
@@ -94,19 +96,30 @@ export async function wrapperMemoryRows({ home, env, quick = false }) {
           lat[mode].push(performance.now() - t0);
         }
         seqCpu[mode] += cpuSeconds(pid(mode)) - c0;
+        // the broker files what it took in once the calls stop: not while the relay is measured
+        if (mode === 'airlock') await settled(broker);
       }
     }
     // pipelined, up to each mark in turn, the two modes taking turns at each step
     const rss = { relay: [], airlock: [] };
     const time = { relay: 0, airlock: 0 };
     const cpu = { relay: 0, airlock: 0 };
+    /** The broker's CPU while it took the calls in, and while it filed them after; how long the filing took. */
+    const brokerCpu = { taking: 0, filing: 0, filingMs: 0 };
     let done = 0;
     for (const mark of marks) {
       const step = mark - done;
       for (const mode of ['relay', 'airlock']) {
         const c0 = cpuSeconds(pid(mode));
+        const b0 = cpuSeconds(brokerPid);
         time[mode] += await pipelined(sessions[mode], step, 'p');
         cpu[mode] += cpuSeconds(pid(mode)) - c0;
+        if (mode === 'airlock') {
+          const b1 = cpuSeconds(brokerPid);
+          brokerCpu.taking += b1 - b0;
+          brokerCpu.filingMs += await settled(broker);
+          brokerCpu.filing += cpuSeconds(brokerPid) - b1;
+        }
       }
       done = mark;
       // what is left after the load, not the peak inside it
@@ -132,6 +145,7 @@ export async function wrapperMemoryRows({ home, env, quick = false }) {
     rows.push(
       [`pipelined calls/s (${IN_FLIGHT} in flight, one wrapper)`, '–', f(rate('relay'), 0), f(rate('airlock'), 0), `${f(rate('airlock') / rate('relay'), 2)}× relay`, '≥ 0.7× relay'],
       ['proxy CPU per pipelined call (µs)', '–', f((cpu.relay / done) * 1e6), f((cpu.airlock / done) * 1e6), ratio(cpu.airlock, cpu.relay), '(for information)'],
+      ['broker CPU per pipelined call (µs): taking it in during the load / filing it once the load stops', '–', '–', `${f((brokerCpu.taking / done) * 1e6)} / ${f((brokerCpu.filing / done) * 1e6)}`, `filed in ${f(brokerCpu.filingMs, 0)} ms after the loads, in all`, '(for information)'],
       ['proxy CPU per sequential call (µs)', '–', f((seqCpu.relay / sequential) * 1e6), f((seqCpu.airlock / sequential) * 1e6), ratio(seqCpu.airlock, seqCpu.relay), '(for information)'],
       ['allowed call p50, one at a time (ms)', '–', f(quantile(lat.relay, 0.5), 3), f(quantile(lat.airlock, 0.5), 3), ratio(quantile(lat.airlock, 0.5), quantile(lat.relay, 0.5)), '≤ 1.15× relay'],
       ['allowed call p99, one at a time (ms)', '–', f(quantile(lat.relay, 0.99), 3), f(quantile(lat.airlock, 0.99), 3), ratio(quantile(lat.airlock, 0.99), quantile(lat.relay, 0.99)), '≤ 1.3× relay'],

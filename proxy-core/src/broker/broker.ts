@@ -174,6 +174,7 @@ export class Broker implements BrokerParts {
     this.catalogs = new ServerCatalogs({ store: this.store, record, pins: this.pins });
     this.journalWriter = new JournalWriter({
       store: this.store,
+      clock: this.clock,
       publish: (events) => this.bus.publish(events),
       // a snapshotted call that ended gets the state it left its files in; a call with an inverse, its plan
       committed: (calls) => this.undo.journaled(calls),
@@ -225,7 +226,7 @@ export class Broker implements BrokerParts {
     bindSettings(on, this);
     bindCatalog(on, this);
     bindClients(on, this);
-    bindUndo(on, this.undo);
+    bindUndo(on, this.undo, () => this.journalWriter.settle());
     bindPresence(on, {
       presence: this.presence,
       record,
@@ -271,6 +272,10 @@ export class Broker implements BrokerParts {
     if (orphans > 0) this.record('broker-restart', null, null, { orphanTickets: orphans });
     this.checkpoints = setInterval(() => this.safety.disk.write(() => this.store.marks.checkpoint()), CHECKPOINT_MS);
     this.checkpoints.unref();
+    // a reader of the journal or the events sees every batch taken in, and an event follows the calls that came
+    // before it; what a stopped broker left in the intake goes in now
+    this.store.fileIntake = () => this.journalWriter.catchUp();
+    this.journalWriter.flush();
   }
 
   /** Store an event and publish it to subscribers (kept and stored later while the disk refuses: journal-safety.ts). */

@@ -4,15 +4,18 @@
  * role it proved, the heartbeat is answered, a wrapper's notifications reach its session's parts, and its
  * end closes what it held (its subscriptions, its session). A subscriber that falls too far behind is dropped.
  */
-import type { Channel } from '../ipc/channel.js';
+import { type Channel, rawMethod } from '../ipc/channel.js';
+import { RawJournal } from '../protocol/methods/journal.js';
 import { peerOf } from '../ipc/peer.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { BrokerEvent } from '../protocol/api.js';
-import { BrokerNote, PING, type Role } from '../protocol/names.js';
+import { BrokerNote, PING, type Role, WrapperMethod } from '../protocol/names.js';
 import type { Call } from './api/dispatch.js';
 import type { CallContext } from './api/handlers.js';
 import type { Subscriber } from './events.js';
 import type { Session } from './sessions.js';
+
+const RAW_WRAPPER_METHODS = new Map([rawMethod(WrapperMethod.journal, (params) => RawJournal.of(params))]);
 
 /** A subscriber that has fallen this far behind (bytes not yet written to its socket) is dropped. */
 export const MAX_SUBSCRIBER_BACKLOG = 8 * 1024 * 1024;
@@ -42,6 +45,8 @@ export class Connections {
     const key = `conn:${++this.count}`;
     const context: CallContext = { channel, session: null, subscriptions: new Set(), frontEnd: { kind: role === 'ui' || role === 'app' ? role : 'cli', key, peer } };
     this.channels.add(channel);
+    // a wrapper's journal batches are taken in as their bytes (protocol/methods/journal.ts RawJournal)
+    if (caller === 'wrapper') channel.setRaw(RAW_WRAPPER_METHODS);
     channel.setHandlers({
       request: (method, params) => this.o.dispatch({ method, params, caller, context }),
       notify: (method, params) => {

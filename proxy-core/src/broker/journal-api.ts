@@ -7,7 +7,7 @@ import { argSummary, type ArgHints } from '../classify/arg-summary.js';
 import { decisionWords, isUndoEntry, sessionTitle, storySentence } from '../protocol/activity.js';
 import { EXPORT_PAGE, exportEntry, exportHead } from '../protocol/activity-export.js';
 import type { CheckedParamsOf, HistoryItem, ResultOf } from '../protocol/api.js';
-import { events, history, historyExport, journal, sessionsList, sessionStory, subscribe, unsubscribe } from '../protocol/methods/journal.js';
+import { events, history, historyExport, journal, RawJournal, sessionsList, sessionStory, subscribe, unsubscribe } from '../protocol/methods/journal.js';
 import { IpcError } from '../ipc/channel.js';
 import { type Bind, inSession } from './api/handlers.js';
 import { channelSubscriber } from './connection.js';
@@ -22,24 +22,36 @@ export function bindJournal(on: Bind, b: BrokerParts): void {
   on(
     journal,
     inSession((session, p) => {
-      if (p.lost) b.safety.addLost(p.lost, session.info);
-      b.estop.watch(session, p.entries);
-      return b.journalWriter.write(session, p.entries);
+      // a batch as its bytes (what a wrapper sends) is read now only when something must look at it as it arrives
+      const raw = p instanceof RawJournal;
+      if (!raw && p.lost) b.safety.addLost(p.lost, session.info);
+      const watching = b.estop.watching;
+      const ends = b.undo.awaitingEnds;
+      if (watching || ends) {
+        const entries = raw ? p.entries() : p.entries;
+        if (watching) b.estop.watch(session, entries);
+        if (ends) b.undo.takenIn(session.info.id, entries);
+      }
+      return b.journalWriter.write(session, raw ? p : p.entries);
     }),
   );
-  on(history, (p) => callHistory(b, p));
+  // a read first files what the journal took in, a bounded transaction a turn (journal-writer.ts)
+  const settled = () => b.journalWriter.settle();
+  on(history, async (p) => (await settled(), callHistory(b, p)));
   on(sessionsList, (p) => ({ sessions: b.store.sessions.list(p).map(titled) }));
-  on(sessionStory, (p) => story(b, p.id));
-  on(historyExport, (p) => {
+  on(sessionStory, async (p) => (await settled(), story(b, p.id)));
+  on(historyExport, async (p) => {
+    await settled();
     const { format, first, ...query } = p;
     const page = callHistory(b, { ...query, summary: true, limit: EXPORT_PAGE });
     let text = first ? exportHead(format) : '';
     for (const c of page.calls) text += exportEntry(format, c);
     return { text, count: page.calls.length, nextCursor: page.nextCursor };
   });
-  on(events, (p) => b.store.events(p));
-  on(subscribe, (p, call) => {
+  on(events, async (p) => (await settled(), b.store.events(p)));
+  on(subscribe, async (p, call) => {
     if (!call.channel) throw bad('a subscription needs a connection');
+    await settled();
     const head = b.store.headSeq();
     const subscription = b.bus.subscribe(p.since, channelSubscriber(call.channel));
     // ended with the connection

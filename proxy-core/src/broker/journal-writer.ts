@@ -1,88 +1,131 @@
 /**
- * Journal batches from every wrapper go into one transaction per tick (MAX_ENTRIES_PER_COMMIT at most),
- * acknowledged after the commit; the rows' events are published in the same tick, and the committed calls handed
- * to undo (undo/undo.ts `journaled`), so that undo records what a call left only for a call the journal holds.
- * An entry that is not a call record is refused on its own (recorded as an event and acknowledged, so a buggy
- * wrapper does not resend it forever); a failed write is not acknowledged, so the wrappers keep their entries
- * and send them again.
+ * Journal batches from every wrapper are taken in as they came: one intake row each (db/intake-table.ts), all of a
+ * tick's in one transaction, acknowledged after its commit, so a batch the wrapper may forget is on disk. They
+ * are moved into the journal proper (its rows, indexes, search entries and events) in bulk by the indexer
+ * (journal-indexer.ts): once no batch has come for QUIET_MS, at the latest MAX_WAIT_MS after the oldest waiting
+ * one arrived or once MAX_PENDING entries wait, and at once before anything reads the journal or the events.
+ *
+ * Why: a journal row, with its six indexes, its search entry and its event, costs the broker some 12-20 µs of CPU,
+ * on the same cores as the clients, the wrappers and the servers whose calls it records. Paid batch by batch as
+ * calls run, that was the largest share of what a pipelined call cost; taken in as one row of bytes per batch
+ * and filed in bulk when the calls stop, it is off the calls' way, and what anyone reads is still whole.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { IpcError } from '../ipc/channel.js';
-import type { BrokerEvent, CallRecord } from '../protocol/api.js';
-import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
-import type { Session } from './sessions.js';
+import type { CallEvent } from '../protocol/events.js';
+import { RawJournal } from '../protocol/methods/journal.js';
+import { type Clock, systemClock, type Timer } from '../util/clock.js';
+import type { IntakeBatch } from './db/intake-table.js';
 import type { Store } from './db/store.js';
-import { checkEntry } from './validate.js';
+import { JournalIndexer, type JournalIndexerOptions } from './journal-indexer.js';
 
-/**
- * Entries one transaction takes at most (one wrapper's batch is never split). Under a flood from many wrappers,
- * what is queued beyond it waits a turn of the event loop, so heartbeats and tickets go in between: one merged
- * transaction of every wrapper's backlog held the broker for more than a second.
- */
-export const MAX_ENTRIES_PER_COMMIT = 2000;
+export { MAX_ENTRIES_PER_COMMIT } from './journal-indexer.js';
+import type { Session } from './sessions.js';
 
-export interface JournalWriterOptions {
+/** How long without a new batch before what waits is moved in. */
+export const QUIET_MS = 20;
+/** How long the oldest batch may wait while batches keep coming. */
+export const MAX_WAIT_MS = 2000;
+/** Entries waiting past this are moved in without waiting for a quiet moment. */
+export const MAX_PENDING = 50_000;
+/** What a read moves in at once, at most (some 50 ms of the broker's time). */
+export const SYNC_MAX = 4000;
+
+export interface JournalWriterOptions extends Omit<JournalIndexerOptions, 'now'> {
   store: Store;
-  /** The committed rows' events, for the bus. */
-  publish(events: BrokerEvent[]): void;
-  /** The calls a batch committed, as the journal now holds them (undo's bookkeeping follows the journal). */
-  committed(calls: readonly StoredCallSummary[]): void;
-  /** An entry that is not a call record, refused on its own. */
-  refused(error: string, client: string): void;
-  /**
-   * The write failed (a full disk, say): the entries stay with their wrappers, which send them again. True when
-   * it was a disk error (then the disk is marked full and the wrappers are told).
-   */
-  failed?(err: unknown): boolean | void;
-  /** The entries a batch committed, whole (the audit export's feed: broker/otlp/). */
-  exported?(records: readonly CallRecord[]): void;
+  /** The clock for the waits above (the system's unless a test says otherwise). */
+  clock?: Clock;
 }
 
 export class JournalWriter {
-  private queue: { entries: CallRecord[]; done: (err?: Error) => void }[] = [];
+  private queue: { batch: IntakeBatch; done: (err?: Error) => void }[] = [];
   private scheduled = false;
+  private readonly indexer: JournalIndexer;
+  private readonly clock: Clock;
+  private quiet: Timer | undefined;
+  private deadline: Timer | undefined;
+  private stepping = false;
 
-  constructor(private readonly o: JournalWriterOptions) {}
+  constructor(private readonly o: JournalWriterOptions) {
+    const clock = (this.clock = o.clock ?? systemClock);
+    this.indexer = new JournalIndexer({ ...o, now: () => clock.now() });
+  }
 
-  write(session: Session, raw: unknown[]): Promise<{ acked: number }> {
-    const entries: CallRecord[] = [];
-    for (const e of raw) {
-      try {
-        entries.push(checkEntry(session, e));
-      } catch (err) {
-        this.o.refused((err as Error).message, session.info.client);
-      }
-    }
+  /**
+   * Take a wrapper's batch: its bytes as they came (RawJournal), or entries a peer sent as objects. Resolves
+   * once it is on disk; its entries are checked when they are moved into the journal.
+   */
+  write(session: Session, entries: RawJournal | readonly unknown[]): Promise<{ acked: number }> {
+    const raw = entries instanceof RawJournal;
+    const n = raw ? entries.n : entries.length;
+    const batch: IntakeBatch = {
+      session: session.info.id,
+      client: session.info.client,
+      server: session.info.server,
+      at: this.clock.now(),
+      entries: raw ? entries.bytes : Buffer.from(JSON.stringify(entries)),
+      n,
+    };
     return new Promise((resolve, reject) => {
-      this.queue.push({ entries, done: (err) => (err ? reject(err) : resolve({ acked: raw.length })) });
-      this.schedule();
+      this.queue.push({ batch, done: (err) => (err ? reject(err) : resolve({ acked: n })) });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.takeIn();
+      });
     });
   }
 
-  /** Write everything queued now (the broker is stopping), in transactions of MAX_ENTRIES_PER_COMMIT. */
+  /** Entries taken in and not yet in the journal. */
+  get pending(): number {
+    return this.o.store.intake.size;
+  }
+
+  /**
+   * File what was taken in up to now, one bounded transaction a turn of the event loop, so that E-Stop, tickets
+   * and heartbeats go in between: what a reader's request does before it reads (the read itself files, at once,
+   * only what arrived meanwhile).
+   */
+  async settle(): Promise<void> {
+    const intake = this.o.store.intake;
+    const upTo = intake.newestSeq();
+    for (let oldest = intake.oldestSeq(); oldest !== 0 && oldest <= upTo; oldest = intake.oldestSeq()) {
+      if (!this.indexer.some()) return;
+      await nextTurn();
+    }
+  }
+
+  /**
+   * Move what was taken in into the journal now, at most SYNC_MAX entries (a reader is about to read it): a read
+   * never holds the broker for long. Past that, the rest follows a transaction a turn; a reader's request settles
+   * first (`settle`), so this is left with what came in meanwhile.
+   */
+  catchUp(): void {
+    if (this.o.store.intake.size === 0) return;
+    this.disarm();
+    if (!this.indexer.upTo(SYNC_MAX)) this.stepSoon();
+  }
+
+  /** Take in what is queued and move everything into the journal now (the broker is starting, or stopping). */
   flush(): void {
-    while (this.queue.length > 0) this.commitSome();
+    this.takeIn();
+    this.disarm();
+    this.indexer.all();
   }
 
-  private schedule(): void {
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.commitSome();
-      if (this.queue.length > 0) this.schedule();
-    });
+  /** What follows a commit of calls written outside the intake (a spill file, an undo's own record). */
+  handOff(events: CallEvent[]): void {
+    this.indexer.handOff(events);
   }
 
-  /** One transaction: the oldest batches, up to MAX_ENTRIES_PER_COMMIT entries (at least one batch). */
-  private commitSome(): void {
-    let count = 0;
-    let n = 0;
-    while (n < this.queue.length && (n === 0 || count + this.queue[n]!.entries.length <= MAX_ENTRIES_PER_COMMIT)) count += this.queue[n++]!.entries.length;
-    const queue = this.queue.splice(0, n);
+  /** One transaction for every batch queued this tick, then their acknowledgements, then the wait for a move. */
+  private takeIn(): void {
+    const queue = this.queue;
+    this.queue = [];
     if (queue.length === 0) return;
-    let events: CallEvent[];
     try {
-      events = this.o.store.writeJournal(queue.flatMap((q) => q.entries));
+      this.o.store.intake.append(queue.map((q) => q.batch));
     } catch (err) {
       this.o.failed?.(err);
       const e = new IpcError('journal-failed', `journal write failed: ${(err as Error).message}`);
@@ -90,22 +133,35 @@ export class JournalWriter {
       return;
     }
     for (const q of queue) q.done();
-    this.o.exported?.(queue.flatMap((q) => q.entries));
-    try {
-      this.handOff(events);
-    } catch (err) {
-      // committed and acknowledged: what follows a commit (undo's bookkeeping) failing must not take the broker
-      // down; anything but a disk error is a fault worth an event, not a silence
-      if (this.o.failed?.(err) !== true) this.o.refused(`after the journal was written: ${(err as Error).message}`, 'broker');
-    }
+    this.arm();
   }
 
-  /**
-   * What follows a commit (a wrapper's batch, or the entries of a spill file journal-safety.ts took in): the
-   * events published, then the calls handed to undo, in the same tick as the commit.
-   */
-  handOff(events: CallEvent[]): void {
-    this.o.publish(events);
-    this.o.committed(events.map((e) => e.detail));
+  /** A batch came: the quiet wait starts again; the deadline is set by the oldest batch waiting. */
+  private arm(): void {
+    if (this.o.store.intake.size >= MAX_PENDING) return this.stepSoon();
+    const clock = this.clock;
+    clock.clearTimeout(this.quiet);
+    this.quiet = clock.setTimeout(() => this.stepSoon(), QUIET_MS);
+    this.deadline ??= clock.setTimeout(() => this.stepSoon(), MAX_WAIT_MS);
+  }
+
+  private disarm(): void {
+    this.clock.clearTimeout(this.quiet);
+    this.clock.clearTimeout(this.deadline);
+    this.quiet = this.deadline = undefined;
+  }
+
+  /** Move batches in, one bounded transaction a turn of the event loop, until none waits. */
+  private stepSoon(): void {
+    this.disarm();
+    if (this.stepping) return;
+    this.stepping = true;
+    const step = () => {
+      this.stepping = false;
+      if (this.o.store.intake.size === 0 || !this.indexer.some()) return;
+      this.stepping = true;
+      setImmediate(step);
+    };
+    setImmediate(step);
   }
 }

@@ -56,6 +56,7 @@ export function brokerStatus(b: BrokerParts): BrokerStatus {
     ticketTimeoutSeconds: b.ticketTimeout.seconds,
     snapshots: b.undo.totals(),
     ...b.safety.status(),
+    journalPending: b.journalWriter.pending,
     otlp: b.otlp.status(),
     managed: b.managed.status(),
     presence: { required: b.presence.required, warning: presenceWarning({ presence: b.presence, getSetting: (k) => b.store.getSetting(k) }) },

@@ -31,6 +31,21 @@ export interface ChannelHandlers {
   close?: (err?: Error) => void;
 }
 
+/** A method whose requests `Channel.setRaw` hands over as bytes. */
+export interface RawMethod {
+  /** `,"m":"<method>","p":`: what follows the id in a request of it. */
+  readonly mid: Buffer;
+  /** The params' bytes as the handler takes them, or undefined to have them parsed as JSON. */
+  take(params: Buffer): unknown;
+}
+
+/** A raw method: its name, and what its params' bytes become. */
+export function rawMethod(method: string, take: (params: Buffer) => unknown): [string, RawMethod] {
+  return [method, { mid: Buffer.from(`,"m":${JSON.stringify(method)},"p":`), take }];
+}
+
+const REQ_HEAD = Buffer.from('{"t":"req","id":');
+
 /** Lines above this are refused: nothing Airlock sends between its own processes comes near it. */
 const MAX_FRAME = 256 * 1024 * 1024;
 
@@ -43,6 +58,8 @@ export class Channel {
 
   /** The longest line this side accepts now (the broker starts unauthenticated peers far below MAX_FRAME). */
   private maxFrame: number;
+  /** Requests whose params are handed over as bytes, by method (see `setRaw`). */
+  private raw: ReadonlyMap<string, RawMethod> | null = null;
 
   constructor(
     readonly socket: Socket,
@@ -67,6 +84,15 @@ export class Channel {
   /** Change the longest line accepted from now on (default: back to MAX_FRAME, e.g. once a peer is authenticated). */
   setMaxFrame(bytes = MAX_FRAME): void {
     this.maxFrame = bytes;
+  }
+
+  /**
+   * Requests of these methods whose line is exactly `{"t":"req","id":<n>,"m":"<method>","p":<params>}` reach the
+   * request handler with what the method's `take` makes of the params' bytes, unparsed; a request of any other
+   * form (or that `take` declines) is parsed as usual. For a peer whose bulk data needs no reading on arrival.
+   */
+  setRaw(methods: ReadonlyMap<string, RawMethod>): void {
+    this.raw = methods;
   }
 
   /** Install handlers. Frames that arrived before this call were delivered to the previous handlers. */
@@ -137,6 +163,7 @@ export class Channel {
   }
 
   private onLine(line: Buffer): void {
+    if (this.raw !== null && this.rawRequest(line, this.raw)) return;
     let frame: unknown;
     try {
       frame = JSON.parse(line.toString('utf8'));
@@ -171,6 +198,24 @@ export class Channel {
     }
     // anything else (including handshake frames handled elsewhere) is ignored here
     this.handlers.notify?.('__frame', frame);
+  }
+
+  /** A request `setRaw` names, in exactly its form: handled, true. */
+  private rawRequest(line: Buffer, raw: ReadonlyMap<string, RawMethod>): boolean {
+    if (line.length < REQ_HEAD.length + 12 || line[line.length - 1] !== 0x7d /* } */ || line.compare(REQ_HEAD, 0, REQ_HEAD.length, 0, REQ_HEAD.length) !== 0) return false;
+    let i = REQ_HEAD.length;
+    let id = 0;
+    while (i < line.length && i < REQ_HEAD.length + 15 && line[i]! >= 0x30 && line[i]! <= 0x39) id = id * 10 + line[i++]! - 0x30;
+    if (i === REQ_HEAD.length) return false;
+    for (const [method, m] of raw) {
+      const mid = m.mid;
+      if (line.compare(mid, 0, mid.length, i, i + mid.length) !== 0) continue;
+      const params = m.take(line.subarray(i + mid.length, line.length - 1));
+      if (params === undefined) return false;
+      this.answer(id, method, params);
+      return true;
+    }
+    return false;
   }
 
   private answer(id: number, method: string, params: unknown): void {

@@ -241,6 +241,8 @@ export const BrokerStatusSchema = z.object({
   diskFull: z.object({ since: ms, error: z.string() }).nullable().optional(),
   /** Journal entries no copy of survived, ever (`executed`: of calls that reached their server). */
   journalLost: z.object({ executed: z.number().int().nonnegative(), notRun: z.number().int().nonnegative() }).optional(),
+  /** Journal entries taken in (on disk) and not yet filed into the journal's tables: any read files them first. */
+  journalPending: z.number().int().nonnegative().optional(),
   /** Whether loosening needs a presence proof, and the standing warning when it does not. */
   presence: z.object({ required: z.boolean(), warning: z.string().nullable() }).optional(),
   /** What the start-up check of the database found: rows without a good seal, tightening rows restored, gaps. */

@@ -59,15 +59,20 @@ export class JournalSender {
     if (this.queue.size === 0 && this.queue.spillFiles === 0 && !this.queue.hasLost) return;
     this.sending = true;
     let lost = this.queue.takeLost();
-    // the entries are JSON text already: the request is written around them, never serialised again
-    const send = async (entries: Buffer | string) => {
-      await channel.requestJson(WrapperMethod.journal, ['{"entries":[', entries, lost ? `],"lost":${JSON.stringify(lost)}}` : ']}'], 10_000);
+    // The entries are JSON text already: the request is written around them, never serialised again. With their
+    // count first and nothing after them, the broker takes them in as they are (protocol/methods/journal.ts RawJournal).
+    const send = async (entries: Buffer | string, n: number) => {
+      const params = lost ? ['{"entries":[', entries, `],"lost":${JSON.stringify(lost)}}`] : [`{"n":${n},"entries":[`, entries, ']}'];
+      await channel.requestJson(WrapperMethod.journal, params, 10_000);
       lost = null;
     };
     try {
       for (const file of this.queue.replayFiles()) {
         const entries = this.queue.readFile(file);
-        for (let i = 0; i < entries.length && this.channel() === channel; i += MAX_SEGMENT) await send(entries.slice(i, i + MAX_SEGMENT).map((e) => JSON.stringify(e)).join(','));
+        for (let i = 0; i < entries.length && this.channel() === channel; i += MAX_SEGMENT) {
+          const some = entries.slice(i, i + MAX_SEGMENT);
+          await send(some.map((e) => JSON.stringify(e)).join(','), some.length);
+        }
         if (this.channel() !== channel) return;
         this.queue.fileDone(file);
       }
@@ -75,7 +80,7 @@ export class JournalSender {
         const batch = this.queue.batch();
         if (!batch && !lost) break;
         this.waitingSince = this.queue.size > (batch?.count ?? 0) ? performance.now() : null;
-        await send(batch ? batch.wire() : '');
+        await send(batch ? batch.wire() : '', batch?.count ?? 0);
         if (batch) this.queue.acked(batch);
         // What was held while the batch was out waits its turn like any entry, so that a quick call's end
         // replaces its start in memory rather than following it to the broker (one copy a call, not two).

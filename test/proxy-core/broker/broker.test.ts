@@ -13,6 +13,7 @@ import type { Channel } from '../../../proxy-core/src/ipc/channel.js';
 import { type AskAnswer, type BrokerEvent, userApi, wrapperApi } from '../../../proxy-core/src/protocol/api.js';
 import { UserMethod, WrapperMethod } from '../../../proxy-core/src/protocol/names.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
+import { QUIET_MS } from '../../../proxy-core/src/broker/journal-writer.js';
 import { channelPair } from '../../helpers/memory-channel.js';
 
 const dirs: string[] = [];
@@ -230,7 +231,7 @@ describe('the event stream', () => {
   });
 
   test('tickets, calls and sessions are events too', async () => {
-    const { broker } = setup();
+    const { broker, clock } = setup();
     const { got } = await collect(broker, 0);
     const w = await wrapper(broker);
     const answer = w.ask('write', { path: '/x' });
@@ -240,6 +241,10 @@ describe('the event stream', () => {
     await w.peer.request(WrapperMethod.journal, {
       entries: [{ id: 'c1', tool: 'write', arguments: '{}', argsTruncated: false, class: 'mutating', reasons: [], decision: 'deny', decidedBy: 'user', detail: 'no', outcome: 'not-run', startedAt: 1 }],
     });
+    // the batch is filed into the journal (and its calls' events published) once no other came for QUIET_MS
+    for (let i = 0; i < 5; i++) await tick();
+    expect(got.some((e) => e.type === 'call')).toBe(false);
+    clock.advance(QUIET_MS);
     for (let i = 0; i < 20 && !got.some((e) => e.type === 'call'); i++) await tick();
     expect(got.map((e) => e.type)).toEqual(expect.arrayContaining(['session-up', 'ticket-created', 'ticket-ended', 'call']));
     expect(got.find((e) => e.type === 'call')).toMatchObject({ server: 'fs', tool: 'write', detail: { id: 'c1', decision: 'deny', outcome: 'not-run' } });

@@ -1,16 +1,22 @@
 /**
- * The journal writer on its own, over a real store: batches queued in one tick share a transaction up to
- * MAX_ENTRIES_PER_COMMIT entries; what is queued beyond waits a turn of the event loop, in order; the broker's
- * stop writes everything at once. A failed commit rejects only the batches it held.
+ * The journal writer on its own, over a real store: every batch of a tick is taken in in one transaction and
+ * acknowledged after it; taken-in batches are filed into the journal once no batch came for QUIET_MS, at the
+ * latest MAX_WAIT_MS after the oldest, at once past MAX_PENDING entries or for a reader, in bounded transactions a
+ * turn of the event loop apart, in order; the broker's stop files everything at once. A failed intake rejects
+ * only the batches it held; a failed filing leaves its batches in the intake for the next time.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { JournalWriter, MAX_ENTRIES_PER_COMMIT } from '../../../proxy-core/src/broker/journal-writer.js';
+import { JournalWriter, MAX_ENTRIES_PER_COMMIT, MAX_PENDING, MAX_WAIT_MS, QUIET_MS, SYNC_MAX } from '../../../proxy-core/src/broker/journal-writer.js';
 import type { Session } from '../../../proxy-core/src/broker/sessions.js';
 import { Store } from '../../../proxy-core/src/broker/db/store.js';
+import type { BrokerEvent } from '../../../proxy-core/src/protocol/api.js';
+import { RawJournal } from '../../../proxy-core/src/protocol/methods/journal.js';
+import { RETRY_MS } from '../../../proxy-core/src/broker/journal-indexer.js';
 import { callRecord } from '../../helpers/records.js';
+import { FakeClock } from '../../helpers/fake-clock.js';
 import { countTurns } from '../../helpers/turns.js';
 
 const dirs: string[] = [];
@@ -22,47 +28,174 @@ afterEach(() => {
 
 const session = (id: string) => ({ info: { id, client: 'cursor', server: 'fs' } }) as unknown as Session;
 const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => callRecord({ id: `${prefix}-${i}` }));
+const turn = () => new Promise((r) => setImmediate(r));
+/** Let the writer's turns run (what it does a turn at a time), at most `n` of them. */
+const turns = async (n = 50) => {
+  for (let i = 0; i < n; i++) await turn();
+};
 
-function setup(failAt?: number) {
-  const dir = mkdtempSync(join(tmpdir(), 'al-journal-writer-'));
-  dirs.push(dir);
-  const store = new Store(join(dir, 'airlock.db'));
+function setup(o: { failIntakeAt?: number; failMoveAt?: number; dir?: string } = {}) {
+  const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'al-journal-writer-'));
+  if (!o.dir) dirs.push(dir);
+  const clock = new FakeClock();
+  const store = new Store(join(dir, 'airlock.db'), { now: () => clock.now() });
   stores.push(store);
-  /** Entries per transaction, and the turns of the event loop seen between the first and the last. */
+  /** Entries per filing transaction; a failed one is negative. */
   const commits: number[] = [];
-  const write = store.writeJournal.bind(store);
-  store.writeJournal = (records) => {
-    if (commits.length === failAt) {
-      commits.push(-records.length);
+  const move = store.moveIntake.bind(store);
+  store.moveIntake = (groups, upTo, n) => {
+    const count = groups.reduce((a, g) => a + g.records.length, 0);
+    if (commits.length === o.failMoveAt) {
+      commits.push(-count);
       throw new Error('disk I/O error');
     }
-    commits.push(records.length);
-    return write(records);
+    commits.push(count);
+    return move(groups, upTo, n);
   };
-  const writer = new JournalWriter({ store, publish: () => {}, committed: () => {}, refused: () => {} });
-  return { store, writer, commits };
+  let intakes = 0;
+  const append = store.intake.append.bind(store.intake);
+  store.intake.append = (batches) => {
+    if (intakes++ === o.failIntakeAt) throw new Error('database or disk is full');
+    append(batches);
+  };
+  const published: BrokerEvent[] = [];
+  const refused: string[] = [];
+  const writer = new JournalWriter({ store, clock, publish: (e) => published.push(...e), committed: () => {}, refused: (error) => refused.push(error) });
+  store.fileIntake = () => writer.catchUp();
+  const ids = () => (store.db.prepare('SELECT id FROM journal ORDER BY seq').all() as { id: string }[]).map((r) => r.id);
+  return { store, writer, commits, clock, published, refused, ids, dir };
 }
 
 describe('the journal writer', () => {
-  test("every wrapper's backlog is written in bounded transactions, a turn of the event loop apart, in order", async () => {
-    const { store, writer, commits } = setup();
+  test('a tick\'s batches are taken in together and acknowledged; they are filed once no batch came for QUIET_MS, in bounded transactions a turn apart, in order', async () => {
+    const { store, writer, commits, clock, ids, published } = setup();
     const size = 700;
     const wrappers = 8;
-    const turnCounter = countTurns();
     const acks = Array.from({ length: wrappers }, (_, w) => writer.write(session(`s${w}`), batch(`w${w}`, size)));
     expect(await Promise.all(acks)).toEqual(Array.from({ length: wrappers }, () => ({ acked: size })));
-    const turns = turnCounter.stop();
-    // 5,600 entries: never more than the bound in one commit, no batch split
+    // on disk, in the intake; nothing filed yet
+    expect(writer.pending).toBe(size * wrappers);
+    expect(store.db.prepare('SELECT COUNT(*) FROM journal_intake').pluck().get()).toBe(wrappers);
+    expect(commits).toEqual([]);
+    clock.advance(QUIET_MS - 1);
+    await turns(5);
+    expect(commits).toEqual([]);
+    const turnCounter = countTurns();
+    clock.advance(1);
+    await turns();
+    const seen = turnCounter.stop();
+    // 5,600 entries: never more than the bound in one commit, no batch split, a turn of the event loop apart
     expect(commits.reduce((a, b) => a + b, 0)).toBe(size * wrappers);
     expect(Math.max(...commits)).toBeLessThanOrEqual(MAX_ENTRIES_PER_COMMIT);
     expect(commits.every((c) => c % size === 0)).toBe(true);
     expect(commits.length).toBeGreaterThanOrEqual(Math.ceil((size * wrappers) / MAX_ENTRIES_PER_COMMIT));
-    expect(turns).toBeGreaterThanOrEqual(commits.length - 1);
-    const ids = (store.db.prepare('SELECT id FROM journal ORDER BY seq').all() as { id: string }[]).map((r) => r.id);
-    expect(ids).toEqual(Array.from({ length: wrappers }, (_, w) => batch(`w${w}`, size).map((r) => r.id)).flat());
+    expect(seen).toBeGreaterThanOrEqual(commits.length - 1);
+    expect(writer.pending).toBe(0);
+    expect(store.db.prepare('SELECT COUNT(*) FROM journal_intake').pluck().get()).toBe(0);
+    expect(ids()).toEqual(Array.from({ length: wrappers }, (_, w) => batch(`w${w}`, size).map((r) => r.id)).flat());
+    // every call's event was published, in the journal's order
+    expect(published.map((e) => (e.detail as { id: string }).id)).toEqual(ids());
   });
 
-  test('one batch larger than the bound is written whole; the broker stopping writes everything queued at once', () => {
+  test('batches that keep coming are filed MAX_WAIT_MS after the oldest; past MAX_PENDING entries, at once', async () => {
+    const { writer, commits, clock } = setup();
+    for (let t = 0; t < MAX_WAIT_MS; t += QUIET_MS / 2) {
+      await writer.write(session('a'), batch(`t${t}`, 1));
+      clock.advance(QUIET_MS / 2);
+      await turns(3);
+    }
+    expect(commits.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    const filed = commits.reduce((a, b) => a + b, 0);
+    // the deadline came while batches still arrived: those before it were filed
+    expect(filed).toBeLessThanOrEqual(MAX_WAIT_MS / (QUIET_MS / 2));
+    commits.length = 0;
+    await writer.write(session('b'), batch('big', MAX_PENDING));
+    await turns(200);
+    expect(commits.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(MAX_PENDING);
+  });
+
+  test('a reader sees every batch taken in: the journal, the events and a count read now file what waits', async () => {
+    const { store, writer, commits } = setup();
+    await writer.write(session('a'), batch('r', 3));
+    expect(commits).toEqual([]);
+    expect(store.history({ limit: 10 }).calls.map((c) => c.id)).toEqual(['r-2', 'r-1', 'r-0']);
+    expect(commits).toEqual([3]);
+    await writer.write(session('a'), batch('s', 2));
+    expect(store.eventsSince(0, 100).filter((e) => e.type === 'call')).toHaveLength(5);
+    await writer.write(session('a'), batch('u', 1));
+    expect(store.journalCount()).toBe(6);
+  });
+
+  test("an event stored while a batch waits comes before its calls in the log; their events say when the batch arrived", async () => {
+    const { store, writer, clock } = setup();
+    await writer.write(session('a'), batch('before', 2));
+    const arrived = clock.now();
+    clock.advance(5);
+    store.addEvent('estop-on', null, null, { by: 'user' });
+    const log = store.eventsSince(0, 100);
+    expect(log.map((e) => (e.type === 'call' ? (e.detail as { id: string }).id : e.type))).toEqual(['estop-on', 'before-0', 'before-1']);
+    expect(log.filter((e) => e.type === 'call').map((e) => e.at)).toEqual([arrived, arrived]);
+    expect(log[0]!.at).toBe(arrived + 5);
+  });
+
+  test('a read files at most SYNC_MAX entries at once; the rest follows a transaction a turn', async () => {
+    const { store, writer, commits } = setup();
+    for (let w = 0; w < 4; w++) await writer.write(session(`s${w}`), batch(`w${w}`, SYNC_MAX / 2));
+    expect(store.journalCount()).toBe(SYNC_MAX);
+    expect(writer.pending).toBe(SYNC_MAX);
+    await turns();
+    expect(store.db.prepare('SELECT COUNT(*) FROM journal').pluck().get()).toBe(2 * SYNC_MAX);
+    expect(commits.reduce((a, b) => a + b, 0)).toBe(2 * SYNC_MAX);
+  });
+
+  test('a reader that settles first files what waited when it asked, one bounded transaction a turn, and what came after at its read', async () => {
+    const { store, writer, commits } = setup();
+    for (let w = 0; w < 3; w++) await writer.write(session(`s${w}`), batch(`w${w}`, MAX_ENTRIES_PER_COMMIT));
+    const turnCounter = countTurns();
+    const settling = writer.settle();
+    // a batch arriving while it settles is not waited for
+    const late = writer.write(session('late'), batch('late', 5));
+    await settling;
+    expect(turnCounter.stop()).toBeGreaterThanOrEqual(2);
+    expect(commits).toEqual([MAX_ENTRIES_PER_COMMIT, MAX_ENTRIES_PER_COMMIT, MAX_ENTRIES_PER_COMMIT]);
+    await late;
+    expect(store.journalCount()).toBe(3 * MAX_ENTRIES_PER_COMMIT + 5);
+    expect(commits.at(-1)).toBe(5);
+  });
+
+  test('a batch as its bytes is taken as it is and checked when filed: entries that are not call records, or bytes that are not an array, are refused and said', async () => {
+    const { writer, store, refused } = setup();
+    const good = callRecord({ id: 'raw-1' });
+    const params = Buffer.from(`{"n":3,"entries":[${JSON.stringify(good)},{"id":"x"},42]}`);
+    const raw = RawJournal.of(params)!;
+    expect(raw.n).toBe(3);
+    expect(await writer.write(session('a'), raw)).toEqual({ acked: 3 });
+    const broken = RawJournal.of(Buffer.from('{"n":1,"entries":[{"id":"cut"]}'))!;
+    expect(await writer.write(session('a'), broken)).toEqual({ acked: 1 });
+    expect(store.history({ limit: 10 }).calls.map((c) => c.id)).toEqual(['raw-1']);
+    expect(refused).toHaveLength(3);
+    expect(refused.at(-1)).toMatch(/not a JSON array/);
+    expect(writer.pending).toBe(0);
+  });
+
+  test('params of any other form are not taken as bytes', () => {
+    for (const text of ['{"entries":[]}', '{"n":1,"entries":[1],"lost":{"notRun":1,"executed":0}}', '{"n":x,"entries":[]}', '{"n":99999999,"entries":[]}', '{"n":1,"entries":{}}', '{"n":1}']) {
+      expect(RawJournal.of(Buffer.from(text)), text).toBeUndefined();
+    }
+  });
+
+  test('what was taken in and not filed when the broker stopped is filed at the next start', async () => {
+    const first = setup();
+    await first.writer.write(session('a'), batch('kept', 4));
+    first.store.close();
+    stores.splice(stores.indexOf(first.store), 1);
+    const second = setup({ dir: first.dir });
+    expect(second.writer.pending).toBe(4);
+    second.writer.catchUp();
+    expect(second.ids()).toEqual(['kept-0', 'kept-1', 'kept-2', 'kept-3']);
+  });
+
+  test('one batch larger than the bound is filed whole; the broker stopping files everything queued at once', () => {
     const { writer, commits } = setup();
     void writer.write(session('a'), batch('a', MAX_ENTRIES_PER_COMMIT + 5));
     void writer.write(session('b'), batch('b', 10));
@@ -71,12 +204,29 @@ describe('the journal writer', () => {
     expect(commits).toEqual([MAX_ENTRIES_PER_COMMIT + 5, 10, MAX_ENTRIES_PER_COMMIT]);
   });
 
-  test('a commit that fails rejects the batches it held; the next ones are still written', async () => {
-    const { writer, commits } = setup(0);
-    const first = writer.write(session('a'), batch('a', MAX_ENTRIES_PER_COMMIT));
-    const second = writer.write(session('b'), batch('b', 3));
+  test('an intake that fails rejects the batches it held; the next ones are still taken', async () => {
+    const { writer, ids } = setup({ failIntakeAt: 0 });
+    const first = writer.write(session('a'), batch('a', 5));
     await expect(first).rejects.toMatchObject({ code: 'journal-failed' });
-    await expect(second).resolves.toEqual({ acked: 3 });
-    expect(commits).toEqual([-MAX_ENTRIES_PER_COMMIT, 3]);
+    await expect(writer.write(session('b'), batch('b', 3))).resolves.toEqual({ acked: 3 });
+    writer.catchUp();
+    expect(ids()).toEqual(['b-0', 'b-1', 'b-2']);
+  });
+
+  test('a filing that fails leaves its batches in the intake: they are filed the next time, nothing lost or doubled', async () => {
+    const { writer, commits, ids, refused, clock } = setup({ failMoveAt: 0 });
+    await writer.write(session('a'), batch('a', 3));
+    writer.catchUp();
+    expect(commits).toEqual([-3]);
+    expect(refused).toEqual([expect.stringMatching(/could not file/)]);
+    expect(writer.pending).toBe(3);
+    // a reader right after does not try again (nor say so again): the next try waits RETRY_MS
+    writer.catchUp();
+    expect(commits).toEqual([-3]);
+    expect(refused).toHaveLength(1);
+    clock.advance(RETRY_MS);
+    writer.catchUp();
+    expect(commits).toEqual([-3, 3]);
+    expect(ids()).toEqual(['a-0', 'a-1', 'a-2']);
   });
 });

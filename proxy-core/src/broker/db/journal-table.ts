@@ -59,7 +59,7 @@ const SEARCH_BY_INDEX = 5000;
 
 export class JournalTable {
   private readonly s;
-  private readonly batch: (records: readonly CallRecord[]) => CallEvent[];
+  private readonly batch: (records: readonly CallRecord[], at: number) => CallEvent[];
   private prunerInstance: Pruner | undefined;
   /** Retention deleted rows of a log up to a seq, in its transaction (the Store keeps the low-water mark). */
   pruned: (log: 'journal' | 'events', seq: number) => void = () => {};
@@ -89,22 +89,27 @@ export class JournalTable {
       countJournal: db.prepare('SELECT COUNT(*) AS n FROM journal_calls').pluck(),
       giveBackSeq: db.prepare("UPDATE sqlite_sequence SET seq = seq - 1 WHERE name = 'journal_calls'"),
     };
-    this.batch = db.transaction((records: readonly CallRecord[]) => this.journalBatch(records));
+    this.batch = db.transaction((records: readonly CallRecord[], at: number) => this.journalBatch(records, at));
   }
 
   /**
    * Write a batch of call records in one transaction, and in it one 'call' event per record (a summary of
    * the call as stored after the write, never its arguments or result). Returns those events, in order, with
-   * their seq. A later copy of a record (same id) moves it forward, never back (see updateJournal).
+   * their seq. A later copy of a record (same id) moves it forward, never back (see updateJournal). The events
+   * carry `at`: when the broker received the records (now, by default).
    */
-  insertBatch(records: readonly CallRecord[]): CallEvent[] {
+  insertBatch(records: readonly CallRecord[], at = this.now()): CallEvent[] {
     if (records.length === 0) return [];
-    return this.names.within(() => this.batch(records));
+    return this.names.within(() => this.batch(records, at));
   }
 
-  private journalBatch(records: readonly CallRecord[]): CallEvent[] {
+  /** `insertBatch` inside the caller's transaction (names through `Names.within` by the caller). */
+  insertRows(records: readonly CallRecord[], at: number): CallEvent[] {
+    return this.journalBatch(records, at);
+  }
+
+  private journalBatch(records: readonly CallRecord[], at: number): CallEvent[] {
     const s = this.s;
-    const at = this.now();
     const out: CallEvent[] = new Array(records.length);
     let added = 0;
     for (let i = 0; i < records.length; i++) {

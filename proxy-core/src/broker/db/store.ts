@@ -25,6 +25,7 @@ import { isDiskError } from './files.js';
 import { CatalogTable } from './catalog-table.js';
 import { EventsTable, type EventsQuery } from './events-table.js';
 import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './files.js';
+import { IntakeTable } from './intake-table.js';
 import { JournalTable } from './journal-table.js';
 import { MIGRATIONS } from './migrations.js';
 import { Names } from './names.js';
@@ -37,6 +38,12 @@ import { StatementCache } from './statement-cache.js';
 import { TicketsTable } from './tickets-table.js';
 
 export type { EventsQuery } from './events-table.js';
+
+/** Records of one intake batch, checked, with when the broker received them (their events' time). */
+export interface IntakeGroup {
+  records: readonly CallRecord[];
+  at: number;
+}
 
 export interface StoreOptions {
   /** The clock for times the Store stamps itself (events, ends of sessions and tickets, the catalog). */
@@ -57,11 +64,20 @@ export class Store {
   readonly ruleSet: RulesTable;
   readonly eventLog: EventsTable;
   readonly journal: JournalTable;
+  /** Batches received and not yet in the journal (intake-table.ts). */
+  readonly intake: IntakeTable;
+  /**
+   * Moves what the intake holds into the journal (set by the broker: journal-writer.ts). Run before the journal
+   * or the events are read, so a reader sees every batch the broker acknowledged.
+   */
+  fileIntake: () => void = () => {};
   readonly sealer: Sealer;
   readonly tightening: TighteningRecord;
   readonly marks: LogMarks;
   /** Statements prepared once (reseal runs once per row a big catalog pins: preparing each time cost more than the row). */
   private readonly statements: StatementCache;
+  private readonly names: Names;
+  private readonly moveTx: (groups: readonly IntakeGroup[], upTo: number) => CallEvent[];
   /** What the start-up check found (checkIntegrity; null until it ran). */
   integrity: Integrity | null = null;
 
@@ -95,6 +111,7 @@ export class Store {
       const cache = new StatementCache(this.db);
       this.statements = cache;
       const names = new Names(this.db);
+      this.names = names;
       this.settings = new SettingsTable(this.db, this.sealer);
       this.sessions = new SessionsTable(this.db, now);
       this.catalogs = new CatalogTable(this.db, now);
@@ -102,6 +119,13 @@ export class Store {
       this.ruleSet = new RulesTable(this.db, this.sealer);
       this.eventLog = new EventsTable(this.db, now, cache, names);
       this.journal = new JournalTable(this.db, this.eventLog, now, cache, names);
+      this.intake = new IntakeTable(this.db);
+      this.moveTx = this.db.transaction((groups: readonly IntakeGroup[], upTo: number) => {
+        const events: CallEvent[] = [];
+        for (const g of groups) for (const e of this.journal.insertRows(g.records, g.at)) events.push(e);
+        this.intake.removeUpTo(upTo);
+        return events;
+      });
       this.tightening = new TighteningRecord(this.db, this.ruleSet, this.settings);
       this.marks = new LogMarks(this.db, this.settings);
       // the record of tightening rows follows every change of a rule or a setting it could hold
@@ -176,20 +200,38 @@ export class Store {
   }
 
   /** See JournalTable.insertBatch. */
-  writeJournal(records: readonly CallRecord[]): CallEvent[] {
-    return this.journal.insertBatch(records);
+  writeJournal(records: readonly CallRecord[], at?: number): CallEvent[] {
+    return this.journal.insertBatch(records, at);
+  }
+
+  /**
+   * Move intake batches (up to seq `upTo`, holding `n` entries as their senders counted them) into the journal:
+   * their records' rows and events, and the batches' removal, in one transaction. Returns the events.
+   */
+  moveIntake(groups: readonly IntakeGroup[], upTo: number, n: number): CallEvent[] {
+    const events = this.names.within(() => this.moveTx(groups, upTo));
+    this.intake.moved(n);
+    return events;
+  }
+
+  /** What the intake holds moved into the journal, for a reader of the journal's tables outside the Store (undo). */
+  caughtUp(): void {
+    this.fileIntake();
   }
 
   /** See JournalTable.history. */
   history(query: HistoryQuery = {}, brief?: Brief): { calls: HistoryItem[]; nextCursor: number | null } {
+    this.fileIntake();
     return this.journal.history(query, brief);
   }
 
   call(id: string): HistoryItem | null {
+    this.fileIntake();
     return this.journal.call(id);
   }
 
   journalCount(): number {
+    this.fileIntake();
     return this.journal.count();
   }
 
@@ -207,14 +249,17 @@ export class Store {
   }
 
   eventsSince(seq: number, limit: number): BrokerEvent[] {
+    this.fileIntake();
     return this.eventLog.since(seq, limit);
   }
 
   events(query: EventsQuery = {}): { events: BrokerEvent[]; nextCursor: number | null } {
+    this.fileIntake();
     return this.eventLog.page(query);
   }
 
   headSeq(): number {
+    this.fileIntake();
     return this.eventLog.headSeq();
   }
 

@@ -7,10 +7,11 @@ import { inversesList, inversesRemove, inversesSet, prepare, rollback, undo, und
 import { type Bind, inSession } from '../api/handlers.js';
 import type { Undo } from './undo.js';
 
-export function bindUndo(on: Bind, u: Undo): void {
-  on(undo, (p) => u.undo(p.id, p.force));
-  on(undoLast, (p) => u.undoLast(p.server, p.force));
-  on(rollback, (p) => u.rollback(p.sessionId, p.force));
+/** `settled`: the journal has filed what it took in (an undo reads the journal: journal-writer.ts `settle`). */
+export function bindUndo(on: Bind, u: Undo, settled: () => Promise<void>): void {
+  on(undo, async (p) => (await settled(), u.undo(p.id, p.force)));
+  on(undoLast, async (p) => (await settled(), u.undoLast(p.server, p.force)));
+  on(rollback, async (p) => (await settled(), u.rollback(p.sessionId, p.force)));
   on(inversesList, () => u.declarations());
   on(inversesSet, (p, _call, via) => u.declare(p, via));
   on(inversesRemove, (p) => u.removeDeclaration(p.server, p.tool));

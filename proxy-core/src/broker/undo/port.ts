@@ -26,7 +26,7 @@ export interface UndoPort {
   /** Which tools of a server write files, through which arguments (previews read the same). */
   readonly fileTools: FileTools;
   /** The broker's database (undo records and snapshot blobs are tables of it), a journaled call, a server's catalog, a setting. */
-  readonly store: Pick<Store, 'db' | 'call' | 'catalog' | 'getSetting' | 'reseal' | 'sealed'>;
+  readonly store: Pick<Store, 'db' | 'call' | 'caughtUp' | 'catalog' | 'getSetting' | 'reseal' | 'sealed'>;
   /** Journal an undo's own entry (a file undo is a call of its own) and publish its event; throws when the write fails. */
   journal(entry: CallRecord): void;
   /** Store an event and publish it. */

@@ -181,6 +181,26 @@ export class Undo {
     this.after.journaled(calls);
   }
 
+  /** Whether a snapshotted call awaits its end (a journal batch is then read as it arrives: `takenIn`). */
+  get awaitingEnds(): boolean {
+    return this.before.prepared.size > 0;
+  }
+
+  /**
+   * A journal batch of `sessionId` was taken in (unchecked entries): the snapshotted calls it says their servers
+   * answered have their after-states read now, as when the wrapper's next prepare says so, not once the batch is
+   * filed into the journal (which may be seconds later, after more calls changed the same files).
+   */
+  takenIn(sessionId: string, entries: readonly unknown[]): void {
+    const answered: string[] = [];
+    for (const e of entries) {
+      if (typeof e !== 'object' || e === null) continue;
+      const { id, outcome, forwardedAt } = e as { id?: unknown; outcome?: unknown; forwardedAt?: unknown };
+      if (typeof id === 'string' && typeof forwardedAt === 'number' && outcome !== 'pending' && outcome !== 'not-run' && this.before.prepared.has(id)) answered.push(id);
+    }
+    if (answered.length > 0) void this.after.ended(sessionId, answered);
+  }
+
   /** Resolves once the after-states being read now are recorded (what a history page read next will show). */
   idle(): Promise<void> {
     return this.after.idle();
@@ -220,11 +240,14 @@ export class Undo {
 
   /** Undo one journaled call; a failure is in the report (residue), never thrown. */
   undo(callId: string, force: boolean): Promise<UndoReport> {
+    // the journal first holds every batch taken in: its calls' ends reach undo's bookkeeping now
+    this.port.store.caughtUp();
     return this.serial(() => this.undoOne(callId, force));
   }
 
   /** Undo the newest call (of one server, or any) that can be undone. */
   undoLast(server: string | undefined, force: boolean): Promise<UndoReport> {
+    this.port.store.caughtUp();
     return this.serial(async () => {
       await this.idle();
       const id = this.records.newestReady(server ?? null);
@@ -235,6 +258,7 @@ export class Undo {
 
   /** Undo every call of a session that can be, newest first; one that fails is reported, and the rest still run. */
   rollback(sessionId: string, force: boolean): Promise<RollbackReport> {
+    this.port.store.caughtUp();
     return this.serial(async () => {
       await this.idle();
       const calls = this.records.sessionCalls(sessionId);

@@ -84,16 +84,57 @@ export const subscribe = method({
 
 export const unsubscribe = method({ name: UserMethod.unsubscribe, role: 'user', rights: 'read', params: z.object({ subscription: z.string() }).strict(), result: Ok, wait: QUICK_MS });
 
+const RAW_HEAD = Buffer.from('{"n":');
+const RAW_ENTRIES = Buffer.from(',"entries":[');
+
+/**
+ * A wrapper's batch as its bytes. The broker's socket hands params of exactly the form `{"n":<count>,"entries":[…]}`
+ * over unparsed (ipc/channel.ts `raw`), and the broker takes them into the journal as they are
+ * (broker/journal-writer.ts): the entries are read, and checked, when they are filed. `bytes` is the array's text,
+ * brackets included; `n` is how many entries the sender says it holds.
+ */
+export class RawJournal {
+  constructor(
+    readonly n: number,
+    readonly bytes: Buffer,
+  ) {}
+
+  /** The params' bytes as a RawJournal; undefined when they are not of that form (they are parsed as JSON then). */
+  static of(params: Buffer): RawJournal | undefined {
+    if (params.length < RAW_HEAD.length + RAW_ENTRIES.length + 3 || params.compare(RAW_HEAD, 0, RAW_HEAD.length, 0, RAW_HEAD.length) !== 0) return undefined;
+    let i = RAW_HEAD.length;
+    let n = 0;
+    while (i < params.length && i < RAW_HEAD.length + 6 && params[i]! >= 0x30 && params[i]! <= 0x39) n = n * 10 + params[i++]! - 0x30;
+    if (i === RAW_HEAD.length || n > 10_000 || params.compare(RAW_ENTRIES, 0, RAW_ENTRIES.length, i, i + RAW_ENTRIES.length) !== 0) return undefined;
+    const open = i + RAW_ENTRIES.length - 1;
+    if (params[params.length - 1] !== 0x7d /* } */ || params[params.length - 2] !== 0x5d /* ] */) return undefined;
+    return new RawJournal(n, params.subarray(open, params.length - 1));
+  }
+
+  /** The entries, parsed (what must look at them as they arrive: the tripwire); [] when they are not an array. */
+  entries(): unknown[] {
+    try {
+      const v: unknown = JSON.parse(this.bytes.toString('utf8'));
+      return Array.isArray(v) ? v : [];
+    } catch {
+      return [];
+    }
+  }
+}
+
 /** A wrapper's journal entries (its calls), acknowledged once they are written. */
 export const journal = method({
   name: WrapperMethod.journal,
   role: 'wrapper',
   rights: 'report',
-  params: z.object({
-    entries: z.array(z.unknown()).max(10_000),
-    /** Entries the wrapper could not keep (memory full of refused calls, the spill refused by the disk). */
-    lost: z.object({ notRun: z.number().int().nonnegative().max(1e9), executed: z.number().int().nonnegative().max(1e9) }).optional(),
-  }),
+  params: z.union([
+    z.instanceof(RawJournal),
+    z.object({
+      entries: z.array(z.unknown()).max(10_000),
+      /** Entries the wrapper could not keep (memory full of refused calls, the spill refused by the disk). */
+      lost: z.object({ notRun: z.number().int().nonnegative().max(1e9), executed: z.number().int().nonnegative().max(1e9) }).optional(),
+    }),
+  ]),
   result: z.object({ acked: z.number() }),
   wait: 10_000,
 });

@@ -1,7 +1,8 @@
 /**
  * Undo on its own, against a fake port (no broker, no channels): a real store and real files in a temp folder,
- * and a port that keeps what undo asked of the broker. The journal writer hands undo the calls it committed,
- * after the commit and the publish, and only those: a batch that was not committed leaves its snapshot waiting.
+ * and a port that keeps what undo asked of the broker. The journal writer hands undo the calls it filed into the
+ * journal, after the commit and the publish, and only those: a batch that was not taken in leaves its snapshot
+ * waiting.
  */
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -73,8 +74,8 @@ function setup(over: Partial<UndoPort> = {}) {
   const undo = new Undo(port);
   undos.push(undo);
   const session = { info: { id: 's1', client: 'c', server: 'fs', command: FS_COMMAND, pid: 1, startedAt: 1 } } as unknown as Session;
-  const writer = (s: Store = store) =>
-    new JournalWriter({
+  const writer = (s: Store = store) => {
+    const w = new JournalWriter({
       store: s,
       publish: (published) => log.push(`publish ${published.map((e) => (e.detail as { id: string }).id).join(',')}`),
       committed: (calls) => {
@@ -83,6 +84,10 @@ function setup(over: Partial<UndoPort> = {}) {
       },
       refused: (error) => log.push(`refused ${error}`),
     });
+    // as the broker wires it: a reader of the journal (undo among them) sees every batch taken in
+    s.fileIntake = () => w.catchUp();
+    return w;
+  };
   return { dir, files, store, undo, session, log, entries, events, writer };
 }
 
@@ -103,7 +108,11 @@ describe('undo through its port', () => {
     expect(await undo.prepare(session, { callId: 'c1', tool: 'write_file', paths: { path: file } })).toEqual({ ok: true, undoable: true });
     replace(file, 'after');
 
-    await writer().write(session, [written('c1', file)]);
+    const w = writer();
+    await w.write(session, [written('c1', file)]);
+    // taken in: filed into the journal once no batch came for a moment (or for a reader)
+    expect(log).toEqual([]);
+    w.catchUp();
     // the event is published first, then undo hears of the committed call
     expect(log.slice(0, 2)).toEqual(['publish c1', 'committed c1']);
     await undo.idle();
@@ -124,9 +133,11 @@ describe('undo through its port', () => {
     writeFileSync(file, 'before');
     await undo.prepare(session, { callId: 'c2', tool: 'write_file', paths: { path: file } });
     const failing = Object.assign(Object.create(store) as Store, {
-      writeJournal: () => {
-        throw new Error('database or disk is full');
-      },
+      intake: Object.assign(Object.create(store.intake) as Store['intake'], {
+        append: () => {
+          throw new Error('database or disk is full');
+        },
+      }),
     });
     await expect(writer(failing).write(session, [written('c2', file)])).rejects.toMatchObject({ code: 'journal-failed' });
     await undo.idle();
@@ -135,6 +146,7 @@ describe('undo through its port', () => {
 
     // sent again and committed this time: now it is recorded
     await writer().write(session, [written('c2', file)]);
+    store.caughtUp();
     await undo.idle();
     expect(undo.annotate({ calls: [store.call('c2')!] }).calls[0]!.undo).toMatchObject({ available: false, state: 'unchanged' });
   });
@@ -146,10 +158,12 @@ describe('undo through its port', () => {
     await undo.prepare(session, { callId: 'c3', tool: 'write_file', paths: { path: file } });
     const w = writer();
     await w.write(session, [written('c3', file, { outcome: 'pending', finishedAt: undefined })]);
+    w.catchUp();
     await undo.idle();
     expect(undo.annotate({ calls: [store.call('c3')!] }).calls[0]!.undo).toMatchObject({ available: false, state: 'prepared' });
     replace(file, 'after');
     await w.write(session, [written('c3', file)]);
+    w.catchUp();
     await undo.idle();
     expect(undo.annotate({ calls: [store.call('c3')!] }).calls[0]!.undo).toMatchObject({ available: true, state: 'ready' });
   });

@@ -83,7 +83,9 @@ async function wrapper(broker: Broker, o: { server?: string; command?: string[];
     prepare: (callId: string, tool: string, paths: Record<string, unknown>) => peer.request<PrepareAnswer>('call.prepare', { callId, tool, paths }),
     journal: async (r: Partial<CallRecord> & Pick<CallRecord, 'id' | 'tool'>) => {
       await peer.request('journal', { entries: [record(r)] });
-      // the after-state of a snapshotted call is read once its end is journaled: wait for it
+      // the journal files the batch once no other came for a moment (here at once), and the after-state of a
+      // snapshotted call is read once its end is filed: wait for both
+      broker.store.caughtUp();
       await broker.undo.idle();
     },
     /** One allowed call: prepared (file tools), `act` run (what the server does), then journaled as finished. */

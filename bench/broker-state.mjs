@@ -1,0 +1,31 @@
+// What a bench waits for between its measures, asked of a running broker over its socket: that what the wrappers
+// sent is acknowledged (on disk in the journal's intake), and that the broker has filed it into the journal's
+// tables, so that the filing (done once the calls stop) is not measured against the next mode's run.
+
+/** Until the broker has filed every journal entry it took in (status.journalPending is 0); the ms it took. */
+export async function settled(broker, timeoutMs = 60_000) {
+  const t0 = performance.now();
+  for (;;) {
+    const s = await broker.call('status', {});
+    if ((s.journalPending ?? 0) === 0) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs) throw new Error(`the broker still has ${s.journalPending} journal entries to file after ${timeoutMs} ms`);
+    // not too often: a status is a few queries, and the broker's CPU is part of what is measured
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Until every connected wrapper of `server` holds no journal entry the broker has not acknowledged. */
+export async function acknowledged(broker, server, timeoutMs = 60_000) {
+  const t0 = performance.now();
+  for (;;) {
+    const { sessions } = await broker.call('status', {});
+    const held = await Promise.all(
+      sessions
+        .filter((s) => s.server === server)
+        .map((s) => broker.call('wrapper.request', { sessionId: s.id, method: 'wrapper.status' }).then((r) => r.answer?.journalHeld ?? 0, () => 0)),
+    );
+    if (held.every((n) => n === 0)) return performance.now() - t0;
+    if (performance.now() - t0 > timeoutMs) throw new Error(`wrappers of ${server} still hold ${held.join(', ')} journal entries after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}

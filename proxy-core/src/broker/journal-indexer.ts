@@ -1,0 +1,146 @@
+/**
+ * Moves what the journal took in (db/intake-table.ts) into the journal proper: each batch's entries checked (an
+ * entry that is not a call record is refused on its own, recorded as an event), written with their events, and
+ * the batches removed, in one transaction of at most MAX_ENTRIES_PER_COMMIT entries (one batch is never split).
+ * After the commit, in the same tick: the events published, the calls handed to undo (undo/undo.ts `journaled`),
+ * so that undo records what a call left only for a call the journal holds, and the records to the audit export.
+ * A failed move leaves the batches where they are, to be moved the next time (journal-writer.ts says when).
+ */
+import type { BrokerEvent, CallRecord } from '../protocol/api.js';
+import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
+import type { IntakeGroup, Store } from './db/store.js';
+import { checkEntry } from './validate.js';
+
+/**
+ * Entries one transaction takes at most. What waits beyond it is moved a turn of the event loop later, so
+ * heartbeats and tickets go in between: one transaction of every wrapper's backlog held the broker for more than
+ * a second.
+ */
+export const MAX_ENTRIES_PER_COMMIT = 2000;
+
+export interface JournalIndexerOptions {
+  store: Store;
+  /** The time, for the wait after a failed move. */
+  now(): number;
+  /** The committed rows' events, for the bus. */
+  publish(events: BrokerEvent[]): void;
+  /** The calls a move committed, as the journal now holds them (undo's bookkeeping follows the journal). */
+  committed(calls: readonly StoredCallSummary[]): void;
+  /** An entry that is not a call record, refused on its own. */
+  refused(error: string, client: string): void;
+  /** A write failed (a full disk, say). True when it was a disk error (then the disk is marked full). */
+  failed?(err: unknown): boolean | void;
+  /** The entries a move committed, whole (the audit export's feed: broker/otlp/). */
+  exported?(records: readonly CallRecord[]): void;
+}
+
+/** After a move failed (a full disk, say), how long before one is tried again: a reader does not retry it each time. */
+export const RETRY_MS = 1000;
+
+export class JournalIndexer {
+  private moving = false;
+  /** When the last move failed (0: it did not). */
+  private failedAt = 0;
+
+  constructor(private readonly o: JournalIndexerOptions) {}
+
+  /**
+   * Move the oldest batches (at least one, up to MAX_ENTRIES_PER_COMMIT entries). False when nothing was moved:
+   * none waits, a move is under way (a reader inside a publish), or it failed.
+   */
+  some(): boolean {
+    const store = this.o.store;
+    // inside a transaction of the caller's, a move could be rolled back after its events were published
+    if (this.moving || store.db.inTransaction) return false;
+    if (this.failedAt !== 0 && this.o.now() - this.failedAt < RETRY_MS) return false;
+    this.moving = true;
+    try {
+      const groups: IntakeGroup[] = [];
+      let count = 0;
+      let claimed = 0;
+      let seq = 0;
+      for (let row = store.intake.next(seq); row; row = store.intake.next(seq)) {
+        const records = this.check(row.entries, row.session, row.client, row.server);
+        if (groups.length > 0 && count + records.length > MAX_ENTRIES_PER_COMMIT) break;
+        groups.push({ records, at: row.at });
+        count += records.length;
+        claimed += row.n;
+        seq = row.seq;
+        if (count >= MAX_ENTRIES_PER_COMMIT) break;
+      }
+      if (groups.length === 0) return false;
+      let events: CallEvent[];
+      try {
+        events = store.moveIntake(groups, seq, claimed);
+      } catch (err) {
+        this.failedAt = this.o.now();
+        this.o.failed?.(err);
+        this.o.refused(`the journal could not file what it took in (it stays, and is filed later): ${(err as Error).message}`, 'broker');
+        return false;
+      }
+      this.failedAt = 0;
+      this.o.exported?.(groups.flatMap((g) => g.records));
+      try {
+        this.handOff(events);
+      } catch (err) {
+        // committed: what follows a commit (undo's bookkeeping) failing must not take the broker down; anything
+        // but a disk error is a fault worth an event, not a silence
+        if (this.o.failed?.(err) !== true) this.o.refused(`after the journal was written: ${(err as Error).message}`, 'broker');
+      }
+      return true;
+    } finally {
+      this.moving = false;
+    }
+  }
+
+  /** Move everything waiting now (the broker starting or stopping). */
+  all(): void {
+    while (this.o.store.intake.size > 0 && this.some()) {
+      // one bounded transaction after another
+    }
+  }
+
+  /** Move what waits, about `max` entries at most; true when nothing is left waiting. */
+  upTo(max: number): boolean {
+    for (let moved = 0; this.o.store.intake.size > 0; ) {
+      if (moved >= max) return false;
+      const before = this.o.store.intake.size;
+      if (!this.some()) return false;
+      moved += Math.max(1, before - this.o.store.intake.size);
+    }
+    return true;
+  }
+
+  /**
+   * What follows a commit (a move, or the entries of a spill file journal-safety.ts took in): the events published,
+   * then the calls handed to undo, in the same tick as the commit.
+   */
+  handOff(events: CallEvent[]): void {
+    this.o.publish(events);
+    this.o.committed(events.map((e) => e.detail));
+  }
+
+  /** A batch's entries as call records of its session; what is not one is refused (and said) on its own. */
+  private check(bytes: Buffer, id: string, client: string, server: string): CallRecord[] {
+    let entries: unknown;
+    try {
+      entries = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      entries = undefined;
+    }
+    if (!Array.isArray(entries)) {
+      this.o.refused('a journal batch that is not a JSON array of entries', client);
+      return [];
+    }
+    const session = { info: { id, client, server } };
+    const records: CallRecord[] = [];
+    for (const e of entries) {
+      try {
+        records.push(checkEntry(session, e));
+      } catch (err) {
+        this.o.refused((err as Error).message, client);
+      }
+    }
+    return records;
+  }
+}
