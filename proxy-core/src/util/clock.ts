@@ -21,6 +21,26 @@ export interface Clock {
   afterWrites?(fn: () => void): void;
 }
 
+/**
+ * Work for after this tick's writes, run in one microtask: `queueMicrotask` makes an async resource for each
+ * callback (a few hundred nanoseconds and a compiled frame more per call, on the wrapper's every answer). A
+ * callback that throws is reported as `queueMicrotask` would report it, and the others still run.
+ */
+let afterTick: (() => void)[] = [];
+function runAfterTick(): void {
+  const fns = afterTick;
+  afterTick = [];
+  for (const fn of fns) {
+    try {
+      fn();
+    } catch (err) {
+      queueMicrotask(() => {
+        throw err;
+      });
+    }
+  }
+}
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => {
@@ -33,7 +53,9 @@ export const systemClock: Clock = {
     if (t) clearTimeout(t as NodeJS.Timeout);
   },
   monotonic: () => performance.now(),
-  afterWrites: (fn) => queueMicrotask(fn),
+  afterWrites: (fn) => {
+    if (afterTick.push(fn) === 1) void Promise.resolve().then(runAfterTick);
+  },
 };
 
 export function monotonic(clock: Clock): number {
