@@ -128,12 +128,14 @@ describe('the policy holds a changed definition', () => {
     const pins = readPins(JSON.parse('{"a":"A","b":7,"__proto__":"P"}'))!;
     expect(Object.entries(pins)).toEqual([
       ['a', 'A'],
-      ['b', ''],
+      ['b', 7],
       ['__proto__', 'P'],
     ]);
     expect(definitionChanged('__proto__', { fingerprint: 'P', firstSeen: 'Q' }, { ...policy(), pins })).toBe(false);
     expect(definitionChanged('b', { fingerprint: 'B', firstSeen: 'B' }, { ...policy(), pins })).toBe(true);
     expect(definitionChanged('toString', { fingerprint: 'T', firstSeen: 'T' }, { ...policy(), pins })).toBe(false);
+    // a pin that is not a string matches no fingerprint, even one that reads the same
+    expect(definitionChanged('b', { fingerprint: '7', firstSeen: '7' }, { ...policy(), pins })).toBe(true);
   });
 });
 
