@@ -16,6 +16,7 @@ function channel() {
   const ch = {
     handlers: null,
     setHandlers: (h) => (ch.handlers = h),
+    setRaw: () => {},
     notify: (m, p) => {
       if (m === 'policy') queueMicrotask(() => ch.handlers.notify('policy.ack', { version: p.version }));
     },
