@@ -1,9 +1,10 @@
 /**
- * The journal's intake with real processes: a wrapper's batch is on disk once the broker acknowledges it, before it
- * is filed into the journal's tables; a broker killed in between files it at its next start; and a reader during a
+ * The journal's intake with real processes: a wrapper's batch is on disk (the intake's file) once the broker
+ * acknowledges it, before it is filed into the journal's tables; a broker killed in between files it at its next start; and a reader during a
  * burst sees every call acknowledged so far. Ground truth is the fixture server's own log of what it ran and the
  * database file on disk.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -41,12 +42,15 @@ function readDb<T>(home: string, read: (db: Database.Database) => T): T {
   }
 }
 
-/** The ids of the entries the intake holds on disk, and how many batches. */
-const intakeOnDisk = (home: string) =>
-  readDb(home, (db) => {
-    const rows = db.prepare('SELECT seq, entries FROM journal_intake').all() as { seq: number; entries: Buffer }[];
-    return { batches: rows.length, seqs: rows.map((r) => r.seq), ids: rows.flatMap((r) => (JSON.parse(r.entries.toString('utf8')) as { id: string }[]).map((e) => e.id)) };
-  });
+/** The batches the intake's files hold on disk: their seqs, and their entries' ids. */
+const intakeOnDisk = (home: string) => {
+  const lines = readdirSync(home)
+    .filter((f) => f.startsWith('journal-intake.'))
+    .flatMap((f) => readFileSync(join(home, f), 'utf8').split('\n'))
+    .filter((l) => l.includes('\t'));
+  const rows = lines.map((l) => ({ seq: (JSON.parse(l.slice(0, l.indexOf('\t'))) as { seq: number }).seq, entries: l.slice(l.indexOf('\t') + 1) }));
+  return { batches: rows.length, seqs: rows.map((r) => r.seq), text: rows.map((r) => r.entries).join('\n'), ids: rows.flatMap((r) => (JSON.parse(r.entries) as { id: string }[]).map((e) => e.id)) };
+};
 
 const echoTexts = (log: string) => new Set(executedCalls(log, 'echo').map((e) => String((e.arguments as { text?: unknown }).text)));
 
@@ -102,7 +106,7 @@ describe("the journal's intake", () => {
     await waitFor(async () => ((await broker.call('status', {})).journalPending ?? 0) > 0, 20_000, 'entries taken in and not yet filed');
     // a call answered now, its entry acknowledged once its batch is taken in: searched for by its text
     await w.client.callTool({ name: 'echo', arguments: { text: 'needle-in-the-burst' } });
-    await waitFor(() => readDb(home, (db) => (db.prepare('SELECT entries FROM journal_intake').all() as { entries: Buffer }[]).some((r) => r.entries.includes('needle-in-the-burst'))) || readDb(home, (db) => db.prepare("SELECT COUNT(*) FROM journal WHERE arguments LIKE '%needle-in-the-burst%'").pluck().get() === 1), 10_000, 'the needle taken in');
+    await waitFor(() => intakeOnDisk(home).text.includes('needle-in-the-burst') || readDb(home, (db) => db.prepare("SELECT COUNT(*) FROM journal WHERE arguments LIKE '%needle-in-the-burst%'").pluck().get() === 1), 10_000, 'the needle taken in');
     const found = await broker.call('history', { text: 'needle-in-the-burst', limit: 10 });
     await l.stop();
     expect(found.calls.map((c) => [c.tool, c.outcome])).toEqual([['echo', 'ok']]);

@@ -1,7 +1,8 @@
 /**
- * Moves what the journal took in (db/intake-table.ts) into the journal proper: each batch's entries checked (an
+ * Moves what the journal took in (db/intake-log.ts) into the journal proper: each batch's entries checked (an
  * entry that is not a call record is refused on its own, recorded as an event), written with their events, and
- * the batches removed, in one transaction of at most MAX_ENTRIES_PER_COMMIT entries (one batch is never split).
+ * the intake's mark of what is filed moved past them, in one transaction of at most MAX_ENTRIES_PER_COMMIT
+ * entries (one batch is never split).
  * After the commit, in the same tick: the events published, the calls handed to undo (undo/undo.ts `journaled`),
  * so that undo records what a call left only for a call the journal holds, and the records to the audit export.
  * A failed move leaves the batches where they are, to be moved the next time (journal-writer.ts says when).
@@ -57,21 +58,19 @@ export class JournalIndexer {
     try {
       const groups: IntakeGroup[] = [];
       let count = 0;
-      let claimed = 0;
       let seq = 0;
       for (let row = store.intake.next(seq); row; row = store.intake.next(seq)) {
         const records = this.check(row.entries, row.session, row.client, row.server);
         if (groups.length > 0 && count + records.length > MAX_ENTRIES_PER_COMMIT) break;
         groups.push({ records, at: row.at });
         count += records.length;
-        claimed += row.n;
         seq = row.seq;
         if (count >= MAX_ENTRIES_PER_COMMIT) break;
       }
       if (groups.length === 0) return false;
       let events: CallEvent[];
       try {
-        events = store.moveIntake(groups, seq, claimed);
+        events = store.moveIntake(groups, seq);
       } catch (err) {
         this.failedAt = this.o.now();
         this.o.failed?.(err);

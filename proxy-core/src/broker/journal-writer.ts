@@ -1,5 +1,5 @@
 /**
- * Journal batches from every wrapper are taken in as they came: one intake row each (db/intake-table.ts), all of a
+ * Journal batches from every wrapper are taken in as they came: one line each in the intake's file (db/intake-log.ts), all of a
  * tick's in one transaction, acknowledged after its commit, so a batch the wrapper may forget is on disk. They
  * are moved into the journal proper (its rows, indexes, search entries and events) in bulk by the indexer
  * (journal-indexer.ts): once no batch has come for QUIET_MS, at the latest MAX_WAIT_MS after the oldest waiting
@@ -15,7 +15,7 @@ import { IpcError } from '../ipc/channel.js';
 import type { CallEvent } from '../protocol/events.js';
 import { RawJournal } from '../protocol/methods/journal.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
-import type { IntakeBatch } from './db/intake-table.js';
+import type { IntakeBatch } from './db/intake-log.js';
 import type { Store } from './db/store.js';
 import { JournalIndexer, type JournalIndexerOptions } from './journal-indexer.js';
 
@@ -49,6 +49,10 @@ export class JournalWriter {
   constructor(private readonly o: JournalWriterOptions) {
     const clock = (this.clock = o.clock ?? systemClock);
     this.indexer = new JournalIndexer({ ...o, now: () => clock.now() });
+    // the broker takes over the intake: what a broker before it left there waits to be filed
+    o.store.intake.open();
+    const unreadable = o.store.intake.unreadable;
+    if (unreadable > 0) o.refused(`${unreadable} line(s) of the journal's intake could not be read; the rest is filed`, 'broker');
   }
 
   /**

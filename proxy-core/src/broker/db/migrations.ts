@@ -354,13 +354,11 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE rules ADD COLUMN calls_left INTEGER;
   ALTER TABLE rules ADD COLUMN calls_granted INTEGER;
   `,
-  // Migration 15, the journal's intake (journal-intake.ts): a wrapper's batch is taken as the broker received it,
-  // one row per batch (the session it came on, its entries' JSON text unchecked, how many), and moved into
-  // journal_calls and event_log in bulk once the broker is not busy, or at once for a reader.
+  // Migration 15, the journal's intake (intake-log.ts): a wrapper's batch is taken in as the bytes it came as, in a
+  // file of the data dir, and filed into journal_calls and event_log in bulk; the filing transaction records here
+  // the last intake seq it filed, so a batch is filed once whenever the broker died.
   `
-  CREATE TABLE journal_intake (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT, session TEXT NOT NULL, client TEXT NOT NULL, server TEXT NOT NULL, at INTEGER NOT NULL,
-    entries BLOB NOT NULL, n INTEGER NOT NULL
-  );
+  CREATE TABLE intake_mark (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL);
+  INSERT INTO intake_mark (id, seq) VALUES (1, 0);
   `,
 ];

@@ -25,7 +25,7 @@ import { isDiskError } from './files.js';
 import { CatalogTable } from './catalog-table.js';
 import { EventsTable, type EventsQuery } from './events-table.js';
 import { chmodDatabaseFiles, databaseError, openPrivateDatabase } from './files.js';
-import { IntakeTable } from './intake-table.js';
+import { IntakeLog } from './intake-log.js';
 import { JournalTable } from './journal-table.js';
 import { MIGRATIONS } from './migrations.js';
 import { Names } from './names.js';
@@ -64,8 +64,8 @@ export class Store {
   readonly ruleSet: RulesTable;
   readonly eventLog: EventsTable;
   readonly journal: JournalTable;
-  /** Batches received and not yet in the journal (intake-table.ts). */
-  readonly intake: IntakeTable;
+  /** Batches received and not yet in the journal (intake-log.ts; opened by the broker). */
+  readonly intake: IntakeLog;
   /**
    * Moves what the intake holds into the journal (set by the broker: journal-writer.ts). Run before the journal
    * or the events are read, so a reader sees every batch the broker acknowledged.
@@ -119,11 +119,12 @@ export class Store {
       this.ruleSet = new RulesTable(this.db, this.sealer);
       this.eventLog = new EventsTable(this.db, now, cache, names);
       this.journal = new JournalTable(this.db, this.eventLog, now, cache, names);
-      this.intake = new IntakeTable(this.db);
+      const mark = { get: this.db.prepare('SELECT seq FROM intake_mark WHERE id = 1').pluck(), set: this.db.prepare('UPDATE intake_mark SET seq = ? WHERE id = 1') };
+      this.intake = new IntakeLog(dirname(path), () => Number(mark.get.get() ?? 0));
       this.moveTx = this.db.transaction((groups: readonly IntakeGroup[], upTo: number) => {
         const events: CallEvent[] = [];
         for (const g of groups) for (const e of this.journal.insertRows(g.records, g.at)) events.push(e);
-        this.intake.removeUpTo(upTo);
+        mark.set.run(upTo);
         return events;
       });
       this.tightening = new TighteningRecord(this.db, this.ruleSet, this.settings);
@@ -186,6 +187,7 @@ export class Store {
   }
 
   close(): void {
+    this.intake.close();
     this.db.close();
   }
 
@@ -205,12 +207,12 @@ export class Store {
   }
 
   /**
-   * Move intake batches (up to seq `upTo`, holding `n` entries as their senders counted them) into the journal:
-   * their records' rows and events, and the batches' removal, in one transaction. Returns the events.
+   * Move intake batches (up to seq `upTo`) into the journal: their records' rows and events, and the intake's mark
+   * of what is filed, in one transaction. Returns the events.
    */
-  moveIntake(groups: readonly IntakeGroup[], upTo: number, n: number): CallEvent[] {
+  moveIntake(groups: readonly IntakeGroup[], upTo: number): CallEvent[] {
     const events = this.names.within(() => this.moveTx(groups, upTo));
-    this.intake.moved(n);
+    this.intake.moved(upTo);
     return events;
   }
 

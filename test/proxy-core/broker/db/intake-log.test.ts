@@ -1,0 +1,105 @@
+/**
+ * The journal's intake on disk: batches appended as lines, read back as they were; a broker that dies leaves them
+ * for the next, which files only what is past the mark; a line cut short by a death mid-write is cut off; a file
+ * all of whose batches are filed is removed; a Store opened beside the broker leaves the files alone.
+ */
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { type IntakeBatch, IntakeLog } from '../../../../proxy-core/src/broker/db/intake-log.js';
+
+const dirs: string[] = [];
+const logs: IntakeLog[] = [];
+afterEach(() => {
+  for (const l of logs.splice(0)) l.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function dir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'al-intake-'));
+  dirs.push(d);
+  return d;
+}
+
+function log(d: string, mark = 0): IntakeLog {
+  const l = new IntakeLog(d, () => mark);
+  logs.push(l);
+  l.open();
+  return l;
+}
+
+const batch = (text: string, n = 1): IntakeBatch => ({ session: 's1', client: 'c "quoted"', server: 'fs', at: 7, entries: Buffer.from(text), n });
+const files = (d: string) => readdirSync(d).filter((f) => f.startsWith('journal-intake.'));
+
+describe("the journal's intake", () => {
+  test('batches come back as they were sent, in order, with their session and time; the count is what the senders said', () => {
+    const d = dir();
+    const l = log(d);
+    l.append([batch('[{"id":"a"}]'), batch('[{"id":"b","text":"tab\\there, line\\nbreak, ünïcödé"},{"id":"c"}]', 2)]);
+    l.append([batch('[]', 0)]);
+    expect(l.size).toBe(3);
+    expect([l.oldestSeq(), l.newestSeq()]).toEqual([1, 3]);
+    const first = l.next(0)!;
+    expect({ ...first, entries: first.entries.toString() }).toEqual({ seq: 1, session: 's1', client: 'c "quoted"', server: 'fs', at: 7, n: 1, entries: '[{"id":"a"}]' });
+    expect(l.next(1)!.entries.toString()).toBe('[{"id":"b","text":"tab\\there, line\\nbreak, ünïcödé"},{"id":"c"}]');
+    expect(l.next(3)).toBeUndefined();
+    // one line per batch, in one file
+    expect(files(d)).toHaveLength(1);
+    expect(readFileSync(join(d, files(d)[0]!), 'utf8').split('\n').filter(Boolean)).toHaveLength(3);
+  });
+
+  test('what is filed is let go, and a file all of whose batches are filed is removed', () => {
+    const d = dir();
+    const l = log(d);
+    l.append([batch('[1]'), batch('[2]')]);
+    l.moved(1);
+    expect([l.oldestSeq(), l.size]).toEqual([2, 1]);
+    expect(files(d)).toHaveLength(1);
+    l.moved(2);
+    expect([l.oldestSeq(), l.size]).toEqual([0, 0]);
+    expect(files(d)).toEqual([]);
+    // the next batch starts a file of its own, and its seq goes on
+    l.append([batch('[3]')]);
+    expect(l.next(0)!.seq).toBe(3);
+    expect(files(d)).toHaveLength(1);
+  });
+
+  test('a broker that died leaves its batches to the next one, which takes only what is past the mark', () => {
+    const d = dir();
+    const first = log(d);
+    first.append([batch('[1]'), batch('[2]'), batch('[3]')]);
+    first.close();
+    // the database says seq 2 was filed (its transaction committed) before the broker died
+    const next = log(d, 2);
+    expect([next.oldestSeq(), next.newestSeq(), next.size]).toEqual([3, 3, 1]);
+    expect(next.next(0)!.entries.toString()).toBe('[3]');
+    next.append([batch('[4]')]);
+    expect(next.newestSeq()).toBe(4);
+    next.moved(4);
+    expect(files(d)).toEqual([]);
+  });
+
+  test('a line cut short (the broker died writing it, so it was never acknowledged) is cut off; a line that is no header is counted', () => {
+    const d = dir();
+    const first = log(d);
+    first.append([batch('[1]')]);
+    first.close();
+    const file = join(d, files(d)[0]!);
+    appendFileSync(file, 'not a header\t[9]\n{"seq":2,"session":"s1","client":"c","server":"fs","at":1,"n":1}\t[{"id":"cut');
+    const next = log(d);
+    expect(next.unreadable).toBe(1);
+    expect([next.oldestSeq(), next.newestSeq()]).toEqual([1, 1]);
+    expect(readFileSync(file, 'utf8').endsWith('\n')).toBe(true);
+    expect(readFileSync(file, 'utf8')).not.toContain('"cut');
+  });
+
+  test('a log not opened (a Store beside the broker) reads and writes nothing', () => {
+    const d = dir();
+    writeFileSync(join(d, 'journal-intake.5'), '{"seq":1,"session":"s","client":"c","server":"fs","at":1,"n":1}\t[1]\n{"seq":2,"session":"s","cl');
+    const l = new IntakeLog(d, () => 0);
+    logs.push(l);
+    expect(l.size).toBe(0);
+    expect(readFileSync(join(d, 'journal-intake.5'), 'utf8')).toContain('"cl');
+  });
+});
