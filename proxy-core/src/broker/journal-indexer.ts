@@ -17,7 +17,7 @@ import { checkEntry } from './validate.js';
  * heartbeats and tickets go in between: one transaction of every wrapper's backlog held the broker for more than
  * a second.
  */
-export const MAX_ENTRIES_PER_COMMIT = 2000;
+export const MAX_ENTRIES_PER_COMMIT = 1000;
 
 export interface JournalIndexerOptions {
   store: Store;

@@ -1,9 +1,9 @@
 /**
  * Journal batches from every wrapper are taken in as they came: one line each in the intake's file (db/intake-log.ts), all of a
- * tick's in one transaction, acknowledged after its commit, so a batch the wrapper may forget is on disk. They
- * are moved into the journal proper (its rows, indexes, search entries and events) in bulk by the indexer
- * (journal-indexer.ts): once no batch has come for QUIET_MS, at the latest MAX_WAIT_MS after the oldest waiting
- * one arrived or once MAX_PENDING entries wait, and at once before anything reads the journal or the events.
+ * tick's in one write, acknowledged after it, so a batch the wrapper may forget is on disk. They are moved into
+ * the journal proper (its rows, indexes, search entries and events) in bulk by the indexer (journal-indexer.ts):
+ * once no batch has come for QUIET_MS, at the latest MAX_WAIT_MS after the oldest waiting one arrived or once
+ * MAX_PENDING entries (or MAX_PENDING_BYTES) wait, and at once before anything reads the journal or the events.
  *
  * Why: a journal row, with its six indexes, its search entry and its event, costs the broker some 12-20 µs of CPU,
  * on the same cores as the clients, the wrappers and the servers whose calls it records. Paid batch by batch as
@@ -26,8 +26,9 @@ import type { Session } from './sessions.js';
 export const QUIET_MS = 20;
 /** How long the oldest batch may wait while batches keep coming. */
 export const MAX_WAIT_MS = 2000;
-/** Entries waiting past this are moved in without waiting for a quiet moment. */
-export const MAX_PENDING = 50_000;
+/** Entries waiting past this, or bytes past MAX_PENDING_BYTES, are moved in without waiting for a quiet moment. */
+export const MAX_PENDING = 100_000;
+export const MAX_PENDING_BYTES = 64 * 1024 * 1024;
 /** What a read moves in at once, at most (some 50 ms of the broker's time). */
 export const SYNC_MAX = 4000;
 
@@ -142,7 +143,8 @@ export class JournalWriter {
 
   /** A batch came: the quiet wait starts again; the deadline is set by the oldest batch waiting. */
   private arm(): void {
-    if (this.o.store.intake.size >= MAX_PENDING) return this.stepSoon();
+    const intake = this.o.store.intake;
+    if (intake.size >= MAX_PENDING || intake.bytes >= MAX_PENDING_BYTES) return this.stepSoon();
     const clock = this.clock;
     clock.clearTimeout(this.quiet);
     this.quiet = clock.setTimeout(() => this.stepSoon(), QUIET_MS);
@@ -155,12 +157,20 @@ export class JournalWriter {
     this.quiet = this.deadline = undefined;
   }
 
-  /** Move batches in, one bounded transaction a turn of the event loop, until none waits. */
+  /**
+   * Move batches in, one bounded transaction a turn of the event loop, until none waits. Batches that came
+   * meanwhile are taken in (and acknowledged) a turn of their own first: the wrappers' acknowledgements do not
+   * wait behind the filing, which under a steady load runs while they send.
+   */
   private stepSoon(): void {
     this.disarm();
     if (this.stepping) return;
     this.stepping = true;
     const step = () => {
+      if (this.queue.length > 0) {
+        this.takeIn();
+        return void setImmediate(step);
+      }
       this.stepping = false;
       if (this.o.store.intake.size === 0 || !this.indexer.some()) return;
       this.stepping = true;

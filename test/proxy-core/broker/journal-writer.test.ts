@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { JournalWriter, MAX_ENTRIES_PER_COMMIT, MAX_PENDING, MAX_WAIT_MS, QUIET_MS, SYNC_MAX } from '../../../proxy-core/src/broker/journal-writer.js';
+import { JournalWriter, MAX_ENTRIES_PER_COMMIT, MAX_PENDING, MAX_PENDING_BYTES, MAX_WAIT_MS, QUIET_MS, SYNC_MAX } from '../../../proxy-core/src/broker/journal-writer.js';
 import type { Session } from '../../../proxy-core/src/broker/sessions.js';
 import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import type { BrokerEvent } from '../../../proxy-core/src/protocol/api.js';
@@ -117,6 +117,38 @@ describe('the journal writer', () => {
     await writer.write(session('b'), batch('big', MAX_PENDING));
     await turns(200);
     expect(commits.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(MAX_PENDING);
+  });
+
+  test('past MAX_PENDING_BYTES of entries waiting, they are filed at once, however few', async () => {
+    const { writer, commits } = setup();
+    const big = 'x'.repeat(1024 * 1024);
+    const count = Math.ceil(MAX_PENDING_BYTES / big.length) + 1;
+    const entries = Array.from({ length: count }, (_, i) => callRecord({ id: `big-${i}`, arguments: JSON.stringify({ big }) }));
+    await writer.write(session('a'), entries.slice(0, count - 2));
+    await turns(5);
+    expect(commits).toEqual([]);
+    await writer.write(session('a'), entries.slice(count - 2));
+    await turns(20);
+    expect(commits.reduce((a, b) => a + b, 0)).toBe(count);
+    expect(writer.pending).toBe(0);
+  });
+
+  test('a batch that comes while the backlog is filed is acknowledged before the next filing transaction', async () => {
+    const { writer, commits, clock } = setup();
+    await writer.write(session('a'), batch('a', MAX_ENTRIES_PER_COMMIT));
+    await writer.write(session('b'), batch('b', MAX_ENTRIES_PER_COMMIT));
+    clock.advance(QUIET_MS);
+    while (commits.length === 0) await turn();
+    const before = commits.length;
+    let ackedAt = -1;
+    const acked = writer.write(session('c'), batch('c', 1)).then(() => (ackedAt = commits.length));
+    await turns();
+    await acked;
+    expect(ackedAt).toBe(before);
+    expect(commits.length).toBeGreaterThan(before);
+    clock.advance(QUIET_MS);
+    await turns();
+    expect(writer.pending).toBe(0);
   });
 
   test('a reader sees every batch taken in: the journal, the events and a count read now file what waits', async () => {

@@ -58,6 +58,7 @@ export class IntakeLog {
   private files: { gen: number; fd: number; size: number; last: number }[] = [];
   private nextSeq = 1;
   private pending = 0;
+  private pendingBytes = 0;
   private opened = false;
   /** Batches of lines that could not be read at the start (for the broker to say so). */
   unreadable = 0;
@@ -119,6 +120,7 @@ export class IntakeLog {
     for (const r of rows) {
       this.held.push(r);
       this.pending += r.n;
+      this.pendingBytes += r.length;
     }
   }
 
@@ -151,15 +153,24 @@ export class IntakeLog {
   /** The batches up to `seq` are filed (their transaction committed, the mark with them): let them and their files go. */
   moved(seq: number): void {
     let k = 0;
-    while (k < this.held.length && this.held[k]!.seq <= seq) this.pending -= this.held[k++]!.n;
+    for (; k < this.held.length && this.held[k]!.seq <= seq; k++) {
+      this.pending -= this.held[k]!.n;
+      this.pendingBytes -= this.held[k]!.length;
+    }
     if (k > 0) this.held = this.held.slice(k);
     this.pending = Math.max(0, this.pending);
+    this.pendingBytes = Math.max(0, this.pendingBytes);
     this.dropFiles(this.held.length === 0 ? Infinity : seq);
   }
 
   /** Entries waiting to be filed, as their senders counted them. */
   get size(): number {
     return this.pending;
+  }
+
+  /** The bytes of the entries waiting to be filed. */
+  get bytes(): number {
+    return this.pendingBytes;
   }
 
   close(): void {
@@ -215,6 +226,7 @@ export class IntakeLog {
       else if (h.seq > mark && h.seq >= this.nextSeq) {
         this.held.push({ ...h, gen, offset: tab + 1, length: end - tab - 1 });
         this.pending += h.n;
+        this.pendingBytes += end - tab - 1;
         this.nextSeq = h.seq + 1;
         last = h.seq;
       }
