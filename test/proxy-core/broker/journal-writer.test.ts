@@ -74,7 +74,7 @@ function setup(o: { failIntakeAt?: number; failMoveAt?: number; dir?: string } =
 describe('the journal writer', () => {
   test('a tick\'s batches are taken in together and acknowledged; they are filed once no batch came for QUIET_MS, in bounded transactions a turn apart, in order', async () => {
     const { writer, commits, clock, ids, published, dir } = setup();
-    const size = 700;
+    const size = 300;
     const wrappers = 8;
     const acks = Array.from({ length: wrappers }, (_, w) => writer.write(session(`s${w}`), batch(`w${w}`, size)));
     expect(await Promise.all(acks)).toEqual(Array.from({ length: wrappers }, () => ({ acked: size })));
@@ -89,7 +89,7 @@ describe('the journal writer', () => {
     clock.advance(1);
     await turns();
     const seen = turnCounter.stop();
-    // 5,600 entries: never more than the bound in one commit, no batch split, a turn of the event loop apart
+    // 2,400 entries: never more than the bound in one commit, no batch split, a turn of the event loop apart
     expect(commits.reduce((a, b) => a + b, 0)).toBe(size * wrappers);
     expect(Math.max(...commits)).toBeLessThanOrEqual(MAX_ENTRIES_PER_COMMIT);
     expect(commits.every((c) => c % size === 0)).toBe(true);
