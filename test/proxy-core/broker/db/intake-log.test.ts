@@ -1,7 +1,8 @@
 /**
  * The journal's intake on disk: batches appended as lines, read back as they were; a broker that dies leaves them
- * for the next, which files only what is past the mark; a line cut short by a death mid-write is cut off; a file
- * all of whose batches are filed is removed; a Store opened beside the broker leaves the files alone.
+ * for the next, which files only what is past the mark; a line cut short by a death mid-write is cut off; past
+ * 64 MB a new file is started, and a file all of whose batches are filed is removed; a Store opened beside the
+ * broker leaves the files alone.
  */
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -78,6 +79,24 @@ describe("the journal's intake", () => {
     expect(next.newestSeq()).toBe(4);
     next.moved(4);
     expect(files(d)).toEqual([]);
+  });
+
+  test('past 64 MB a file is closed for writing and the next batch starts another; each is removed once all of it is filed', () => {
+    const d = dir();
+    const l = log(d);
+    const big = Buffer.alloc(64 * 1024 * 1024, 0x61);
+    l.append([{ ...batch(''), entries: big }]);
+    l.append([batch('[2]')]);
+    expect(files(d)).toHaveLength(2);
+    expect(l.next(0)!.entries.equals(big)).toBe(true);
+    expect(l.next(1)!.entries.toString()).toBe('[2]');
+    l.moved(1);
+    expect(files(d)).toHaveLength(1);
+    l.close();
+    // a broker after it reads the file that is left, past the mark
+    const next = log(d, 1);
+    expect([next.oldestSeq(), next.size]).toEqual([2, 1]);
+    expect(next.next(0)!.entries.toString()).toBe('[2]');
   });
 
   test('a line cut short (the broker died writing it, so it was never acknowledged) is cut off; a line that is no header is counted', () => {
