@@ -1,10 +1,12 @@
 /**
  * The journal's intake with real processes: a wrapper's batch is on disk (the intake's file) once the broker
  * acknowledges it, before it is filed into the journal's tables; a broker killed in between files it at its next start; and a reader during a
- * burst sees every call acknowledged so far. Ground truth is the fixture server's own log of what it ran and the
+ * burst sees every call acknowledged so far; files the agent puts under the intake's names neither stop the broker
+ * nor are written through, and calls are journaled after them. Ground truth is the fixture server's own log of what it ran and the
  * database file on disk.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -97,6 +99,39 @@ describe("the journal's intake", () => {
     } finally {
       client.close();
     }
+  }, 60_000);
+
+  test("what the agent puts under the intake's names in the data dir neither stops the broker nor lets a call go unjournaled", async () => {
+    const first = await startBroker({ allow: ['*'], settings: { tripwire: 'off' } });
+    const { home } = first;
+    first.broker.close();
+    first.daemon.proc.kill('SIGTERM');
+    await new Promise((r) => first.daemon.proc.once('exit', r));
+    // a 1 GB file of no newline (sparse), a folder, a FIFO and a link to a file of the person's, at intake names
+    const gen = Date.now() + 10_000;
+    const huge = join(home, `journal-intake.${gen}`);
+    writeFileSync(huge, '{"seq":1,"session":"s","client":"agent","server":"fs","at":1,"n":1}\t');
+    truncateSync(huge, 1024 ** 3);
+    mkdirSync(join(home, `journal-intake.${gen + 1}`));
+    execFileSync('mkfifo', [join(home, `journal-intake.${gen + 2}`)]);
+    const notes = join(home, 'notes.txt');
+    writeFileSync(notes, 'mine\n');
+    symlinkSync(notes, join(home, `journal-intake.${gen + 3}`));
+
+    const { broker, daemon } = await startBroker({ home });
+    const { fx, w } = await wrapFixture(home);
+    await w.client.callTool({ name: 'echo', arguments: { text: 'after-the-plant' } });
+    // ground truth: the server ran it, and the journal on disk holds it
+    expect(echoTexts(fx.log).has('after-the-plant')).toBe(true);
+    await waitFor(async () => (await broker.call('history', { text: 'after-the-plant', limit: 5 })).calls.length === 1, 10_000, 'the call journaled');
+    expect(readDb(home, (db) => db.prepare("SELECT COUNT(*) FROM journal WHERE arguments LIKE '%after-the-plant%'").pluck().get())).toBe(1);
+    // the broker said what it could not read, held none of it, and wrote nothing through the link
+    const said = (await broker.call('events', { limit: 50 })).events.filter((e) => e.type === 'journal-entry-refused').map((e) => String((e.detail as { error: string }).error));
+    expect(said.some((e) => /line\(s\) of the journal's intake could not be read/.test(e))).toBe(true);
+    expect(readFileSync(notes, 'utf8')).toBe('mine\n');
+    // the long line was cut off (and the file, holding nothing to file, removed)
+    expect(readdirSync(home).filter((f) => f.startsWith('journal-intake.') && statSync(join(home, f)).isFile() && statSync(join(home, f)).size > 1024 * 1024)).toEqual([]);
+    expect(Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${daemon.proc.pid}/status`, 'utf8'))?.[1]) / 1024).toBeLessThan(512);
   }, 60_000);
 
   test('a reader during a burst sees every call acknowledged so far: the search files what waits first', async () => {

@@ -47,7 +47,7 @@ export function rawMethod(method: string, take: (params: Buffer) => unknown): [s
 const REQ_HEAD = Buffer.from('{"t":"req","id":');
 
 /** Lines above this are refused: nothing Airlock sends between its own processes comes near it. */
-const MAX_FRAME = 256 * 1024 * 1024;
+export const MAX_FRAME = 256 * 1024 * 1024;
 
 export class Channel {
   private nextId = 1;

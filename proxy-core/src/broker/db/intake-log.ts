@@ -15,6 +15,7 @@
  */
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, readdirSync, readSync, unlinkSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAX_FRAME } from '../../ipc/channel.js';
 
 /** A batch as received: the session it came on, and its entries' JSON text (an array), unchecked. */
 export interface IntakeBatch {
@@ -51,6 +52,10 @@ const PREFIX = 'journal-intake.';
 const ROTATE_BYTES = 64 * 1024 * 1024;
 const TAB = 0x09;
 const NL = 0x0a;
+/** What a file left by a broker before is read in, a chunk at a time. */
+const SCAN_CHUNK = 1024 * 1024;
+/** A header longer than this is not one this log writes (its names are short). */
+const MAX_HEADER = 64 * 1024;
 
 export class IntakeLog {
   private held: Held[] = [];
@@ -129,15 +134,8 @@ export class IntakeLog {
     const h = this.held.find((r) => r.seq > seq);
     if (!h) return undefined;
     const file = this.files.find((f) => f.gen === h.gen)!;
-    const entries = Buffer.allocUnsafe(h.length);
-    let got = 0;
-    while (got < h.length) {
-      const n = readSync(file.fd, entries, got, h.length - got, h.offset + got);
-      if (n === 0) break;
-      got += n;
-    }
     const { gen: _gen, offset: _offset, length: _length, ...row } = h;
-    return { ...row, entries: entries.subarray(0, got) };
+    return { ...row, entries: readAt(file.fd, h.offset, h.length) };
   }
 
   /** The newest batch's seq (0: none waits). */
@@ -191,48 +189,86 @@ export class IntakeLog {
     this.files = keep;
   }
 
+  /**
+   * A new file, named past the newest: O_EXCL and O_NOFOLLOW, so a name someone placed there first (a link
+   * elsewhere, a file of theirs) is never written through; it is passed over for the next one.
+   */
   private newFile(): { gen: number; fd: number; size: number; last: number } {
-    const gen = (this.files.at(-1)?.gen ?? Date.now()) + 1;
-    const fd = openSync(this.path(gen), constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0), 0o600);
-    const file = { gen, fd, size: 0, last: this.nextSeq - 1 };
-    this.files.push(file);
-    return file;
+    const first = (this.files.at(-1)?.gen ?? Date.now()) + 1;
+    for (let tries = 0; ; tries++) {
+      const gen = first + tries;
+      let fd: number;
+      try {
+        fd = openSync(this.path(gen), constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0), 0o600);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST' && tries < 100) continue;
+        throw err;
+      }
+      const file = { gen, fd, size: 0, last: this.nextSeq - 1 };
+      this.files.push(file);
+      return file;
+    }
   }
 
-  /** Read one file left by a broker before: its batches past the mark wait; a torn last line is cut off. */
+  /**
+   * Read one file left by a broker before: its batches past the mark wait; a torn last line is cut off. The file
+   * is scanned a chunk at a time (only the headers are kept), so a file someone else put under this name, however
+   * large, costs a scan and no memory. What is not a regular file is passed over; a line longer than any batch
+   * the broker takes (MAX_FRAME) was not written here: it and what follows it are cut off, and said.
+   */
   private readFile(gen: number, mark: number): void {
     let fd: number;
     try {
-      fd = openSync(this.path(gen), constants.O_RDWR | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0));
+      fd = openSync(this.path(gen), constants.O_RDWR | constants.O_APPEND | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
     } catch {
+      this.unreadable++;
       return;
     }
-    const size = fstatSync(fd).size;
-    const buf = Buffer.allocUnsafe(size);
-    let got = 0;
-    while (got < size) {
-      const n = readSync(fd, buf, got, size - got, got);
-      if (n === 0) break;
-      got += n;
+    const st = fstatSync(fd);
+    if (!st.isFile()) {
+      closeSync(fd);
+      this.unreadable++;
+      return;
     }
-    const whole = buf.lastIndexOf(NL, got - 1) + 1;
-    if (whole < size) ftruncateSync(fd, whole);
+    const chunk = Buffer.allocUnsafe(SCAN_CHUNK);
     let last = mark;
-    for (let start = 0; start < whole; ) {
-      const end = buf.indexOf(NL, start);
-      const tab = buf.indexOf(TAB, start);
-      const h = tab !== -1 && tab < end ? header(buf.toString('utf8', start, tab)) : undefined;
-      if (!h) this.unreadable++;
-      else if (h.seq > mark && h.seq >= this.nextSeq) {
-        this.held.push({ ...h, gen, offset: tab + 1, length: end - tab - 1 });
-        this.pending += h.n;
-        this.pendingBytes += end - tab - 1;
-        this.nextSeq = h.seq + 1;
-        last = h.seq;
+    /** Where the line being read starts, and its first tab (-1: none yet), in the file. */
+    let start = 0;
+    let tab = -1;
+    for (let off = 0; ; ) {
+      const got = readSync(fd, chunk, 0, SCAN_CHUNK, off);
+      if (got === 0) break;
+      for (let i = 0; i < got; ) {
+        const nl = chunk.indexOf(NL, i);
+        const end = nl === -1 || nl >= got ? got : nl;
+        if (tab === -1) {
+          const t = chunk.indexOf(TAB, i);
+          if (t !== -1 && t < end) tab = off + t;
+        }
+        if (end === got) break;
+        const lineEnd = off + end;
+        const h = tab !== -1 && tab - start <= MAX_HEADER ? header(readAt(fd, start, tab - start).toString('utf8')) : undefined;
+        if (!h) this.unreadable++;
+        else if (h.seq > mark && h.seq >= this.nextSeq) {
+          this.held.push({ ...h, gen, offset: tab + 1, length: lineEnd - tab - 1 });
+          this.pending += h.n;
+          this.pendingBytes += lineEnd - tab - 1;
+          this.nextSeq = h.seq + 1;
+          last = h.seq;
+        }
+        start = lineEnd + 1;
+        tab = -1;
+        i = end + 1;
       }
-      start = end + 1;
+      off += got;
+      if (off - start > MAX_FRAME + MAX_HEADER) {
+        this.unreadable++;
+        break;
+      }
     }
-    this.files.push({ gen, fd, size: whole, last });
+    // what follows the last whole line (a line torn by a death mid-write, or one too long to be a batch) goes
+    if (start < st.size) ftruncateSync(fd, start);
+    this.files.push({ gen, fd, size: start, last });
   }
 
   private path(gen: number): string {
@@ -255,6 +291,18 @@ function header(text: string): Omit<Held, 'gen' | 'offset' | 'length'> | undefin
   if (!Number.isSafeInteger(seq) || (seq as number) < 1 || typeof session !== 'string' || typeof client !== 'string' || typeof server !== 'string') return undefined;
   if (typeof at !== 'number' || !Number.isFinite(at) || !Number.isSafeInteger(n) || (n as number) < 0) return undefined;
   return { seq: seq as number, session, client, server, at, n: n as number };
+}
+
+/** `length` bytes of the file from `from` (fewer if it ends sooner). */
+function readAt(fd: number, from: number, length: number): Buffer {
+  const buf = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, from + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return buf.subarray(0, got);
 }
 
 function unlinkQuietly(path: string): void {

@@ -1,10 +1,12 @@
 /**
  * The journal's intake on disk: batches appended as lines, read back as they were; a broker that dies leaves them
  * for the next, which files only what is past the mark; a line cut short by a death mid-write is cut off; past
- * 64 MB a new file is started, and a file all of whose batches are filed is removed; a Store opened beside the
- * broker leaves the files alone.
+ * 64 MB a new file is started (past a name someone took first), and a file all of whose batches are filed is
+ * removed; what someone else put under the intake's names (a huge file, a folder, a FIFO, a link) neither stops
+ * the broker's start nor is held in memory; a Store opened beside the broker leaves the files alone.
  */
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -81,13 +83,20 @@ describe("the journal's intake", () => {
     expect(files(d)).toEqual([]);
   });
 
-  test('past 64 MB a file is closed for writing and the next batch starts another; each is removed once all of it is filed', () => {
+  test('past 64 MB a file is closed for writing and the next batch starts another (a name taken first is passed over); each is removed once all of it is filed', () => {
     const d = dir();
     const l = log(d);
     const big = Buffer.alloc(64 * 1024 * 1024, 0x61);
     l.append([{ ...batch(''), entries: big }]);
+    // the next name taken first (a link to a file of the person's): passed over, never written through
+    const gen = Number(files(d)[0]!.slice('journal-intake.'.length));
+    const target = join(dir(), 'notes.txt');
+    writeFileSync(target, 'mine\n');
+    symlinkSync(target, join(d, `journal-intake.${gen + 1}`));
     l.append([batch('[2]')]);
-    expect(files(d)).toHaveLength(2);
+    expect(readFileSync(target, 'utf8')).toBe('mine\n');
+    expect(files(d).sort()).toEqual([`journal-intake.${gen}`, `journal-intake.${gen + 1}`, `journal-intake.${gen + 2}`]);
+    unlinkSync(join(d, `journal-intake.${gen + 1}`));
     expect(l.next(0)!.entries.equals(big)).toBe(true);
     expect(l.next(1)!.entries.toString()).toBe('[2]');
     l.moved(1);
@@ -111,6 +120,34 @@ describe("the journal's intake", () => {
     expect([next.oldestSeq(), next.newestSeq()]).toEqual([1, 1]);
     expect(readFileSync(file, 'utf8').endsWith('\n')).toBe(true);
     expect(readFileSync(file, 'utf8')).not.toContain('"cut');
+  });
+
+  test('what someone else put under the intake\'s names is read without being held in memory, and the broker starts: a line longer than any batch is cut off with what follows, a folder, a FIFO and a link are passed over', () => {
+    const d = dir();
+    const first = log(d);
+    first.append([batch('[1]'), batch('[2]')]);
+    first.close();
+    const file = join(d, files(d)[0]!);
+    const whole = statSync(file).size;
+    // 1 GB of no newline after the last line (sparse: nothing is written to disk)
+    truncateSync(file, 1024 ** 3);
+    const gen = Number(files(d)[0]!.slice('journal-intake.'.length));
+    mkdirSync(join(d, `journal-intake.${gen + 1}`));
+    execFileSync('mkfifo', [join(d, `journal-intake.${gen + 2}`)]);
+    const target = join(dir(), 'notes.txt');
+    writeFileSync(target, '{"seq":9,"session":"s","client":"c","server":"fs","at":1,"n":1}\t[9]\n');
+    symlinkSync(target, join(d, `journal-intake.${gen + 3}`));
+    const heapBefore = process.memoryUsage().arrayBuffers;
+    const next = log(d);
+    expect(process.memoryUsage().arrayBuffers - heapBefore).toBeLessThan(64 * 1024 * 1024);
+    expect([next.oldestSeq(), next.newestSeq(), next.size]).toEqual([1, 2, 2]);
+    expect(next.next(1)!.entries.toString()).toBe('[2]');
+    expect(next.unreadable).toBe(4);
+    expect(statSync(file).size).toBe(whole);
+    expect(readFileSync(target, 'utf8')).toContain('[9]');
+    // new batches go on after the last seq, into a file of the log's own
+    next.append([batch('[3]')]);
+    expect(next.newestSeq()).toBe(3);
   });
 
   test('a log not opened (a Store beside the broker) reads and writes nothing', () => {
