@@ -9,6 +9,7 @@
  */
 import type { BrokerEvent, CallRecord } from '../protocol/api.js';
 import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
+import type { IntakeRow } from './db/intake-log.js';
 import type { IntakeGroup, Store } from './db/store.js';
 import { checkEntry } from './validate.js';
 
@@ -62,8 +63,9 @@ export class JournalIndexer {
       let count = 0;
       let seq = 0;
       for (let row = store.intake.next(seq); row; row = store.intake.next(seq)) {
-        const records = this.check(row.entries, row.session, row.client, row.server);
-        if (groups.length > 0 && count + records.length > MAX_ENTRIES_PER_COMMIT) break;
+        // whether a batch fits is decided by its sender's count, before it is read (it holds no more: `check`)
+        if (groups.length > 0 && count + row.n > MAX_ENTRIES_PER_COMMIT) break;
+        const records = this.check(row);
         groups.push({ records, at: row.at });
         count += records.length;
         seq = row.seq;
@@ -121,16 +123,25 @@ export class JournalIndexer {
     this.o.committed(events.map((e) => e.detail));
   }
 
-  /** A batch's entries as call records of its session; what is not one is refused (and said) on its own. */
-  private check(bytes: Buffer, id: string, client: string, server: string): CallRecord[] {
+  /**
+   * A batch's entries as call records of its session; what is not one is refused (and said) on its own. A batch
+   * holding more entries than its sender counted (at most 10,000: RawJournal.of) is refused whole: that count
+   * bounds a filing transaction, as the schema's bound did for a batch sent as objects.
+   */
+  private check(row: IntakeRow): CallRecord[] {
+    const { session: id, client, server } = row;
     let entries: unknown;
     try {
-      entries = JSON.parse(bytes.toString('utf8'));
+      entries = JSON.parse(row.entries.toString('utf8'));
     } catch {
       entries = undefined;
     }
     if (!Array.isArray(entries)) {
       this.o.refused('a journal batch that is not a JSON array of entries', client);
+      return [];
+    }
+    if (entries.length > row.n) {
+      this.o.refused(`a journal batch of ${entries.length} entries that said it held ${row.n}: none of them is filed`, client);
       return [];
     }
     const session = { info: { id, client, server } };

@@ -200,7 +200,7 @@ describe('the journal writer', () => {
     expect(commits.at(-1)).toBe(5);
   });
 
-  test('a batch as its bytes is taken as it is and checked when filed: entries that are not call records, or bytes that are not an array, are refused and said', async () => {
+  test('a batch as its bytes is taken as it is and checked when filed: entries that are not call records, bytes that are not an array, or more entries than the batch said it held, are refused and said', async () => {
     const { writer, store, refused } = setup();
     const good = callRecord({ id: 'raw-1' });
     const params = Buffer.from(`{"n":3,"entries":[${JSON.stringify(good)},{"id":"x"},42]}`);
@@ -209,9 +209,13 @@ describe('the journal writer', () => {
     expect(await writer.write(session('a'), raw)).toEqual({ acked: 3 });
     const broken = RawJournal.of(Buffer.from('{"n":1,"entries":[{"id":"cut"]}'))!;
     expect(await writer.write(session('a'), broken)).toEqual({ acked: 1 });
+    // more entries than the sender counted: refused whole (the count bounds a filing transaction)
+    const understated = RawJournal.of(Buffer.from(`{"n":1,"entries":[${JSON.stringify(callRecord({ id: 'over-1' }))},${JSON.stringify(callRecord({ id: 'over-2' }))}]}`))!;
+    expect(await writer.write(session('a'), understated)).toEqual({ acked: 1 });
     expect(store.history({ limit: 10 }).calls.map((c) => c.id)).toEqual(['raw-1']);
-    expect(refused).toHaveLength(3);
-    expect(refused.at(-1)).toMatch(/not a JSON array/);
+    expect(refused).toHaveLength(4);
+    expect(refused.at(-2)).toMatch(/not a JSON array/);
+    expect(refused.at(-1)).toMatch(/a journal batch of 2 entries that said it held 1/);
     expect(writer.pending).toBe(0);
   });
 
