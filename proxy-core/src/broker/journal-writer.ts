@@ -1,13 +1,14 @@
 /**
- * Journal batches from every wrapper are taken in as they came: one line each in the intake's file (db/intake-log.ts), all of a
- * tick's in one write, acknowledged after it, so a batch the wrapper may forget is on disk. They are moved into
- * the journal proper (its rows, indexes, search entries and events) in bulk by the indexer (journal-indexer.ts):
- * once no batch has come for QUIET_MS, at the latest MAX_WAIT_MS after the oldest waiting one arrived or once
- * MAX_PENDING entries (or MAX_PENDING_BYTES) wait, and at once before anything reads the journal or the events.
+ * Journal batches from every wrapper are taken in as they came: one line each in the intake's file
+ * (db/intake-log.ts), all of a tick's in one write, acknowledged after it, so a batch the wrapper may forget is on
+ * disk. They are moved into the journal proper (its rows, indexes, search entries and events) in bulk by the
+ * indexer (journal-indexer.ts): once no batch has come for QUIET_MS, at the latest MAX_WAIT_MS after the oldest
+ * waiting one arrived or once MAX_PENDING entries (or MAX_PENDING_BYTES) wait, and at once before anything reads
+ * the journal or the events.
  *
  * Why: a journal row, with its six indexes, its search entry and its event, costs the broker some 12-20 µs of CPU,
  * on the same cores as the clients, the wrappers and the servers whose calls it records. Paid batch by batch as
- * calls run, that was the largest share of what a pipelined call cost; taken in as one row of bytes per batch
+ * calls run, that was the largest share of what a pipelined call cost; taken in as one line of bytes per batch
  * and filed in bulk when the calls stop, it is off the calls' way, and what anyone reads is still whole.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -124,7 +125,7 @@ export class JournalWriter {
     this.indexer.handOff(events);
   }
 
-  /** One transaction for every batch queued this tick, then their acknowledgements, then the wait for a move. */
+  /** One write for every batch queued this tick, then their acknowledgements, then the wait for a move. */
   private takeIn(): void {
     const queue = this.queue;
     this.queue = [];
