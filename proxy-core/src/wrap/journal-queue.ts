@@ -58,7 +58,6 @@ export function maxHeld(text: string | undefined): number {
   return text !== undefined && Number.isInteger(n) && n >= 100 && n <= 1_000_000 ? n : 50_000;
 }
 
-
 /** A call still open: what writes its entry, and since when it waits. */
 interface Open {
   build: () => JournalEntry;
@@ -165,10 +164,11 @@ export class JournalQueue {
     return this.held + this.open.size;
   }
 
-  /** A new connection to the broker (its session id): no copy is taken as known there yet. */
+  /** A new connection to the broker (its session id): no copy is known there yet, so what is not sent goes whole. */
   connected(sessionId: string | undefined): void {
     this.sessionId = sessionId;
     if (this.known.size > 0) this.known = new Set();
+    for (const s of this.segments) s.strip.length = 0;
   }
 
   /** Spill files waiting to be replayed. */

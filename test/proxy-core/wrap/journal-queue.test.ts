@@ -130,15 +130,20 @@ describe('the journal queue', () => {
     expect(ids().sort()).toEqual(['s1', 's2']);
   });
 
-  test('a new connection takes no copy as known: the next copy carries the arguments again', () => {
+  test('a new connection takes no copy as known: the next copy carries the arguments again, written before it or after', () => {
     const q = new JournalQueue(tempDir(), 100, () => {});
     const pending: CallRecord = { ...record('c2', true), outcome: 'pending' };
+    const other: CallRecord = { ...record('c5', true), arguments: '{"text":"y"}', outcome: 'pending' };
     q.add(E(pending));
+    q.add(E(other));
     q.acked(q.batch()!);
+    // c5's end is written while the connection stands (without its arguments, as it would go then), sent after it
+    const otherDone: CallRecord = { ...other, outcome: 'ok' };
+    q.add(E(otherDone));
     q.connected('session-2');
     const done: CallRecord = { ...pending, outcome: 'ok' };
     q.add(E(done));
-    expect(wire(q.batch())).toEqual([done]);
+    expect(wire(q.batch())).toEqual([otherDone, done]);
   });
 
   test('past its bound it counts refused calls, never drops executed ones', () => {
