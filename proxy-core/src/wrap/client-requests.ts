@@ -84,7 +84,7 @@ export class ClientRequest implements Responder {
       const result = m.result;
       // the page is evidence first (a declaration that differs makes our listing stale), then the calls
       // that waited behind it are decided
-      if (isObject(result)) listing.observe(result.tools, page);
+      if (isObject(result)) listing.observe(result.tools, page, m);
       listing.clientListingEnded(key);
       if (!isObject(result)) return o.relayToClient(raw);
       const send = () => o.toClient(o.verdicts().answer(m, result, page));

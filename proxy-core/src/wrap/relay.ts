@@ -193,7 +193,7 @@ export class Relay {
     log: (msg) => this.o.log(msg),
     message: (m, raw) => this.upstreamMessage(m, raw),
     listingAnswer: (id) => this.verdicts.listing.reserves(id) || this.inFlight.get(idKey(id))?.method === 'tools/list',
-    repeatedListing: (line) => answerRepeatedListing(line, this.inFlight),
+    repeatedListing: (line) => answerRepeatedListing(line, this.inFlight) || this.verdicts.listing.takeHeldAnswer(line, (r) => this.era.listed(r)),
   };
 
   private readonly idCheck: ClientCheckContext = {

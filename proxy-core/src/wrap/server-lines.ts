@@ -15,7 +15,10 @@ export interface ServerLinesContext {
   message(m: Message, raw: Buffer): void;
   /** Is this the id of a listing (the wrapper's own, or the client's tools/list)? */
   listingAnswer(id: JsonRpcId): boolean;
-  /** A repeat of the last tools/list page answered, byte for byte after its id: answered unread (true). */
+  /**
+   * A repeat of the last tools/list page answered, or an answer to the wrapper's own listing with the bytes of the
+   * client's page just read, byte for byte after its id: taken unread (true).
+   */
   repeatedListing(line: Buffer): boolean;
 }
 

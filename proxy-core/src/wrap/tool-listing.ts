@@ -25,7 +25,6 @@
  *
  * All of its state is private: the relay tells it what happened (`observe`, …) and asks what is known (`ready`, …).
  */
-import { randomBytes } from 'node:crypto';
 import { type Catalog, classifyTools } from '../classify/classify.js';
 import { jsonText } from '../classify/definition.js';
 import { EntryFlags } from '../classify/entry-flags.js';
@@ -35,12 +34,10 @@ import { type Clock, systemClock, type Timer } from '../util/clock.js';
 import { ClientListings } from './client-listings.js';
 import { Declarations } from './declarations.js';
 import { ListedDefinitions } from './listed-definitions.js';
-import { AgreedPage, OwnPage, PageBytes } from './page-bytes.js';
+import { OwnListing, PAGE_TIMEOUT_MS } from './own-listing.js';
+import { AgreedPage, type OwnPage, type PageBytes } from './page-bytes.js';
 
-const MAX_PAGES = 1000;
-const PAGE_TIMEOUT_MS = 10_000;
-/** Ids of the wrapper's own requests start with this; a client request with such an id is refused. */
-export const RESERVED_ID_PREFIX = 'airlock-internal:';
+export { RESERVED_ID_PREFIX } from './own-listing.js';
 /**
  * How long the wrapper's own first listing waits, after the client's initialized, for the client's first
  * tools/list to go ahead of it: the server then answers the client first, and the client's answer is not held
@@ -63,15 +60,14 @@ export class ToolListing {
   private listing: Promise<void> | null = null;
   private stale = true;
   private generation = 0;
-  private readonly prefix = `${RESERVED_ID_PREFIX}${randomBytes(8).toString('hex')}:`;
   /** Every distinct declaration per tool name, from every listing that passed by. */
   private readonly declarations = new Declarations();
   /** Counts every change to what `classify` and `definition` read (a listing taken, a declaration remembered). */
   private changes = 0;
   /** The JSON text of each entry in `raw` by name, to tell whether a listing the client fetched differs. */
   private rawText = new Map<string, string>();
-  private nextId = 1;
-  private readonly pendingRequests = new Map<string, (msg: JsonRpcResponse, raw?: Buffer) => void>();
+  /** The wrapper's own requests, and the client's page held for them. */
+  private readonly own: OwnListing;
   private readonly waiters = new Set<Waiter>();
   private cache: { key: string; catalog: Catalog } | null = null;
   /** Each tool's definition in the last complete listing, and the first one seen. */
@@ -88,23 +84,29 @@ export class ToolListing {
   private firstListing: Timer | undefined;
 
   constructor(
-    private readonly sendUpstream: (message: unknown) => void,
+    sendUpstream: (message: unknown) => void,
     private readonly onListed: () => void,
     private readonly clock: Clock = systemClock,
   ) {
     this.clientListings = new ClientListings(clock, PAGE_TIMEOUT_MS, () => this.ready && this.wake(true));
+    this.own = new OwnListing(clock, sendUpstream);
   }
 
   /** True when `id` is in the wrapper's own namespace (whether or not this wrapper sent it). */
   reserves(id: unknown): boolean {
-    return typeof id === 'string' && id.startsWith(RESERVED_ID_PREFIX);
+    return this.own.reserves(id);
   }
 
   /** Take the response to one of our own requests (never forwarded to the client). */
   takeResponse(msg: JsonRpcResponse, raw?: Buffer): void {
-    const id = msg.id as string;
-    const done = this.pendingRequests.get(id);
-    if (done && this.pendingRequests.delete(id)) done(msg, raw);
+    this.own.take(msg, raw);
+  }
+
+  /** A line answering our own listing with the bytes of the client's page held for it: taken unread (true). */
+  takeHeldAnswer(line: Buffer, listed: (result: unknown) => void): boolean {
+    const m = this.own.takeHeld(line);
+    if (m) listed(m.result);
+    return m !== undefined;
   }
 
   /** A complete listing is at hand, nothing has made it stale since, and no listing the client asked for is out. */
@@ -168,8 +170,9 @@ export class ToolListing {
     this.firstListing = undefined;
     if (this.listing) return this.listing;
     const generation = this.generation;
-    this.listing = this.listAll()
-      .then(({ tools, page }) => this.take(tools, page))
+    this.listing = this.own
+      .listAll()
+      .then(({ tools, page, texts }) => this.take(tools, page, texts))
       .catch((err: unknown) => {
         // Fail closed: an empty catalog makes every call unclassifiable, which asks.
         this.raw = [];
@@ -181,6 +184,7 @@ export class ToolListing {
         this.changes++;
       })
       .then(() => {
+        this.own.release();
         this.listing = null;
         this.cache = null;
         if (generation === this.generation) this.stale = false;
@@ -191,8 +195,8 @@ export class ToolListing {
     return this.listing;
   }
 
-  /** A complete listing: index it, remember its declarations, fingerprint its definitions. */
-  private take(tools: unknown[], page: OwnPage | undefined): void {
+  /** A complete listing: index it, remember its declarations, fingerprint its definitions (`texts`: known already). */
+  private take(tools: unknown[], page: OwnPage | undefined, texts?: readonly string[]): void {
     this.raw = tools;
     this.rawTexts = [];
     this.listProblems = [];
@@ -201,8 +205,9 @@ export class ToolListing {
     this.rawText = new Map();
     this.changes++;
     const byName = new Map<string, { entries: Record<string, unknown>[]; texts: string[] }>();
-    for (const t of tools) {
-      let text = jsonText(t);
+    for (let i = 0; i < tools.length; i++) {
+      const t: unknown = tools[i];
+      let text = texts?.[i] ?? jsonText(t);
       if (!isObject(t) || typeof t.name !== 'string') {
         this.rawTexts.push(text);
         continue;
@@ -265,51 +270,12 @@ export class ToolListing {
     this.waiters.clear();
   }
 
-  private request(method: string, params: unknown): Promise<{ result: unknown; page: OwnPage | undefined }> {
-    const id = `${this.prefix}${this.nextId++}`;
-    return new Promise((resolve, reject) => {
-      const timer = this.clock.setTimeout(() => {
-        this.pendingRequests.delete(id);
-        reject(new Error(`no answer to ${method} within ${PAGE_TIMEOUT_MS} ms`));
-      }, PAGE_TIMEOUT_MS);
-      this.pendingRequests.set(id, (msg, raw) => {
-        this.clock.clearTimeout(timer);
-        if (msg.error) reject(new Error(`${msg.error.code}: ${String(msg.error.message)}`));
-        else resolve({ result: msg.result, page: OwnPage.of(msg, raw) });
-      });
-      this.sendUpstream({ jsonrpc: '2.0', id, method, params });
-    });
-  }
-
-  /** Every page; `page`: the bytes of the answer when the listing came in one page (none: several). */
-  private async listAll(): Promise<{ tools: unknown[]; page: OwnPage | undefined }> {
-    const tools: unknown[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const answer = await this.request('tools/list', cursor === undefined ? {} : { cursor });
-      const result = answer.result;
-      if (!isObject(result) || !Array.isArray(result.tools)) throw new Error('tools/list result has no tools array');
-      if (page === 0) {
-        const next = result.nextCursor;
-        if (typeof next !== 'string' || next === '') return { tools: result.tools, page: answer.page };
-      }
-      tools.push(...result.tools);
-      const next = result.nextCursor;
-      if (typeof next !== 'string' || next === '') return { tools, page: undefined };
-      if (seen.has(next)) throw new Error('tools/list pagination loops (a cursor came back twice)');
-      seen.add(next);
-      cursor = next;
-    }
-    throw new Error(`tools/list has more than ${MAX_PAGES} pages`);
-  }
-
   /**
    * A page of tools the client fetched (its own tools/list, answered by the server). Its declarations are remembered;
    * one that differs from the wrapper's listing makes that stale (the next decision waits for a fresh one), and the
    * answer is true. A page that `agrees` is that same page again: nothing to compare.
    */
-  observe(tools: unknown, page?: PageBytes): boolean {
+  observe(tools: unknown, page?: PageBytes, message?: Record<string, unknown>): boolean {
     if (!Array.isArray(tools)) return false;
     if (page && this.agrees(page)) return false;
     this.agreed.clear();
@@ -327,6 +293,8 @@ export class ToolListing {
     this.observed = { tools, texts };
     if (differs) this.markStale();
     else if (page && this.raw !== null) this.agreed.set(page, this.changes, null);
+    // the listing of ours that is out (the first, right behind it, or one the page made stale) may get these bytes
+    this.own.hold(page, message, texts);
     return differs;
   }
 
@@ -383,8 +351,7 @@ export class ToolListing {
 
   /** Stop waiting on our own requests (the upstream is gone); whoever waits for a listing hears "not ready". */
   abandon(): void {
-    for (const [id, done] of this.pendingRequests) done({ jsonrpc: '2.0', id, error: { code: -32603, message: 'server exited' } });
-    this.pendingRequests.clear();
+    this.own.abandon();
     this.clientListings.clear();
     this.clock.clearTimeout(this.firstListing);
     this.firstListing = undefined;

@@ -4,7 +4,7 @@
  * client that does not list within the grace, or a call that needs the catalog, starts the wrapper's at once
  * where the call is concerned; either way a call is decided on the wrapper's own listing, never on the page alone.
  */
-import { expect, test } from 'vitest';
+import { expect, test, vi } from 'vitest';
 import { FIRST_LISTING_GRACE_MS } from '../../../proxy-core/src/wrap/tool-listing.js';
 import { Harness, settle, TOOLS } from '../../helpers/relay-harness.js';
 
@@ -82,5 +82,56 @@ test("a server that calls a tool read-only on the client's first page and destru
   await settle();
   // judged by the strictest declaration seen: a human is asked, and the server was sent no call
   expect(h.link.asked.map((a) => a.tool)).toEqual(['wipe']);
+  expect(h.forwardedCalls()).toHaveLength(0);
+});
+
+test("the wrapper's own listing answered with the very bytes of the client's page is taken from that page, not read a second time", async () => {
+  const h = new Harness({ policy: { rules: [{ id: 'r1', action: 'allow', server: 'fx', tool: 'write_note', createdAt: 0 }] } });
+  h.autoList = false;
+  h.handshake();
+  h.client({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+  await settle();
+  h.server({ jsonrpc: '2.0', id: 7, result: { tools: TOOLS } });
+  h.call(8, 'write_note');
+  h.call(9, 'delete_all');
+  await settle();
+  expect(h.forwardedCalls()).toHaveLength(0);
+  // what the server wrote to the wrapper: the page's bytes after another id, not parsed again
+  const parse = vi.spyOn(JSON, 'parse');
+  try {
+    h.answerListings();
+    expect(parse.mock.calls.filter(([text]) => String(text).includes('delete_all'))).toEqual([]);
+  } finally {
+    parse.mockRestore();
+  }
+  await settle();
+  // decided on the wrapper's own listing all the same: the rule lets one through, the destructive one asks
+  expect(h.forwardedCalls().map((m) => (m.params as Msg).name)).toEqual(['write_note']);
+  expect(h.link.asked.map((a) => a.tool)).toEqual(['delete_all']);
+});
+
+test("an own listing that differs from the client's page by one byte is read as every line is, and decides", async () => {
+  // the user trusts read-only hints: on the client's page alone, echo would run unasked
+  const h = new Harness({ policy: { rules: [], trustReadOnlyHints: true } });
+  h.autoList = false;
+  h.handshake();
+  h.client({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+  await settle();
+  h.server({ jsonrpc: '2.0', id: 7, result: { tools: TOOLS } });
+  h.call(8, 'echo');
+  await settle();
+  const ownId = h.heldListings.shift()!;
+  // the same page to the wrapper, but echo no longer read-only: a few bytes apart
+  const changed = TOOLS.map((t) => (t.name === 'echo' ? { ...t, annotations: { readOnlyHint: false } } : t));
+  const parse = vi.spyOn(JSON, 'parse');
+  try {
+    h.server({ jsonrpc: '2.0', id: ownId, result: { tools: changed } });
+    expect(parse.mock.calls.filter(([text]) => String(text).includes(ownId)).length).toBeGreaterThan(0);
+  } finally {
+    parse.mockRestore();
+  }
+  await settle();
+  // judged by what the wrapper's own listing said: a human is asked, and the server was sent no call
+  expect(h.link.asked.map((a) => a.tool)).toEqual(['echo']);
   expect(h.forwardedCalls()).toHaveLength(0);
 });
