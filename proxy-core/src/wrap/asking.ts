@@ -86,6 +86,8 @@ export class TicketDesk {
     waiting.ticket = ticket;
     let answer: Promise<AskAnswer>;
     try {
+      // the broker shows the listing the call was decided on: a report still due goes first
+      o.verdicts.reportNow();
       answer = o.link.ask(request);
     } catch (err) {
       answer = Promise.reject(err as Error);

@@ -40,6 +40,24 @@ export interface VerdictsContext {
  * change is still detected and held, but shown by fingerprint, not text).
  */
 const DEFINITION_TEXT_BUDGET = 4 * 1024 * 1024;
+/**
+ * Tools a report is built for in one turn of the event loop: a 10,000-tool catalog's fingerprints take some
+ * 200 ms, and a call that came in meanwhile (a client's first, right behind its listing) is read between slices.
+ */
+const REPORT_SLICE = 500;
+
+/** A tool as the broker is told it. */
+type Reported = Verdict & { outputSchema: unknown; definition?: ToolDefinition };
+
+/** A report being built, a slice at a time: what it is built from, and what it has so far. */
+interface ReportBuild {
+  inputs: readonly unknown[];
+  tools: Verdict[];
+  verdicts: Reported[];
+  /** The tools whose definitions go by hash: told again when that changes (a pin that moves needs the texts). */
+  byHash: string[];
+  budget: number;
+}
 
 export class ToolVerdicts {
   /** The wrapper's own listing of the upstream's tools. */
@@ -61,6 +79,7 @@ export class ToolVerdicts {
   private reportInputs: readonly unknown[] = [];
   private readonly pages = new AnnotatedListing();
   private reportDue = false;
+  private building: ReportBuild | null = null;
 
   constructor(private readonly o: VerdictsContext) {
     this.listing = new ToolListing(
@@ -94,18 +113,13 @@ export class ToolVerdicts {
     return catalog;
   }
 
-  /**
-   * The verdict for a call (a tool the listing never showed is unclassifiable). A report still due goes to the
-   * broker first: a ticket the call may ask for shows the definition this listing has, not an older one.
-   */
+  /** The verdict for a call (a tool the listing never showed is unclassifiable). */
   verdict(tool: string): Verdict {
-    this.flushReport();
     return verdictFor(this.current(), tool);
   }
 
-  /** The tool's definition in the current listing, for the policy to compare with its pin (the report due goes first). */
+  /** The tool's definition in the current listing, for the policy to compare with its pin. */
   definition(tool: string): DefinitionState | undefined {
-    this.flushReport();
     return this.listing.definition(tool);
   }
 
@@ -236,59 +250,81 @@ export class ToolVerdicts {
   /**
    * Report once the client's listings in flight are answered and written out, after the work at hand: the
    * client's answer need not wait for a catalog's worth of fingerprints (a 5 MB answer leaves in many writes,
-   * each waiting for the event loop, which a report built meanwhile would hold up). No decision waits for the
-   * report either (a call is held on the wrapper's own comparison with the pins it has), but a call's decision
-   * sends it first (`verdict`), so that the broker has it before any ticket the call asks for.
+   * each waiting for the event loop, which a report built meanwhile would hold up), and it is built a slice at a
+   * time, so a call that comes in meanwhile is read and decided between slices. No decision waits for the report
+   * (a call is held on the wrapper's own comparison with the pins it has), but a ticket does (`reportNow`): the
+   * broker has the listing a call was decided on before the call asks.
    */
   private reportSoon(): void {
     if (this.reportInputs.length > 0 && this.reportInputs[2] !== this.o.link.policy?.pins) {
       // other pins (a push, or a connection to a broker that may have lost them): built against them now, since
       // the link resends its copy as soon as it is up, and a broker without a pin must get the texts to pin
       this.reportDue = true;
-      this.flushReport();
+      this.reportNow();
       return;
     }
     if (this.reportDue) return;
     this.reportDue = true;
-    const flush = () => this.flushReport();
+    const slice = () => this.reportSlice();
     // after the immediate, the answer's first write is made: whether it all left is known then
-    const written = this.o.whenClientWritten ? () => this.o.whenClientWritten!(flush) : flush;
+    const written = this.o.whenClientWritten ? () => this.o.whenClientWritten!(slice) : slice;
     this.listing.whenClientListingsEnd(() => setImmediate(written));
   }
 
-  private flushReport(): void {
+  /** The report due, finished now: before a call asks (the broker then knows the listing it was decided on). */
+  reportNow(): void {
     if (!this.reportDue) return;
     this.reportDue = false;
-    if (this.listing.listed) this.report(this.current());
+    if (this.listing.listed) this.buildReport(Infinity);
   }
 
-  /** Tell the broker the catalog, when what it would be told changed (the catalog, or the pins it holds). */
-  private report(catalog: Catalog): void {
+  /** A slice of the report due; the next one in a later turn, after the event loop has read what came in. */
+  private reportSlice(): void {
+    if (!this.reportDue) return;
+    if (!this.listing.listed || this.buildReport(REPORT_SLICE)) this.reportDue = false;
+    else setImmediate(() => this.reportSlice());
+  }
+
+  /**
+   * Tell the broker the catalog, when what it would be told changed (the catalog, or the pins it holds): `n` more
+   * tools of it at most now; true once it is told (or there was nothing new to tell). A build whose inputs changed
+   * before it was done starts over.
+   */
+  private buildReport(n: number): boolean {
+    const catalog = this.current();
     const pins = this.o.link.policy?.pins;
     const inputs = [catalog, this.listing.version, pins];
-    if (sameInputs(inputs, this.reportInputs)) return;
+    let b = this.building;
+    if (!b || !sameInputs(b.inputs, inputs)) {
+      this.building = null;
+      if (sameInputs(inputs, this.reportInputs)) return true;
+      b = this.building = { inputs, tools: [...catalog.verdicts.values()], verdicts: [], byHash: [], budget: DEFINITION_TEXT_BUDGET };
+    }
+    const end = Math.min(b.tools.length, b.verdicts.length + n);
+    while (b.verdicts.length < end) b.verdicts.push(this.reported(b.tools[b.verdicts.length]!, pins, b));
+    if (b.verdicts.length < b.tools.length) return false;
+    this.building = null;
     this.reportInputs = inputs;
-    const definitions = this.listing.definitions;
-    let budget = DEFINITION_TEXT_BUDGET;
-    // the tools whose definitions go by hash: told again when that changes (a pin that moves needs the texts)
-    const byHash: string[] = [];
-    const verdicts = [...catalog.verdicts.values()].map((v) => {
-      // pinned as it is listed now: the broker has its texts; otherwise they go along (to pin, or to show the change)
-      const pinned = isObject(pins) && Object.hasOwn(pins, v.name) && pins[v.name] === definitions.fingerprint(v.name);
-      if (pinned) byHash.push(v.name);
-      let sent = definitions.definition(v.name, !pinned);
-      if (sent && !pinned) {
-        const size = textSize(sent);
-        if (size <= budget) budget -= size;
-        else sent = hashesOnly(sent);
-      }
-      return { ...v, outputSchema: this.listing.outputSchema(v.name), ...(sent ? { definition: sent } : {}) };
-    });
-    const fingerprint = JSON.stringify([verdicts.map((v) => [v.name, v.class, v.reasons, v.definition?.fingerprint]), catalog.problems, byHash]);
+    const fingerprint = JSON.stringify([b.verdicts.map((v) => [v.name, v.class, v.reasons, v.definition?.fingerprint]), catalog.problems, b.byHash]);
     if (fingerprint !== this.lastReported) {
       this.lastReported = fingerprint;
-      this.o.link.catalog(verdicts, catalog.problems);
+      this.o.link.catalog(b.verdicts, catalog.problems);
     }
+    return true;
+  }
+
+  /** One tool as the broker is told it: by its hashes when pinned as listed now (the broker has its texts), else with them. */
+  private reported(v: Verdict, pins: unknown, b: ReportBuild): Reported {
+    const definitions = this.listing.definitions;
+    const pinned = isObject(pins) && Object.hasOwn(pins, v.name) && pins[v.name] === definitions.fingerprint(v.name);
+    if (pinned) b.byHash.push(v.name);
+    let sent = definitions.definition(v.name, !pinned);
+    if (sent && !pinned) {
+      const size = textSize(sent);
+      if (size <= b.budget) b.budget -= size;
+      else sent = hashesOnly(sent);
+    }
+    return { ...v, outputSchema: this.listing.outputSchema(v.name), ...(sent ? { definition: sent } : {}) };
   }
 }
 

@@ -66,13 +66,49 @@ describe('the catalog the broker is told', () => {
     expect(h.link.catalogs.length).toBeGreaterThan(before);
   });
 
-  test('goes before a call is decided, written out or not', async () => {
+  test('goes before a call asks, written out or not', async () => {
     let written: (() => void) | undefined;
     const h = await new Harness({ whenClientWritten: (fn) => void (written = fn) }).start();
     const before = h.link.catalogs.length;
     h.call('c', 'write_note');
     await settle();
     expect(written).toBeTypeOf('function');
+    expect(h.link.asked.map((a) => a.tool)).toEqual(['write_note']);
     expect(h.link.catalogs.length).toBeGreaterThan(before);
+  });
+
+  test('a call allowed outright does not wait for it; a big one is built a slice at a time, calls decided in between', async () => {
+    const tools = Array.from({ length: 2000 }, (_, i) => ({ name: `t${i}`, description: `tool ${i}`, inputSchema: { type: 'object' } }));
+    const allow = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', tool: '*', createdAt: 0 }] };
+    let written: (() => void) | undefined;
+    const h = await new Harness({ policy: allow, tools, whenClientWritten: (fn) => void (written = fn) }).start();
+    h.call(1, 't7');
+    await settle();
+    expect(h.forwardedCalls().map((m) => m.id)).toEqual([1]);
+    expect(h.link.catalogs).toHaveLength(0);
+    written!();
+    // one slice, then the event loop's turn: a call that came in is decided before the rest is built
+    await new Promise<void>((r) => setImmediate(r));
+    h.call(2, 't1999');
+    expect(h.forwardedCalls().map((m) => m.id)).toEqual([1, 2]);
+    expect(h.link.catalogs).toHaveLength(0);
+    for (let i = 0; i < 50 && h.link.catalogs.length === 0; i++) await new Promise<void>((r) => setImmediate(r));
+    expect(h.link.catalogs).toHaveLength(1);
+    expect((h.link.catalogs[0]!.verdicts as { name: string }[]).map((v) => v.name)).toEqual(tools.map((t) => t.name));
+  });
+
+  test('a call that asks while it is being built finishes it first: the broker has the whole listing before the ticket', async () => {
+    const tools = Array.from({ length: 2000 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
+    let written: (() => void) | undefined;
+    const h = await new Harness({ policy: { rules: [] }, tools, whenClientWritten: (fn) => void (written = fn) }).start();
+    written!();
+    // a slice built, the rest not yet
+    await new Promise<void>((r) => setImmediate(r));
+    expect(h.link.catalogs).toHaveLength(0);
+    h.call(1, 't3');
+    await settle();
+    expect(h.link.asked.map((a) => a.tool)).toEqual(['t3']);
+    expect(h.link.catalogs).toHaveLength(1);
+    expect(h.link.catalogs[0]!.verdicts).toHaveLength(2000);
   });
 });
