@@ -4,7 +4,8 @@
 // proxy process's own CPU time, which the others' load does not inflate as much), and the proxy's RSS once it
 // has listed. Start-up is measured against pins the broker already holds (the first wrapper, which pins every
 // tool, is a warm-up; the broker's answers to a front end's requests while it pins them are timed), and the
-// proxy's CPU up to its first answer is given beside it (Node's own start included).
+// proxy's CPU up to its first answer is given beside it (Node's own start included). The first call right behind the
+// first listing is timed too (spawn to its answer, under an allow rule): the wrapper decides it on its own listing.
 // Then one tool's nested schema description is changed, unannounced, among the N: the client's next listing must
 // show it to the broker as a changed definition (a pin that differs), on that very listing.
 // Imported by a runner that owns the broker (catalogRows({ home, env })), or run on its own
@@ -106,6 +107,26 @@ async function measure(n, { env, broker, quick }) {
       await s.close();
     }
   }
+  // a client's first call right behind its first listing: answered once the wrapper has its own listing (taken
+  // from the page the client got when the server wrote the same bytes) and has decided it; an allow rule, so that
+  // nothing waits for a person
+  const firstCall = { relay: [], airlock: [] };
+  const rule = await broker.call('rules.add', { action: 'allow', server: `bench-catalog-${n}`, tool: '*' });
+  try {
+    for (let i = 0; i < startups; i++) {
+      for (const mode of i % 2 ? ['airlock', 'relay'] : ['relay', 'airlock']) {
+        const t0 = performance.now();
+        const s = session(mode, n, env);
+        await s.init();
+        const r = await s.request('tools/call', { name: 'tool_00001', arguments: { id: 'x' } });
+        if (!r.result) throw new Error(`catalog bench: the first call was not answered with a result: ${JSON.stringify(r).slice(0, 300)}`);
+        firstCall[mode].push(performance.now() - t0);
+        await s.close();
+      }
+    }
+  } finally {
+    await broker.call('rules.remove', { id: rule.id }).catch(() => {});
+  }
   const sessions = { relay: session('relay', n, env), airlock: session('airlock', n, env) };
   for (const s of Object.values(sessions)) {
     await s.init();
@@ -138,7 +159,7 @@ async function measure(n, { env, broker, quick }) {
   const caught = performance.now() - t0;
   await broker.call('pins.accept', { server, tool: changed }).catch(() => {});
   for (const x of Object.values(sessions)) await x.close();
-  return { n, start, startCpu, wall, cpu, repeats, rss, caught, idle, pinning };
+  return { n, start, startCpu, firstCall, wall, cpu, repeats, rss, caught, idle, pinning };
 }
 
 /** Run the measure against the broker in `home`; returns the main table's rows. */
@@ -154,6 +175,7 @@ export async function catalogRows({ home, env, quick = false, sizes = [10, 1000,
       rows.push(
         [`repeat tools/list of ${count} unchanged tools (ms, median)`, '–', f(w.relay, 2), f(w.airlock, 2), `${f(w.airlock / w.relay, 2)}× relay; proxy CPU ${f(m.cpu.airlock / m.repeats)} vs ${f(m.cpu.relay / m.repeats)} ms per listing`, n >= 10_000 ? '≤ 2× relay' : '(for information)'],
         [`start-up to first tools/list, ${count} tools (ms, median)`, '–', f(st.relay), f(st.airlock), `+${f(st.airlock - st.relay)} ms over relay; proxy CPU ${f(median(m.startCpu.airlock), 0)} vs ${f(median(m.startCpu.relay), 0)} ms`, n >= 10_000 ? '≤ +150 ms' : '(for information)'],
+        [`start-up to the first call answered, right behind the first tools/list, ${count} tools (ms, median)`, '–', f(median(m.firstCall.relay)), f(median(m.firstCall.airlock)), `+${f(median(m.firstCall.airlock) - median(m.firstCall.relay))} ms over relay; allowed by a rule`, '(for information)'],
         [`proxy RSS after listing ${count} tools (MB)`, '–', f(m.rss.relay / 1024), f(m.rss.airlock / 1024), `${f(m.rss.airlock / m.rss.relay, 2)}× relay`, '(for information)'],
         [`the broker's slowest answer to a front end while the first wrapper of ${count} tools starts and pins them (ms)`, '–', '–', f(m.pinning.worst), `${m.pinning.count} answers, median ${f(m.pinning.median, 2)} ms; idle: worst ${f(m.idle.worst)}, median ${f(m.idle.median, 2)} ms`, n >= 10_000 ? '< 1,000 ms (a wrapper calls the broker dead)' : '(for information)'],
         [`one changed definition among ${count} tools: at the broker after the listing that shows it (ms)`, '–', '–', f(m.caught), 'caught on that listing', '(for information)'],
