@@ -4,6 +4,8 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { CLI, type CliResult, onCleanup } from './airlock.js';
 
 /** Throws when the tests cannot make accounts: they must fail there, never pass by doing nothing. */
@@ -36,7 +38,23 @@ export function makeUser(name: string, groups: string[] = []): number {
   // userdel takes the user's own group with it
   onCleanup(() => execFileSync('userdel', [name], { stdio: 'ignore' }));
   if (groups.length) execFileSync('usermod', ['--append', '--groups', groups.join(','), name]);
+  assertCheckoutReachable(name);
   return id('-u', name);
+}
+
+/**
+ * These tests run this checkout's CLI as another user: one that cannot read it would fail them with a module not
+ * found far from the cause, so it fails here, saying which directory is closed to other users.
+ */
+export function assertCheckoutReachable(user: string): void {
+  try {
+    execFileSync('setpriv', [`--reuid=${user}`, `--regid=${user}`, '--init-groups', '--', 'test', '-r', CLI], { stdio: 'ignore' });
+  } catch {
+    const closed: string[] = [];
+    for (let dir = dirname(CLI); dir !== dirname(dir); dir = dirname(dir)) if ((statSync(dir).mode & 0o001) === 0) closed.push(dir);
+    const where = closed.length > 0 ? ` (closed to other users: ${closed.reverse().join(', ')})` : '';
+    throw new Error(`these tests run Airlock as the user ${user}, who cannot read ${CLI}${where}: run them from a checkout other users can reach`);
+  }
 }
 
 /** The command prefix that runs what follows as `user`, with its groups. */

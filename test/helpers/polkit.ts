@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { peerOf, type Peer } from '../../proxy-core/src/ipc/peer.js';
 import { installPolkitPolicy } from '../../proxy-core/src/broker/presence/polkit-policy.js';
+import { assertCheckoutReachable } from './accounts.js';
 
 export const PERSON = 'airlock-person';
 const POLKITD = '/usr/lib/polkit-1/polkitd';
@@ -54,6 +55,7 @@ function ensurePerson(): { uid: number; gid: number } {
     const made = spawnSync('useradd', ['-m', PERSON], { encoding: 'utf8' });
     if (made.status !== 0 && id('-u').status !== 0) throw new Error(`useradd ${PERSON}: ${made.stderr}`);
   }
+  assertCheckoutReachable(PERSON);
   return { uid: Number(id('-u').stdout.trim()), gid: Number(id('-g').stdout.trim()) };
 }
 
