@@ -1,7 +1,8 @@
 /**
  * The wrapper's own view of the upstream's tools: it lists them itself (all pages, with request ids in a
  * namespace the client may not use) so that a decision never depends on which pages the client fetched. Its
- * first listing goes right behind the client's first tools/list, so that the client is answered first.
+ * first listing goes right behind the client's first tools/list, so that the client is answered first; answered
+ * with the very bytes of the page the client just got, it is taken from that page (own-listing.ts).
  * After an upstream `tools/list_changed`, or a listing the client fetched that differs from ours, the next
  * decision waits for a fresh listing.
  *
