@@ -17,7 +17,7 @@ import { annotateToolsResult } from './annotate.js';
 import { AnnotatedListing } from './annotated-listing.js';
 import type { PageBytes } from './page-bytes.js';
 import type { BrokerLinkLike } from './broker-link.js';
-import type { Clock } from '../util/clock.js';
+import { type Clock, systemClock } from '../util/clock.js';
 import { ToolListing, withdrawnKey } from './tool-listing.js';
 
 export interface VerdictsContext {
@@ -45,6 +45,11 @@ const DEFINITION_TEXT_BUDGET = 4 * 1024 * 1024;
  * 200 ms, and a call that came in meanwhile (a client's first, right behind its listing) is read between slices.
  */
 const REPORT_SLICE = 500;
+/**
+ * A report due this long is built whole at once when its inputs change again before it is done: a server that
+ * relists faster than its report is built must not keep the broker from ever hearing of its catalog.
+ */
+const REPORT_PATIENCE_MS = 1000;
 
 /** A tool as the broker is told it. */
 type Reported = Verdict & { outputSchema: unknown; definition?: ToolDefinition };
@@ -80,6 +85,8 @@ export class ToolVerdicts {
   private readonly pages = new AnnotatedListing();
   private reportDue = false;
   private building: ReportBuild | null = null;
+  /** When the report due became due. */
+  private reportDueAt = 0;
 
   constructor(private readonly o: VerdictsContext) {
     this.listing = new ToolListing(
@@ -265,6 +272,7 @@ export class ToolVerdicts {
     }
     if (this.reportDue) return;
     this.reportDue = true;
+    this.reportDueAt = (this.o.clock ?? systemClock).now();
     const slice = () => this.reportSlice();
     // after the immediate, the answer's first write is made: whether it all left is known then
     const written = this.o.whenClientWritten ? () => this.o.whenClientWritten!(slice) : slice;
@@ -296,6 +304,8 @@ export class ToolVerdicts {
     const inputs = [catalog, this.listing.version, pins];
     let b = this.building;
     if (!b || !sameInputs(b.inputs, inputs)) {
+      // a build overtaken by a change starts over, whole at once when the report has waited long enough
+      if (b && (this.o.clock ?? systemClock).now() - this.reportDueAt >= REPORT_PATIENCE_MS) n = Infinity;
       this.building = null;
       if (sameInputs(inputs, this.reportInputs)) return true;
       b = this.building = { inputs, tools: [...catalog.verdicts.values()], verdicts: [], byHash: [], budget: DEFINITION_TEXT_BUDGET };

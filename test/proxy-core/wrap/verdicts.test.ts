@@ -97,6 +97,28 @@ describe('the catalog the broker is told', () => {
     expect((h.link.catalogs[0]!.verdicts as { name: string }[]).map((v) => v.name)).toEqual(tools.map((t) => t.name));
   });
 
+  test('a server that relists faster than it is built does not keep it from the broker past a second', async () => {
+    const tools = Array.from({ length: 10_000 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
+    let written: (() => void) | undefined;
+    const h = await new Harness({ policy: { rules: [] }, tools, whenClientWritten: (fn) => void (written = fn) }).start();
+    written!();
+    await new Promise<void>((r) => setImmediate(r));
+    expect(h.link.catalogs).toHaveLength(0);
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+    };
+    // a relisting within the second: the build starts over, a slice at a time
+    h.server({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    await turns(2);
+    expect(h.link.catalogs).toHaveLength(0);
+    // one past it: built whole, at once
+    h.clock.advance(1000);
+    h.server({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    await turns(2);
+    expect(h.link.catalogs).toHaveLength(1);
+    expect(h.link.catalogs[0]!.verdicts).toHaveLength(10_000);
+  });
+
   test('a call that asks while it is being built finishes it first: the broker has the whole listing before the ticket', async () => {
     const tools = Array.from({ length: 2000 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
     let written: (() => void) | undefined;
