@@ -77,36 +77,39 @@ describe('the catalog the broker is told', () => {
     expect(h.link.catalogs.length).toBeGreaterThan(before);
   });
 
-  test('a call allowed outright does not wait for it; a big one is built a slice at a time, calls decided in between', async () => {
-    const tools = Array.from({ length: 2000 }, (_, i) => ({ name: `t${i}`, description: `tool ${i}`, inputSchema: { type: 'object' } }));
-    const allow = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', tool: '*', createdAt: 0 }] };
+  /** A started wrapper of `n` tools whose start-up report waits until `release()` (the client's answer "written"). */
+  async function bigCatalog(n: number, policy: Record<string, unknown> = { rules: [] }) {
+    const tools = Array.from({ length: n }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
     let written: (() => void) | undefined;
-    const h = await new Harness({ policy: allow, tools, whenClientWritten: (fn) => void (written = fn) }).start();
+    const h = await new Harness({ policy, tools, whenClientWritten: (fn) => void (written = fn) }).start();
+    return { h, tools, release: () => written!() };
+  }
+  const turns = async (n: number) => {
+    for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
+  };
+
+  test('a call allowed outright does not wait for it; a big one is built a slice at a time, calls decided in between', async () => {
+    const { h, tools, release } = await bigCatalog(2000, { rules: [{ id: 'r1', action: 'allow', server: '*', tool: '*', createdAt: 0 }] });
     h.call(1, 't7');
     await settle();
     expect(h.forwardedCalls().map((m) => m.id)).toEqual([1]);
     expect(h.link.catalogs).toHaveLength(0);
-    written!();
+    release();
     // one slice, then the event loop's turn: a call that came in is decided before the rest is built
-    await new Promise<void>((r) => setImmediate(r));
+    await turns(1);
     h.call(2, 't1999');
     expect(h.forwardedCalls().map((m) => m.id)).toEqual([1, 2]);
     expect(h.link.catalogs).toHaveLength(0);
-    for (let i = 0; i < 50 && h.link.catalogs.length === 0; i++) await new Promise<void>((r) => setImmediate(r));
+    for (let i = 0; i < 50 && h.link.catalogs.length === 0; i++) await turns(1);
     expect(h.link.catalogs).toHaveLength(1);
     expect((h.link.catalogs[0]!.verdicts as { name: string }[]).map((v) => v.name)).toEqual(tools.map((t) => t.name));
   });
 
   test('a server that relists faster than it is built does not keep it from the broker past a second', async () => {
-    const tools = Array.from({ length: 10_000 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
-    let written: (() => void) | undefined;
-    const h = await new Harness({ policy: { rules: [] }, tools, whenClientWritten: (fn) => void (written = fn) }).start();
-    written!();
-    await new Promise<void>((r) => setImmediate(r));
+    const { h, release } = await bigCatalog(10_000);
+    release();
+    await turns(1);
     expect(h.link.catalogs).toHaveLength(0);
-    const turns = async (n: number) => {
-      for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
-    };
     // a relisting within the second: the build starts over, a slice at a time
     h.server({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
     await turns(2);
@@ -120,12 +123,10 @@ describe('the catalog the broker is told', () => {
   });
 
   test('a call that asks while it is being built finishes it first: the broker has the whole listing before the ticket', async () => {
-    const tools = Array.from({ length: 2000 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } }));
-    let written: (() => void) | undefined;
-    const h = await new Harness({ policy: { rules: [] }, tools, whenClientWritten: (fn) => void (written = fn) }).start();
-    written!();
+    const { h, release } = await bigCatalog(2000);
+    release();
     // a slice built, the rest not yet
-    await new Promise<void>((r) => setImmediate(r));
+    await turns(1);
     expect(h.link.catalogs).toHaveLength(0);
     h.call(1, 't3');
     await settle();
