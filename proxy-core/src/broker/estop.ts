@@ -73,12 +73,12 @@ export class EstopSwitch {
     return { estop: on };
   }
 
-  /** Count a journal batch's changing calls; past the limit, E-Stop engages and the event says why. */
   /** Whether `watch` counts anything now (the tripwire is on, E-Stop is not). */
   get watching(): boolean {
     return !this.on && this.limits.on;
   }
 
+  /** Count a journal batch's changing calls; past the limit, E-Stop engages and the event says why. */
   watch(session: Session, entries: readonly unknown[]): void {
     if (this.on) return;
     const reason = this.tripwire.observe(session.info.id, entries, this.limits);
