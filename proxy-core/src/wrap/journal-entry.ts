@@ -34,13 +34,27 @@ function word(w: string): string {
   return t;
 }
 
+/** A string as JSON text, cut at `limit`, kept while the next one asked for is the same string. */
+class LastText {
+  private last = '';
+  private text = '""';
+
+  constructor(private readonly limit: number) {}
+
+  of(s: string): string {
+    if (s !== this.last) {
+      this.last = s;
+      this.text = q(s.length > this.limit ? s.slice(0, this.limit) : s);
+    }
+    return this.text;
+  }
+}
+
 export class JournalEncoder {
   /** `,"client":…,"server":…,"tool":`: the same in every entry of this wrapper. */
   private readonly who: string;
-  private lastTool = '';
-  private lastToolText = '""';
-  private lastDetail = '';
-  private lastDetailText = '""';
+  private readonly tool = new LastText(LIMITS.toolName);
+  private readonly detail = new LastText(LIMITS.detail);
   private lastReasons: readonly string[] | undefined;
   private lastReasonsText = '[]';
 
@@ -52,7 +66,7 @@ export class JournalEncoder {
   entry(call: Call): JournalEntry {
     const shown = call.argsShown();
     const outcome = call.outcome;
-    let text = `{"id":${q(call.callId)}${this.who}${this.tool(call.tool)},"arguments":${q(shown.text)},"argsTruncated":${shown.truncated},"argsBytes":${num(shown.bytes)},"class":${word(call.verdict?.class ?? 'unclassifiable')},"reasons":${this.reasons(call)},"decision":${word(call.decision ?? 'deny')},"decidedBy":${word(call.decidedBy ?? 'error')},"detail":${this.detail(call.detail)},"outcome":${word(outcome)},"startedAt":${num(call.startedAt)}`;
+    let text = `{"id":${q(call.callId)}${this.who}${this.tool.of(call.tool)},"arguments":${q(shown.text)},"argsTruncated":${shown.truncated},"argsBytes":${num(shown.bytes)},"class":${word(call.verdict?.class ?? 'unclassifiable')},"reasons":${this.reasons(call)},"decision":${word(call.decision ?? 'deny')},"decidedBy":${word(call.decidedBy ?? 'error')},"detail":${this.detail.of(call.detail)},"outcome":${word(outcome)},"startedAt":${num(call.startedAt)}`;
     const sha = call.knownArgsSha256;
     if (sha !== undefined) text += `,"argsSha256":${q(sha)}`;
     if (call.ticketId !== undefined) text += `,"ticketId":${q(call.ticketId)}`;
@@ -66,22 +80,6 @@ export class JournalEncoder {
     const traceparent = traceparentOf(call.message.params);
     if (traceparent) text += `,"traceparent":${q(traceparent)}`;
     return { id: call.callId, text: `${text}}`, open: outcome === 'pending' || outcome === 'cancelled', executed: call.forwardedAt !== undefined };
-  }
-
-  private tool(tool: string): string {
-    if (tool !== this.lastTool) {
-      this.lastTool = tool;
-      this.lastToolText = q(tool.length > LIMITS.toolName ? tool.slice(0, LIMITS.toolName) : tool);
-    }
-    return this.lastToolText;
-  }
-
-  private detail(detail: string): string {
-    if (detail !== this.lastDetail) {
-      this.lastDetail = detail;
-      this.lastDetailText = q(detail.length > LIMITS.detail ? detail.slice(0, LIMITS.detail) : detail);
-    }
-    return this.lastDetailText;
   }
 
   /** A verdict's reasons (kept while the verdict is the same); a call of Airlock's own says first what it is. */
