@@ -87,12 +87,14 @@ export class ToolVerdicts {
   private building: ReportBuild | null = null;
   /** When the report due became due. */
   private reportDueAt = 0;
+  private readonly clock: Clock;
 
   constructor(private readonly o: VerdictsContext) {
+    this.clock = o.clock ?? systemClock;
     this.listing = new ToolListing(
       (m) => o.toUpstream(frame(o.stamp ? o.stamp(m) : m)),
       () => this.changed(),
-      o.clock,
+      this.clock,
     );
   }
 
@@ -272,7 +274,7 @@ export class ToolVerdicts {
     }
     if (this.reportDue) return;
     this.reportDue = true;
-    this.reportDueAt = (this.o.clock ?? systemClock).now();
+    this.reportDueAt = this.clock.now();
     const slice = () => this.reportSlice();
     // after the immediate, the answer's first write is made: whether it all left is known then
     const written = this.o.whenClientWritten ? () => this.o.whenClientWritten!(slice) : slice;
@@ -305,7 +307,7 @@ export class ToolVerdicts {
     let b = this.building;
     if (!b || !sameInputs(b.inputs, inputs)) {
       // a build overtaken by a change starts over, whole at once when the report has waited long enough
-      if (b && (this.o.clock ?? systemClock).now() - this.reportDueAt >= REPORT_PATIENCE_MS) n = Infinity;
+      if (b && this.clock.now() - this.reportDueAt >= REPORT_PATIENCE_MS) n = Infinity;
       this.building = null;
       if (sameInputs(inputs, this.reportInputs)) return true;
       b = this.building = { inputs, tools: [...catalog.verdicts.values()], verdicts: [], byHash: [], budget: DEFINITION_TEXT_BUDGET };
