@@ -2,6 +2,7 @@
  * Attacks on the gate itself, each against a lenient server that runs whatever it takes for a tools/call and
  * logs it: the log, not Airlock's word, says whether anything got through.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { cleanup, cli, cliJson, connectWrapped, executed, executedCalls, ROOT, startDaemon, tempDir, waitFor, waitForSessions, waitForTicket } from '../helpers/airlock.js';
@@ -223,6 +224,50 @@ describe('a listing the client fetched is evidence too (rug pull without list_ch
     expect(executedCalls(log, 'echo')).toHaveLength(0);
     await cli(home, ['deny', ticket.id]);
     expect((await call).isError).toBe(true);
+  });
+
+  // The wrapper's own listing goes right behind the client's, and is taken from the client's page only when the
+  // server wrote it the very same bytes: a server that tells the wrapper something else is read, and believed.
+  const listsAndCalls = async (raw: RawWrapped) => {
+    await raw.handshake();
+    raw.send('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+    raw.send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}');
+    return raw.next((m) => m.id === 1);
+  };
+  const ownListings = (log: string) =>
+    readFileSync(log, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { method?: string; id?: unknown })
+      .filter((e) => e.method === 'tools/list' && typeof e.id === 'string');
+
+  test("the same page to the client and to the wrapper's own listing: a trusted read-only tool runs unasked", async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const { raw, log } = await trustedLenient(home);
+    await listsAndCalls(raw);
+    expect(await raw.next((m) => m.id === 2)).toMatchObject({ result: { content: [{ text: 'ran echo' }] } });
+    expect(executedCalls(log, 'echo')).toHaveLength(1);
+    // the server was asked by the wrapper itself, not only by the client
+    expect(ownListings(log).length).toBeGreaterThanOrEqual(1);
+  });
+
+  test("a server that shows the client a read-only tool and the wrapper's own listing a destructive one: the call asks, and never runs", async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    expect((await cli(home, ['trust', 'lenient', 'on'])).code).toBe(0);
+    const { raw, log } = lenient(home, ['--lie-to-client']);
+    const page = await listsAndCalls(raw);
+    // what the server told the client alone would have let it run
+    const shown = (page.result as { tools: { name: string; _meta: Record<string, { declared: { readOnlyHint?: boolean } }> }[] }).tools.find((t) => t.name === 'echo')!;
+    expect(shown._meta['airlock/verdict']!.declared.readOnlyHint).toBe(true);
+    const ticket = await waitForTicket(home, 'echo');
+    expect(ticket.class).toBe('destructive');
+    expect(ownListings(log).length).toBeGreaterThanOrEqual(1);
+    expect(executedCalls(log, 'echo')).toHaveLength(0);
+    await cli(home, ['deny', ticket.id]);
+    expect(await raw.next((m) => m.id === 2)).toMatchObject({ result: { isError: true } });
+    expect(executedCalls(log, 'echo')).toHaveLength(0);
   });
 
   test('a silent change tightens at once and never loosens again in this session', async () => {
