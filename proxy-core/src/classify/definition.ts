@@ -14,6 +14,7 @@
  * display texts are bounded whatever the size of the definition.
  */
 import * as crypto from 'node:crypto';
+import { canonicalJson } from '../util/canonical-json.js';
 
 /**
  * The parts of a definition, besides its name (the key it is pinned under). `other` holds every member not named
@@ -61,89 +62,6 @@ export function isFingerprint(v: unknown): v is string {
   return typeof v === 'string' && FINGERPRINT.test(v);
 }
 
-class Raw {
-  constructor(readonly text: string) {}
-}
-const COMMA = new Raw(',');
-const CLOSE_ARRAY = new Raw(']');
-const CLOSE_OBJECT = new Raw('}');
-
-/**
- * Canonical JSON (object keys sorted, undefined members dropped, undefined in arrays as null): the same text
- * as jsonrpc/canonical.ts, written with an explicit stack so that a definition nested deeper than the call
- * stack (JSON.parse takes ~100,000 levels; recursion stops near 4,000) is hashed rather than thrown on.
- */
-export function canonicalText(value: unknown): string {
-  try {
-    return canonicalShallow(value, 0);
-  } catch (err) {
-    if (err !== TOO_DEEP) throw err;
-    return canonicalDeep(value);
-  }
-}
-
-/** Past this depth the recursive writer hands over to the one with its own stack. */
-const RECURSION_LIMIT = 1000;
-const TOO_DEEP = new Error('nested too deep to recurse');
-
-/** The same text, written recursively: much faster, for the definitions every listing has (a few levels deep). */
-function canonicalShallow(value: unknown, depth: number): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (depth > RECURSION_LIMIT) throw TOO_DEEP;
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) {
-      if (i > 0) out += ',';
-      const item: unknown = value[i];
-      out += item === undefined ? 'null' : canonicalShallow(item, depth + 1);
-    }
-    return `${out}]`;
-  }
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  let out = '{';
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    out += `${i > 0 ? ',' : ''}${JSON.stringify(key)}:${canonicalShallow(obj[key], depth + 1)}`;
-  }
-  return `${out}}`;
-}
-
-function canonicalDeep(value: unknown): string {
-  const out: string[] = [];
-  const stack: unknown[] = [value];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (item instanceof Raw) {
-      out.push(item.text);
-    } else if (Array.isArray(item)) {
-      out.push('[');
-      stack.push(CLOSE_ARRAY);
-      for (let i = item.length - 1; i >= 0; i--) {
-        stack.push(item[i] === undefined ? null : item[i]);
-        if (i > 0) stack.push(COMMA);
-      }
-    } else if (item !== null && typeof item === 'object') {
-      const obj = item as Record<string, unknown>;
-      const keys = Object.keys(obj)
-        .filter((k) => obj[k] !== undefined)
-        .sort();
-      out.push('{');
-      stack.push(CLOSE_OBJECT);
-      for (let i = keys.length - 1; i >= 0; i--) {
-        const key = keys[i]!;
-        stack.push(obj[key]);
-        stack.push(new Raw(`${i > 0 ? ',' : ''}${JSON.stringify(key)}:`));
-      }
-    } else {
-      out.push(JSON.stringify(item) ?? 'null');
-    }
-  }
-  return out.join('');
-}
-
 /**
  * JSON text of a value: the native serializer when it can, the canonical one when the value is too deep for it.
  * The canonical text is marked by a leading NUL (no JSON text starts with one): it is the same for two member
@@ -153,7 +71,7 @@ export function jsonText(value: unknown): string {
   try {
     return JSON.stringify(value) ?? 'null';
   } catch {
-    return `\u0000${canonicalText(value)}`;
+    return `\u0000${canonicalJson(value)}`;
   }
 }
 
@@ -220,7 +138,7 @@ function definitionOf(name: string, entries: readonly Record<string, unknown>[],
   for (const part of DEFINITION_PARTS) {
     const value = one ? partOf(one, part) : entries.some((e) => partOf(e, part) !== undefined) ? entries.map((e) => partOf(e, part) ?? null) : undefined;
     if (value === undefined) continue;
-    const canonical = canonicalText(value);
+    const canonical = canonicalJson(value);
     members.push([part, canonical]);
     if (withTexts) {
       const shown = displayText(value, canonical, PART_TEXT_LIMITS[part]);

@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { WITHHELD_META_KEY } from '../classify/classify.js';
-import { canonicalText } from '../classify/definition.js';
+import { canonicalJson } from '../util/canonical-json.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { nestedDeeperThan } from '../jsonrpc/inbound.js';
 
@@ -29,7 +29,7 @@ export function withholdDeepTools(m: Record<string, unknown>, max: number): { me
     if (!nestedDeeperThan(t, max - ENTRY_LEVEL + 1)) return t;
     const name = isObject(t) && typeof t.name === 'string' ? t.name : '';
     withheld.push(name);
-    return withheldTool(name, max, createHash('sha256').update(canonicalText(t)).digest('hex'));
+    return withheldTool(name, max, createHash('sha256').update(canonicalJson(t)).digest('hex'));
   });
   if (withheld.length === 0) return null;
   const message = { ...m, result: { ...result, tools } };

@@ -1,0 +1,98 @@
+import { describe, expect, test } from 'vitest';
+import { canonicalJson } from '../../../proxy-core/src/util/canonical-json.js';
+
+/** Canonical JSON as its definition says, in the plainest words: the text every stored hash was made from. */
+function reference(value: unknown): string {
+  if (Array.isArray(value)) return `[${Array.from(value, (v: unknown) => reference(v === undefined ? null : v)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    const keys = Object.keys(obj)
+      .filter((k) => obj[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${reference(obj[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** A small deterministic generator (no flaky seeds): xorshift32. */
+function random(seed: number): () => number {
+  let x = seed;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+// what a key or a string may hold: the plain, the escaped, the astral, lone surrogates, the JSON-legal U+2028
+const PIECES = ['a', 'b', 'type', 'Z', '_', '10', '9', '', ' ', '"', '\\', '\n', '\u0000', '\u001f', '\u007f', 'é', '\u2028', '😀', '\ud800', '\udfff', '__proto__', 'constructor'];
+
+function text(next: () => number): string {
+  let s = '';
+  const n = Math.floor(next() * 4);
+  for (let i = 0; i < n; i++) s += PIECES[Math.floor(next() * PIECES.length)];
+  return s;
+}
+
+function value(next: () => number, depth: number): unknown {
+  const r = next();
+  if (depth > 3 || r < 0.35) {
+    const k = Math.floor(next() * 7);
+    return [null, true, false, -0, next() * 1e6 - 5e5, 2 ** 60, text(next)][k];
+  }
+  if (r < 0.6) return Array.from({ length: Math.floor(next() * 4) }, () => value(next, depth + 1));
+  // up to 20 members near the top (both sides of the writer's small-object path), a few further down
+  const obj: Record<string, unknown> = {};
+  const n = Math.floor(next() * (depth < 2 ? 21 : 4));
+  for (let i = 0; i < n; i++) Object.defineProperty(obj, text(next) + String(Math.floor(next() * 30)), { value: value(next, depth + 1), enumerable: true, writable: true, configurable: true });
+  return obj;
+}
+
+describe('canonical JSON', () => {
+  test('the same text as the plain definition for 1,000 generated values, parsed back and as built', () => {
+    const next = random(0x5eed);
+    for (let i = 0; i < 1000; i++) {
+      const v = value(next, 0);
+      expect(canonicalJson(v)).toBe(reference(v));
+      // what comes off the wire: the shape JSON.parse gives (and the text is JSON it accepts)
+      const parsed = JSON.parse(JSON.stringify(v)) as unknown;
+      expect(canonicalJson(parsed)).toBe(reference(parsed));
+      expect(JSON.parse(canonicalJson(parsed))).toEqual(parsed);
+    }
+  });
+
+  test('key order does not change the text; keys sort by code unit, digits as text', () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, { y: 2, x: 1 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":1,"y":2}]},"b":1}');
+    const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 7) % 40}`, i]));
+    const reversed = Object.fromEntries(Object.entries(many).reverse());
+    expect(canonicalJson(reversed)).toBe(canonicalJson(many));
+    expect(canonicalJson({ '9': 1, '10': 2, B: 3, a: 4, é: 5 })).toBe('{"10":2,"9":1,"B":3,"a":4,"é":5}');
+  });
+
+  test('undefined members are dropped, undefined items and holes written as null', () => {
+    expect(canonicalJson({ u: undefined, a: [undefined, , 1] })).toBe('{"a":[null,null,1]}');
+    expect(canonicalJson(undefined)).toBe('null');
+  });
+
+  test('strings are escaped as JSON.stringify escapes them, lone surrogates too', () => {
+    for (const s of ['plain', 'quo"te', 'back\\slash', 'line\nbreak', '\u0000', '\ud800', 'x\udfffy', '😀', '\u2028']) {
+      expect(canonicalJson(s)).toBe(JSON.stringify(s));
+      expect(canonicalJson({ [s]: s })).toBe(`{${JSON.stringify(s)}:${JSON.stringify(s)}}`);
+    }
+  });
+
+  test('the same text written recursively or with its own stack, at any depth JSON.parse takes', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 3000; i++) deep = { k: [deep] };
+    expect(canonicalJson(deep)).toBe(`${'{"k":['.repeat(3000)}1${']}'.repeat(3000)}`);
+    const deeper = JSON.parse(`${'[{"b":1,"a":'.repeat(50_000)}"x"${'}]'.repeat(50_000)}`) as unknown;
+    expect(canonicalJson(deeper)).toBe(`${'[{"a":'.repeat(50_000)}"x"${',"b":1}]'.repeat(50_000)}`);
+  });
+
+  test('many distinct keys (past what is kept of them) are each written right', () => {
+    const obj = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`key "${i}"`, i]));
+    expect(canonicalJson(obj)).toBe(reference(obj));
+    expect(canonicalJson({ 'key "9999"': 1, 'key "0"': 2 })).toBe('{"key \\"0\\"":2,"key \\"9999\\"":1}');
+  });
+});
