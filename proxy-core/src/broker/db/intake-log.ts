@@ -131,7 +131,7 @@ export class IntakeLog {
 
   /** The oldest batch after `seq`, its entries read back, or undefined. */
   next(seq: number): IntakeRow | undefined {
-    const h = this.held.find((r) => r.seq > seq);
+    const h = this.held[this.indexAfter(seq)];
     if (!h) return undefined;
     const file = this.files.find((f) => f.gen === h.gen)!;
     const { gen: _gen, offset: _offset, length: _length, ...row } = h;
@@ -150,10 +150,10 @@ export class IntakeLog {
 
   /** The batches up to `seq` are filed (their transaction committed, the mark with them): let them and their files go. */
   moved(seq: number): void {
-    let k = 0;
-    for (; k < this.held.length && this.held[k]!.seq <= seq; k++) {
-      this.pending -= this.held[k]!.n;
-      this.pendingBytes -= this.held[k]!.length;
+    const k = this.indexAfter(seq);
+    for (let i = 0; i < k; i++) {
+      this.pending -= this.held[i]!.n;
+      this.pendingBytes -= this.held[i]!.length;
     }
     if (k > 0) this.held = this.held.slice(k);
     this.pending = Math.max(0, this.pending);
@@ -174,6 +174,22 @@ export class IntakeLog {
   close(): void {
     for (const f of this.files) closeSync(f.fd);
     this.files = [];
+  }
+
+  /**
+   * Where the first batch past `seq` is held (held.length: none is). Batches are held in seq order, each past
+   * the one before (append numbers them so; a file read at the start keeps only seqs past the last kept), so a
+   * backlog of many small batches is found in a few steps, not scanned from its start at every batch filed.
+   */
+  private indexAfter(seq: number): number {
+    let lo = 0;
+    let hi = this.held.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.held[mid]!.seq > seq) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
   }
 
   /** Remove the files all of whose batches are filed (`upTo` Infinity: every file, none waits). */

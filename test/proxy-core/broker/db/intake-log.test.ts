@@ -52,6 +52,27 @@ describe("the journal's intake", () => {
     expect(readFileSync(join(d, files(d)[0]!), 'utf8').split('\n').filter(Boolean)).toHaveLength(3);
   });
 
+  test('a backlog of many small batches: each is found by its seq, and what is filed is counted off exactly', () => {
+    const d = dir();
+    const l = log(d);
+    // 5,000 batches of 1 to 3 entries, appended a few at a time as ticks take them in
+    const sizes = Array.from({ length: 5000 }, (_, i) => 1 + (i % 3));
+    for (let i = 0; i < sizes.length; i += 7) l.append(sizes.slice(i, i + 7).map((n, k) => batch(`[${i + k}]`, n)));
+    const total = (from: number) => sizes.slice(from).reduce((a, n) => a + n, 0);
+    expect(l.size).toBe(total(0));
+    for (const seq of [0, 1, 2, 2499, 4998]) expect(l.next(seq)!.entries.toString()).toBe(`[${seq}]`);
+    expect(l.next(4999)!.seq).toBe(5000);
+    expect(l.next(5000)).toBeUndefined();
+    l.moved(2500);
+    expect([l.oldestSeq(), l.size]).toEqual([2501, total(2500)]);
+    expect(l.next(0)!.seq).toBe(2501);
+    expect(l.next(3000)!.entries.toString()).toBe('[3000]');
+    l.moved(2500);
+    expect(l.size).toBe(total(2500));
+    l.moved(5000);
+    expect([l.oldestSeq(), l.size, l.next(0)]).toEqual([0, 0, undefined]);
+  });
+
   test('what is filed is let go, and a file all of whose batches are filed is removed', () => {
     const d = dir();
     const l = log(d);
