@@ -25,16 +25,25 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * `"key":` for keys seen before: the same few keys (type, description, properties…) come back in every entry of
- * a catalog. Bounded, so a listing of a million distinct keys costs no more memory than this.
+ * a catalog. Bounded in count and in each key's length, so what a hostile listing or call puts in it (a million
+ * distinct keys, keys of a megabyte) stays under a few megabytes for the process's life.
  */
 const quotedKeys = new Map<string, string>();
 const QUOTED_KEYS_MAX = 4096;
+const QUOTED_KEY_CHARS = 64;
+
+/** What is kept of quoted keys: how many, and their characters (quoted). */
+export function quotedKeysKept(): { keys: number; chars: number } {
+  let chars = 0;
+  for (const text of quotedKeys.values()) chars += text.length;
+  return { keys: quotedKeys.size, chars };
+}
 
 function keyText(key: string): string {
   let text = quotedKeys.get(key);
   if (text === undefined) {
     text = `${JSON.stringify(key)}:`;
-    if (quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, text);
+    if (key.length <= QUOTED_KEY_CHARS && quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, text);
   }
   return text;
 }

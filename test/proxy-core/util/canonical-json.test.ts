@@ -1,4 +1,4 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { canonicalJson } from '../../../proxy-core/src/util/canonical-json.js';
 
 /** Canonical JSON as its definition says, in the plainest words: the text every stored hash was made from. */
@@ -90,9 +90,19 @@ describe('canonical JSON', () => {
     expect(canonicalJson(deeper)).toBe(`${'[{"a":'.repeat(50_000)}"x"${',"b":1}]'.repeat(50_000)}`);
   });
 
-  test('many distinct keys (past what is kept of them) are each written right', () => {
+  test('many distinct keys, and long ones, are each written right, and what is kept of them stays bounded', async () => {
+    // a module of its own: what the tests above kept does not count here
+    vi.resetModules();
+    const fresh = await import('../../../proxy-core/src/util/canonical-json.js');
+    const long = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`${i}`.padEnd(100_000, '\u0001'), i]));
+    expect(fresh.canonicalJson(long)).toBe(reference(long));
+    expect(fresh.quotedKeysKept()).toEqual({ keys: 0, chars: 0 });
     const obj = Object.fromEntries(Array.from({ length: 10_000 }, (_, i) => [`key "${i}"`, i]));
-    expect(canonicalJson(obj)).toBe(reference(obj));
-    expect(canonicalJson({ 'key "9999"': 1, 'key "0"': 2 })).toBe('{"key \\"0\\"":2,"key \\"9999\\"":1}');
+    expect(fresh.canonicalJson(obj)).toBe(reference(obj));
+    expect(fresh.canonicalJson({ 'key "9999"': 1, 'key "0"': 2 })).toBe('{"key \\"0\\"":2,"key \\"9999\\"":1}');
+    const kept = fresh.quotedKeysKept();
+    expect(kept.keys).toBe(4096);
+    // 4,096 keys of at most 64 characters, each escaped to at most six
+    expect(kept.chars).toBeLessThan(4096 * (64 * 6 + 3));
   });
 });
