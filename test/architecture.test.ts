@@ -126,6 +126,8 @@ describe('architecture', () => {
     expect(ajv.map((f) => relative(SRC, f).split(sep).join('/'))).toEqual(['util/json-schema.ts']);
     // the tool-poisoning detectors (hidden Unicode, bidi, ANSI, injection text): the classifier's, which inspect reuses
     expect(matching(/\\u\{E0000\}|\\u202A-\\u202E/)).toEqual(['classify/hidden-text.ts']);
+    // canonical JSON (what pins, argument hashes and challenges are made from): one writer
+    expect(matching(/function canonical(Json|Text|Shallow|Deep)\(/)).toEqual(['util/canonical-json.ts']);
     // Airlock's data dir and the broker's socket are derived in one place
     expect(matching(/['"]airlock['"]|['"]broker\.sock['"]|env\.XDG_DATA_HOME/i)).toEqual(['ipc/paths.ts']);
     // util/ is the bottom layer, and nothing below the CLI reaches up into it

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
-import { canonicalJson } from '../../proxy-core/src/jsonrpc/canonical.js';
+import { canonicalJson } from '../../proxy-core/src/util/canonical-json.js';
 import { cleanup, cli, cliJson, connectWrapped, executedCalls, fixture, startDaemon, tempDir, waitForSessions, waitForTicket } from '../helpers/airlock.js';
 
 afterEach(cleanup);

@@ -1,8 +1,6 @@
-/** Canonical JSON (object keys sorted, recursively) so that equal arguments hash equally whatever their key order. */
+/** A call's arguments by their hash: equal arguments hash equally whatever their key order (util/canonical-json.ts). */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.js';
-
-export { canonicalJson };
 
 export function argumentsHash(args: unknown): string {
   return createHash('sha256').update(canonicalJson(args ?? {})).digest('hex');

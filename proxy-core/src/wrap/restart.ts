@@ -4,7 +4,7 @@
  * never sees the replay; if the new server would describe itself differently (another protocol version, other
  * capabilities), the session the client negotiated no longer holds, and a restart is not safe.
  */
-import { canonicalJson } from '../jsonrpc/canonical.js';
+import { canonicalJson } from '../util/canonical-json.js';
 import { idKey, isObject, type JsonRpcId, type JsonRpcResponse, type Message } from '../jsonrpc/messages.js';
 
 interface Negotiated {

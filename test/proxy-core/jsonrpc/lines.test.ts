@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { argumentsHash, canonicalJson } from '../../../proxy-core/src/jsonrpc/canonical.js';
+import { argumentsHash } from '../../../proxy-core/src/jsonrpc/canonical.js';
+import { canonicalJson } from '../../../proxy-core/src/util/canonical-json.js';
 import { LineSplitter } from '../../../proxy-core/src/jsonrpc/lines.js';
 
 function split(chunks: (string | Buffer)[]): string[] {

@@ -4,7 +4,7 @@
  * A proof answers the challenge's 32 bytes, so a touch given for one call can never be spent on another.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { canonicalJson } from '../../jsonrpc/canonical.js';
+import { canonicalJson } from '../../util/canonical-json.js';
 import type { Clock } from '../../util/clock.js';
 
 export const CHALLENGE_MS = 2 * 60_000;

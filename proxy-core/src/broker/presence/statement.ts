@@ -3,7 +3,7 @@
  * files → write_file (arguments sha256 1f2e…), once". The statement is bound into the challenge a proof answers
  * (challenges.ts), and it is what the journal and the events say was allowed.
  */
-import { canonicalJson } from '../../jsonrpc/canonical.js';
+import { canonicalJson } from '../../util/canonical-json.js';
 import type { ArgCondition, Rule, Ticket } from '../../protocol/api.js';
 import { UserMethod } from '../../protocol/names.js';
 
