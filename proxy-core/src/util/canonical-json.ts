@@ -52,7 +52,7 @@ function keyText(key: string): string {
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 function stringText(s: string): string {
-  // a plain string is quoted by joining, not copied: the final join copies it once
+  // a plain string is quoted as a rope, not copied: the text is copied once, when it is hashed or written
   return NEEDS_ESCAPE.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
