@@ -1,4 +1,6 @@
 import { describe, expect, test, vi } from 'vitest';
+import { toolDefinition } from '../../../proxy-core/src/classify/definition.js';
+import { argumentsHash } from '../../../proxy-core/src/jsonrpc/canonical.js';
 import { canonicalJson } from '../../../proxy-core/src/util/canonical-json.js';
 
 /** Canonical JSON as its definition says, in the plainest words: the text every stored hash was made from. */
@@ -60,6 +62,33 @@ describe('canonical JSON', () => {
       expect(canonicalJson(parsed)).toBe(reference(parsed));
       expect(JSON.parse(canonicalJson(parsed))).toEqual(parsed);
     }
+  });
+
+  test('pins and argument hashes stored by earlier versions still match: the hashes of a known definition are as they were', () => {
+    // written by the two writers this one replaced (classify/definition.ts's and jsonrpc/canonical.ts's own): a
+    // different text here would show every pinned tool as changed after an upgrade, and every held call's
+    // arguments as other than what was approved
+    const entry = {
+      name: 'write_file',
+      title: 'Write file',
+      description:
+        'Create a new file or completely overwrite an existing file with new content. Use with caution: it will overwrite existing files without warning. Handles text content with proper encoding. Only works within allowed directories.',
+      inputSchema: { type: 'object', properties: { path: { type: 'string' }, content: { type: 'string' } }, required: ['path', 'content'], additionalProperties: false, $schema: 'http://json-schema.org/draft-07/schema#' },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+      _meta: { 'x-é': ['\u2028', '"q"', 1.5e-7, -0, null] },
+      'x-extra': { b: 2, a: 1 },
+    };
+    const d = toolDefinition('write_file', [JSON.parse(JSON.stringify(entry)) as Record<string, unknown>]);
+    expect(d.fingerprint).toBe('85c05dee408b98f1b67cfa8aafc91d1f85da68aaad5ef1c36719eeecf62e2319');
+    expect(Object.fromEntries(Object.entries(d.parts).map(([k, v]) => [k, v.sha256]))).toEqual({
+      title: '8053c26931ba3a484223794ba3be05cd2d24956a44f485e97caaeb25a4b358c7',
+      description: 'b8f84989284702bdf3bdd327106352ec4c7eb095e684ebbc0b5c91fa9dd2b705',
+      inputSchema: '267beea4dee705060a335ab810b7e3a833b704d08697cc73b03a67f93edde1ce',
+      annotations: 'eac8ce4ef2f806dc71b6ab74b1b7f45db5d763fc21c243fac665161bb8d6fb60',
+      _meta: '4c9289b6bdd07549926037c577e71979999ff84b7eafc66f4f86ad7161a8f3f5',
+      other: 'add42fdaa1d9d906d304e00384bee191d9211c585139d8a49c5b55d310984580',
+    });
+    expect(argumentsHash({ z: [1, { y: 'é', x: null }], a: 'q"' })).toBe('c72e6082703a3f841bc76cc54f45dc33943c64f29bb61c86f302aba1a68d2025');
   });
 
   test('key order does not change the text; keys sort by code unit, digits as text', () => {
