@@ -209,6 +209,39 @@ describe('every member of a definition is pinned, and a call behind a listing wa
     expect(executedCalls(fx.log, 'echo')).toHaveLength(1);
   });
 
+  test('a change that only one escaped character shows, deep in a wide member, is held like any other', async () => {
+    // a lone surrogate is escaped in the pinned text (\ud800); written raw, both would hash as U+FFFD's bytes and
+    // the server could swap one for the other unseen. 15 members: past the small-object sort, one key quoted
+    const wide = (mark: string) => ({ 'vendor/notes': Object.fromEntries([...Array.from({ length: 14 }, (_, i) => [`k${String(14 - i).padStart(2, '0')}`, i]), ['q"uote\\', `lone ${mark} here`]]) });
+    const pinned = async (home: string, status: string) =>
+      untilBroker(home, (e) => e.type === 'tool-changed' || e.type === 'pin-accepted', async (c) => ((await c.call('pins.list', { server: 'fixture' })) as PinInfo[]).find((p) => p.tool === 'echo' && p.status === status), 8000, `echo ${status}`);
+    const { home, fx, w } = await allowedEcho();
+    w.send(call(1, 'before'));
+    await w.next((m) => m.id === 1);
+    // the server's own change, accepted by the person: pinned with the first surrogate
+    w.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'fixture/change-member', params: { member: '_meta', value: wide('\ud800'), announce: true } }));
+    await w.next((m) => m.id === 2);
+    w.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }));
+    await w.next((m) => m.id === 3);
+    await pinned(home, 'changed');
+    expect((await cli(home, ['pins', 'accept', 'fixture', 'echo'])).code).toBe(0);
+    await pinned(home, 'pinned');
+    w.send(call(4, 'accepted'));
+    expect((await w.next((m) => m.id === 4)).result).toMatchObject({ content: [{ text: expect.stringContaining('accepted') }] });
+    // then another surrogate in the same place, announced: nothing else differs
+    w.send(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'fixture/change-member', params: { member: '_meta', value: wide('\udbff'), announce: true } }));
+    await w.next((m) => m.id === 5);
+    w.send(call(6, 'swapped'));
+    const ticket = await waitForTicket(home, 'echo');
+    expect(ticket.reasons.join('\n')).toMatch(/changed since it was pinned: _meta/);
+    expect((await cli(home, ['deny', ticket.id])).code).toBe(0);
+    expect((await w.next((m) => m.id === 6)).result).toMatchObject({ isError: true });
+    // what the server ran, and what the broker keeps on disk
+    expect(executedCalls(fx.log, 'echo').map((e) => (e.arguments as { text: string }).text)).toEqual(['before', 'accepted']);
+    const echo = (await cliJson<PinInfo[]>(home, ['pins', 'list', 'fixture'])).find((p) => p.tool === 'echo')!;
+    expect([echo.status, echo.change!.fields]).toEqual(['changed', ['_meta']]);
+  });
+
   test('a call pipelined right behind a tools/list whose answer changes the definition is decided on that answer', async () => {
     const { home, fx, w } = await allowedEcho();
     w.send(call(1, 'before'));
