@@ -263,7 +263,10 @@ export class IntakeLog {
         }
         if (end === got) break;
         const lineEnd = off + end;
-        const h = tab !== -1 && tab - start <= MAX_HEADER ? header(readAt(fd, start, tab - start).toString('utf8')) : undefined;
+        // the header from the chunk at hand; one begun in a chunk before is read back from the file
+        const text =
+          tab === -1 || tab - start > MAX_HEADER ? undefined : start >= off ? chunk.toString('utf8', start - off, tab - off) : readAt(fd, start, tab - start).toString('utf8');
+        const h = text === undefined ? undefined : header(text);
         if (!h) this.unreadable++;
         else if (h.seq > mark && h.seq >= this.nextSeq) {
           this.held.push({ ...h, gen, offset: tab + 1, length: lineEnd - tab - 1 });

@@ -104,6 +104,26 @@ describe("the journal's intake", () => {
     expect(files(d)).toEqual([]);
   });
 
+  test("a file read back in chunks: a header cut by a chunk's end is read whole, and every batch comes back as it was", () => {
+    const d = dir();
+    const first = log(d);
+    // small batches: lines of about a hundred bytes, almost all of them header
+    for (let i = 0; i < 30_000; i += 500) first.append(Array.from({ length: 500 }, (_, k) => batch(`[${i + k}]`)));
+    first.close();
+    // the scan reads 1 MiB at a time: the line across that mark is cut inside its header (before its tab)
+    const bytes = readFileSync(join(d, files(d)[0]!));
+    const mark = 1024 * 1024;
+    const lineStart = bytes.lastIndexOf(0x0a, mark - 1) + 1;
+    expect(bytes.indexOf(0x09, lineStart)).toBeGreaterThan(mark);
+    const next = log(d);
+    expect([next.oldestSeq(), next.newestSeq(), next.size]).toEqual([1, 30_000, 30_000]);
+    for (const seq of [0, 9_000, 9_999, 10_000, 10_001, 29_999]) {
+      const row = next.next(seq)!;
+      expect([row.seq, row.session, row.client, row.entries.toString()]).toEqual([seq + 1, 's1', 'c "quoted"', `[${seq}]`]);
+    }
+    expect(next.unreadable).toBe(0);
+  });
+
   test('past 64 MB a file is closed for writing and the next batch starts another (a name taken first is passed over); each is removed once all of it is filed', () => {
     const d = dir();
     const l = log(d);
