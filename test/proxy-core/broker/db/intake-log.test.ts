@@ -163,6 +163,24 @@ describe("the journal's intake", () => {
     expect(readFileSync(file, 'utf8')).not.toContain('"cut');
   });
 
+  test('a file whose seqs run backwards or repeat (written by someone else) keeps only the rising ones: each batch is found, and filing counts off exactly', () => {
+    const d = dir();
+    const first = log(d);
+    first.append([batch('[1]')]);
+    first.close();
+    const line = (seq: number) => `{"seq":${seq},"session":"s1","client":"c","server":"fs","at":1,"n":1}\t[${seq}]\n`;
+    appendFileSync(join(d, files(d)[0]!), [5, 3, 9, 9, 7, 12].map(line).join(''));
+    const next = log(d);
+    expect([next.oldestSeq(), next.newestSeq(), next.size]).toEqual([1, 12, 4]);
+    expect([0, 1, 4, 5, 8, 9, 11].map((seq) => next.next(seq)?.entries.toString())).toEqual(['[1]', '[5]', '[5]', '[9]', '[9]', '[12]', '[12]']);
+    expect(next.next(12)).toBeUndefined();
+    next.moved(9);
+    expect([next.oldestSeq(), next.size]).toEqual([12, 1]);
+    // what comes next is numbered past them all
+    next.append([batch('[13]')]);
+    expect(next.newestSeq()).toBe(13);
+  });
+
   test('what someone else put under the intake\'s names is read without being held in memory, and the broker starts: a line longer than any batch is cut off with what follows, a folder, a FIFO and a link are passed over', () => {
     const d = dir();
     const first = log(d);
