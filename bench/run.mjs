@@ -28,6 +28,7 @@ import { journalMillionRows } from './journal-million.mjs';
 import { dispatchRows } from './dispatch.mjs';
 import { catalogRows } from './catalog.mjs';
 import { wrapperMemoryRows } from './wrapper-memory.mjs';
+import { callPathRows } from './call-path.mjs';
 import { passkeyRows } from './passkey.mjs';
 import { presenceRows } from './presence.mjs';
 import { activityRows } from './activity.mjs';
@@ -312,6 +313,8 @@ try {
   const paths = await pathResolveRows({ quick: QUICK });
   process.stderr.write('wrapper memory over 60,000 pipelined calls, and throughput…\n');
   const memory = await wrapperMemoryRows({ home, env, quick: QUICK });
+  process.stderr.write('one call at a time, part by part…\n');
+  const callPath = await callPathRows({ home, env, quick: QUICK });
   process.stderr.write('big catalogs: 10 to 10,000 tools…\n');
   const catalog = await catalogRows({ home, env, quick: QUICK });
 
@@ -336,6 +339,7 @@ try {
     ...snapshot,
     ...trip,
     ...memory,
+    ...callPath,
     ...catalog,
     ...paths,
     ...tree,
