@@ -1,6 +1,7 @@
-// What a bench waits for between its measures, asked of a running broker over its socket: that what the wrappers
-// sent is acknowledged (on disk in the journal's intake), and that the broker has filed it into the journal's
-// tables, so that the filing (done once the calls stop) is not measured against the next mode's run.
+// A running broker, asked over its socket, as a bench needs it: readied for a measure of allowed calls (a rule, the
+// tripwire off, E-Stop released), and waited for between measures: that what the wrappers sent is acknowledged (on
+// disk in the journal's intake), and that the broker has filed it into the journal's tables, so that the filing
+// (done once the calls stop) is not measured against the next mode's run.
 
 /** Until the broker has filed every journal entry it took in (status.journalPending is 0); the ms it took. */
 export async function settled(broker, timeoutMs = 60_000) {
@@ -28,4 +29,20 @@ export async function acknowledged(broker, server, timeoutMs = 60_000) {
     if (performance.now() - t0 > timeoutMs) throw new Error(`wrappers of ${server} still hold ${held.join(', ')} journal entries after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * Ready the broker for a measure of allowed calls to `server`: an allow rule for it, the tripwire off (thousands
+ * of allowed calls a second is what it is there to stop) and E-Stop released, whatever the measures before left
+ * behind. The function it returns takes the rule away and puts the tripwire back.
+ */
+export async function allowedCallsTo(broker, server) {
+  const rule = await broker.call('rules.add', { action: 'allow', server, tool: '*' });
+  const tripwireBefore = (await broker.call('settings.list', {})).find((x) => x.key === 'tripwire')?.value;
+  await broker.call('settings.set', { key: 'tripwire', value: 'off' });
+  await broker.call('estop', { on: false });
+  return async () => {
+    await broker.call('rules.remove', { id: rule.id }).catch(() => {});
+    if (tripwireBefore !== undefined) await broker.call('settings.set', { key: 'tripwire', value: tripwireBefore }).catch(() => {});
+  };
 }

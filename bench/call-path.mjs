@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
-import { settled } from './broker-state.mjs';
+import { allowedCallsTo, settled } from './broker-state.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -133,12 +133,7 @@ export async function callPathRows({ home, env, quick = false }) {
   const dir = mkdtempSync(join(tmpdir(), 'al-bench-call-path-'));
   const withPreload = { ...env, CALL_PATH_DIR: dir };
   const broker = await BrokerClient.connect({ dir: home });
-  const rule = await broker.call('rules.add', { action: 'allow', server: SERVER, tool: '*' });
-  // thousands of allowed calls a second is what the tripwire is there to stop: off, and E-Stop released, whatever
-  // the measures before this one left behind
-  const tripwireBefore = (await broker.call('settings.list', {})).find((x) => x.key === 'tripwire')?.value;
-  await broker.call('settings.set', { key: 'tripwire', value: 'off' });
-  await broker.call('estop', { on: false });
+  const restore = await allowedCallsTo(broker, SERVER);
   try {
     const sessions = { relay: session('relay', withPreload), airlock: session('airlock', withPreload) };
     for (const s of Object.values(sessions)) await s.init();
@@ -173,8 +168,7 @@ export async function callPathRows({ home, env, quick = false }) {
       return [`one call at a time: ${name} (µs, median of ${n})`, '–', f(r), f(a), `${more >= 0 ? '+' : ''}${more} µs`, '(for information)'];
     });
   } finally {
-    await broker.call('rules.remove', { id: rule.id }).catch(() => {});
-    if (tripwireBefore !== undefined) await broker.call('settings.set', { key: 'tripwire', value: tripwireBefore }).catch(() => {});
+    await restore();
     broker.close();
     rmSync(dir, { recursive: true, force: true });
   }

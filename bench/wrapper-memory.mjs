@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
-import { settled } from './broker-state.mjs';
+import { allowedCallsTo, settled } from './broker-state.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'airlock.js');
@@ -61,12 +61,7 @@ export async function wrapperMemoryRows({ home, env, quick = false }) {
   const sequential = quick ? 1_000 : 3_000;
   const startups = quick ? 4 : 10;
   const broker = await BrokerClient.connect({ dir: home });
-  const rule = await broker.call('rules.add', { action: 'allow', server: SERVER, tool: '*' });
-  // tens of thousands of allowed calls a second is what the tripwire is there to stop: off, and E-Stop released,
-  // whatever the measures before this one left behind
-  const tripwireBefore = (await broker.call('settings.list', {})).find((x) => x.key === 'tripwire')?.value;
-  await broker.call('settings.set', { key: 'tripwire', value: 'off' });
-  await broker.call('estop', { on: false });
+  const restore = await allowedCallsTo(broker, SERVER);
   try {
     // start-up, alternating
     const start = { relay: [], airlock: [] };
@@ -153,8 +148,7 @@ export async function wrapperMemoryRows({ home, env, quick = false }) {
     );
     return rows;
   } finally {
-    await broker.call('rules.remove', { id: rule.id }).catch(() => {});
-    if (tripwireBefore !== undefined) await broker.call('settings.set', { key: 'tripwire', value: tripwireBefore }).catch(() => {});
+    await restore();
     broker.close();
   }
 }
