@@ -9,24 +9,21 @@
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { databasePath } from '../proxy-core/dist/ipc/paths.js';
 import { seedJournal } from './journal-records.mjs';
 import { startBroker } from './own-broker.mjs';
+import { ROOT, CLI } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
 const HOOK = pathToFileURL(join(ROOT, 'bench', 'maxrss-hook.mjs')).href;
 const ENTRIES = 100_000;
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 const mb = (kb) => (kb / 1024).toFixed(0);
-
-
 
 /** Resident and peak resident memory of a process, in KB (Linux). */
 function memoryOf(pid) {

@@ -12,18 +12,15 @@
 // (`node bench/call-path.mjs [--quick]`). Not a test: nothing here passes or fails.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { allowedCallsTo, settled } from './broker-state.mjs';
+import { ROOT, CLI, RELAY, FIXTURE } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const RELAY = join(ROOT, 'bench', 'byte-relay.mjs');
 const PRELOAD = join(ROOT, 'bench', 'call-path-preload.mjs');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const SERVER = 'bench-call-path';
 const DATA = 1;
 const WRITE = 2;

@@ -13,14 +13,12 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
+import { ROOT, CLI, RELAY } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const RELAY = join(ROOT, 'bench', 'byte-relay.mjs');
 const SERVER = join(ROOT, 'bench', 'catalog-server.mjs');
 const TICKS_PER_MS = 100 / 1000; // USER_HZ is 100 on Linux
 

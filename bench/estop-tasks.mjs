@@ -6,14 +6,13 @@
 //
 // Standalone: `node bench/estop-tasks.mjs [--quick]` starts its own broker and prints the rows.
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
+import { ROOT, CLI } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
 const TASKS = join(ROOT, 'test', 'fixtures', 'servers', 'task-server.mjs');
 const SESSIONS = 4;
 const TASKS_PER_SESSION = 2;

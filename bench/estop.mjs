@@ -4,14 +4,11 @@
 // moment the command was sent. The servers answer within the grace, so no server is terminated between rounds.
 // Imported by run.mjs, which owns the broker; not a test: nothing here passes or fails.
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
+import { CLI, FIXTURE } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const SESSIONS = 8;
 const CALLS_PER_SESSION = 4;
 const SERVER = 'bench-estop';

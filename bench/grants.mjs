@@ -7,17 +7,15 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { decide } from '../proxy-core/dist/policy/decide.js';
 import { cardLatency } from './ui.mjs';
 import { startBroker } from './own-broker.mjs';
+import { CLI, FIXTURE } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 
@@ -34,7 +32,6 @@ function decideCpu(rules, n) {
   if (allowed !== n) throw new Error('the bench policy did not allow');
   return (u.user + u.system) / n;
 }
-
 
 const cli = (home, args) => execFileSync(process.execPath, [CLI, ...args], { env: { ...process.env, AIRLOCK_HOME: home }, encoding: 'utf8' });
 

@@ -5,7 +5,7 @@
 import { createServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
@@ -13,10 +13,7 @@ import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { OtlpQueue } from '../proxy-core/dist/broker/otlp/queue.js';
 import { OtlpExporter } from '../proxy-core/dist/broker/otlp/exporter.js';
 import { startBroker } from './own-broker.mjs';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
+import { CLI, FIXTURE } from './paths.mjs';
 
 /** A receiver that takes every request and answers 200 (counting bytes): the collector's cost left out. */
 async function receiver() {
@@ -59,7 +56,6 @@ async function throughput(calls) {
   rmSync(dir, { recursive: true, force: true });
   return { records: calls * 2, perSecond: Math.round((calls * 2) / seconds), perCpuSecond: Math.round((calls * 2) / cpuSeconds), mb: rx.bytes() / 1e6 };
 }
-
 
 /** p50 and p99 (ms) of `calls` allowed calls through a wrapper, the export off or on. */
 async function gate(exportOn, calls) {

@@ -7,8 +7,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -34,12 +33,8 @@ import { presenceRows } from './presence.mjs';
 import { activityRows } from './activity.mjs';
 import { otlpRows } from './otlp.mjs';
 import { grantRows } from './grants.mjs';
+import { ROOT, CLI, RELAY, FIXTURE, EVERYTHING } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const RELAY = join(ROOT, 'bench', 'byte-relay.mjs');
-const EVERYTHING = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const QUICK = process.argv.includes('--quick');
 const ROUNDS = QUICK ? 2 : 6;
 const CALLS_PER_ROUND = QUICK ? 200 : 500;

@@ -6,12 +6,10 @@
 // on what the filesystem is doing, more than on anything Airlock does). Imported by run.mjs, which owns the broker; not a test: nothing passes or fails.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { rawSession } from './raw-session.mjs';
+import { ROOT, CLI } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
 const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const SIZE = 100 * 1024;
 

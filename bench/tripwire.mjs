@@ -8,17 +8,15 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
 import { EventEmitter } from 'node:events';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { CallBudget } from '../proxy-core/dist/wrap/call-budget.js';
 import { systemClock } from '../proxy-core/dist/util/clock.js';
+import { CLI, FIXTURE } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const SERVER = 'bench-tripwire';
 const BURST = 600;
 

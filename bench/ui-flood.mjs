@@ -7,14 +7,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { rawSession } from './raw-session.mjs';
+import { CLI, FIXTURE } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const FLOOD = 5000;
 const HANDLES = 1024;
 

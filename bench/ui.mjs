@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -16,10 +16,8 @@ import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { databasePath } from '../proxy-core/dist/ipc/paths.js';
 import { launchChromium, signIn, uiLink, uiUrlFrom } from '../test/helpers/chromium.mjs';
 import { seedJournal } from './journal-records.mjs';
+import { ROOT, CLI, FIXTURE } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const DIST = join(ROOT, 'renderer', 'dist');
 const JOURNAL_ENTRIES = 100_000;
 

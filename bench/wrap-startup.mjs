@@ -9,17 +9,14 @@
 // starts a broker in a temporary home. Not a test: nothing here passes or fails.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
+import { ROOT, CLI, RELAY, FIXTURE } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const RELAY = join(ROOT, 'bench', 'byte-relay.mjs');
 const STAMP = join(ROOT, 'bench', 'stamp-start.mjs');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const SERVER = 'bench-wrap-startup';
 // the unbundled entry, as the launcher runs it when the bundle is missing or stale: the bundle's own effect
 const UNBUNDLED = join(ROOT, 'proxy-core', 'dist', 'cli', 'main.js');

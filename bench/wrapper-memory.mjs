@@ -6,17 +6,14 @@
 // (wrapperMemoryRows({ home, env })), or run on its own (`node bench/wrapper-memory.mjs [--quick]`), which starts a
 // broker in a temporary home with an allow rule and the tripwire off. Not a test: nothing here passes or fails.
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { allowedCallsTo, settled } from './broker-state.mjs';
+import { CLI, RELAY, FIXTURE } from './paths.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = join(ROOT, 'bin', 'airlock.js');
-const RELAY = join(ROOT, 'bench', 'byte-relay.mjs');
-const FIXTURE = join(ROOT, 'test', 'fixtures', 'servers', 'fixture-server.mjs');
 const SERVER = 'bench-wrapper-memory';
 const IN_FLIGHT = 32;
 const CLK_TCK = 100;
