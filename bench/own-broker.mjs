@@ -3,10 +3,8 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'airlock.js');
+import { join } from 'node:path';
+import { CLI } from './paths.mjs';
 
 /**
  * Start `airlock daemon` (without presence proofs: benches approve as a script would) in `env`'s AIRLOCK_HOME
