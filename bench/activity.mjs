@@ -17,11 +17,11 @@ import { databasePath } from '../proxy-core/dist/ipc/paths.js';
 import { seedJournal } from './journal-records.mjs';
 import { startBroker } from './own-broker.mjs';
 import { ROOT, CLI } from './paths.mjs';
+import { median } from './stats.mjs';
 
 const HOOK = pathToFileURL(join(ROOT, 'bench', 'maxrss-hook.mjs')).href;
 const ENTRIES = 100_000;
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 const mb = (kb) => (kb / 1024).toFixed(0);
 

@@ -1,15 +1,15 @@
 // Where one call's time goes, one call at a time, through the plain byte relay and through `airlock wrap` in the
 // same run (fixture server, allowed `echo`, blocks alternating). Each proxy and its server run with
-// bench/call-path-preload.mjs,
-// which notes when bytes reach its code, when it starts a write, and when the event loop's turn ends, on the clock
-// the client reads too. So each call splits into: the client's request reaching the proxy's code; the proxy's
-// work up to its write to the server; from that write until the server's answer reaches the proxy's code (the
-// server's own turn, and whatever the proxy was still busy with); the proxy's work up to its write to the client;
-// the answer reaching the client. Beside them, how long the proxy stays busy after each write (its turn's end):
-// on a machine whose cores the client, proxy and server share, the peer it has just woken often waits for that.
-// And, to tell the server's own speed from the hand-offs around it, the server's code from a request to its answer.
-// Medians of each part. Imported by a runner that owns the broker (callPathRows({ home, env })), or run on its own
-// (`node bench/call-path.mjs [--quick]`). Not a test: nothing here passes or fails.
+// bench/call-path-preload.mjs, which notes when bytes reach its code, when it starts a write, and when the event
+// loop's turn ends, on the clock the client reads too. So each call splits into: the client's request reaching the
+// proxy's code; the proxy's work up to its write to the server; from that write until the server's answer reaches
+// the proxy's code (the server's own turn, and whatever the proxy was still busy with); the proxy's work up to its
+// write to the client; the answer reaching the client. Beside them, how long the proxy stays busy after each write
+// (its turn's end): on a machine whose cores the client, proxy and server share, the peer it has just woken may
+// wait for that. And, to tell the server's own speed from the hand-offs around it, the server's code from a
+// request to its answer. Medians of each part. Imported by a runner that owns the broker
+// (callPathRows({ home, env })), or run on its own (`node bench/call-path.mjs [--quick]`). Not a test: nothing here
+// passes or fails.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { allowedCallsTo, settled } from './broker-state.mjs';
 import { ROOT, CLI, RELAY, FIXTURE } from './paths.mjs';
+import { quantile } from './stats.mjs';
 
 const PRELOAD = join(ROOT, 'bench', 'call-path-preload.mjs');
 const SERVER = 'bench-call-path';
@@ -38,7 +39,6 @@ const PARTS = [
 ];
 
 const clock = () => performance.timeOrigin + performance.now();
-const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 function session(mode, env) {
   const node = process.execPath;
@@ -95,16 +95,20 @@ function mode(xs) {
  * journal batch to the broker is a write too, now and then).
  */
 function split(sent, received, events) {
-  const afterRequest = [];
-  for (let i = 0; i < events.length - 1; i++) if (events[i].kind === DATA && events[i].fd === 0) afterRequest.push(events.slice(i + 1).find((e) => e.kind === WRITE)?.fd);
-  const toServer = mode(afterRequest.filter((fd) => fd !== undefined && fd > 2));
-  const fromServer = mode(events.filter((e) => e.kind === DATA && e.fd > 2 && e.fd !== toServer).map((e) => e.fd));
-  const parts = PARTS.map(() => []);
-  let at = 0;
   const next = (from, test) => {
     for (let i = from; i < events.length; i++) if (test(events[i])) return i;
     return -1;
   };
+  const afterRequest = [];
+  for (let i = 0; i < events.length; i++) {
+    if (events[i].kind !== DATA || events[i].fd !== 0) continue;
+    const w = next(i + 1, (e) => e.kind === WRITE);
+    if (w >= 0) afterRequest.push(events[w].fd);
+  }
+  const toServer = mode(afterRequest.filter((fd) => fd > 2));
+  const fromServer = mode(events.filter((e) => e.kind === DATA && e.fd > 2 && e.fd !== toServer).map((e) => e.fd));
+  const parts = PARTS.map(() => []);
+  let at = 0;
   for (let c = 0; c < sent.length; c++) {
     const a = next(at, (e) => e.kind === DATA && e.fd === 0 && e.at >= sent[c] - 0.05);
     const b = a < 0 ? -1 : next(a, (e) => e.kind === WRITE && e.fd === toServer);

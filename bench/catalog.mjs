@@ -18,11 +18,11 @@ import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { ROOT, CLI, RELAY } from './paths.mjs';
+import { median } from './stats.mjs';
 
 const SERVER = join(ROOT, 'bench', 'catalog-server.mjs');
 const TICKS_PER_MS = 100 / 1000; // USER_HZ is 100 on Linux
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f = (x, d = 1) => x.toFixed(d);
 const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 /** User + system CPU of one process so far, in ms. */

@@ -12,6 +12,7 @@ import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { ROOT, CLI } from './paths.mjs';
+import { quantile } from './stats.mjs';
 
 const TASKS = join(ROOT, 'test', 'fixtures', 'servers', 'task-server.mjs');
 const SESSIONS = 4;
@@ -27,11 +28,6 @@ async function until(check, what, timeoutMs = 10_000) {
     await new Promise((r) => setTimeout(r, 5));
   }
 }
-
-const quantile = (xs, q) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
-};
 
 /** Run the measure against the broker in `home`; returns the rows [measure, direct, byte relay, airlock wrap, comparison, target]. */
 export async function estopTasksRows({ home, env, quick = false }) {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { CLI, FIXTURE } from './paths.mjs';
+import { quantile } from './stats.mjs';
 
 const SESSIONS = 8;
 const CALLS_PER_SESSION = 4;
@@ -29,11 +30,6 @@ async function until(check, what, timeoutMs = 10_000) {
     await new Promise((r) => setTimeout(r, 2));
   }
 }
-
-const quantile = (xs, q) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
-};
 
 /** Run the measure against the broker in `home`; returns the main table's row(s). */
 export async function estopRows({ home, env, quick = false }) {

@@ -15,8 +15,8 @@ import { decide } from '../proxy-core/dist/policy/decide.js';
 import { cardLatency } from './ui.mjs';
 import { startBroker } from './own-broker.mjs';
 import { CLI, FIXTURE } from './paths.mjs';
+import { median } from './stats.mjs';
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 
 /** CPU µs per decision of the policy stage with `rules`. */

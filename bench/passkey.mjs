@@ -13,8 +13,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { launchChromium, uiLink, uiUrlFrom } from '../test/helpers/chromium.mjs';
 import { CLI, FIXTURE } from './paths.mjs';
-
-const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
+import { quantile } from './stats.mjs';
 
 /** `airlock daemon --ui` with presence proofs on, once it has printed its sign-in link. */
 function daemon(home) {

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { CLI, FIXTURE } from './paths.mjs';
+import { quantile } from './stats.mjs';
 
 /** A broker in a fresh home: without proofs, or with them and the app's key on fd 3. */
 async function broker(mode, appKey) {
@@ -41,11 +42,6 @@ async function broker(mode, appKey) {
     },
   };
 }
-
-const quantile = (xs, q) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
-};
 
 async function untilPending(client, known) {
   for (let i = 0; i < 5000; i++) {

@@ -5,8 +5,7 @@
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { TreeWatch } from '../proxy-core/dist/util/tree-watch.js';
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+import { median } from './stats.mjs';
 
 function timed(fn, n) {
   const out = [];

@@ -34,6 +34,7 @@ import { activityRows } from './activity.mjs';
 import { otlpRows } from './otlp.mjs';
 import { grantRows } from './grants.mjs';
 import { ROOT, CLI, RELAY, FIXTURE, EVERYTHING } from './paths.mjs';
+import { quantile, median } from './stats.mjs';
 
 const QUICK = process.argv.includes('--quick');
 const ROUNDS = QUICK ? 2 : 6;
@@ -58,11 +59,6 @@ function commandFor(mode, server) {
   return { command: node, args: [...extra, CLI, 'wrap', '--name', name, '--client', 'bench', '--', node, ...server] };
 }
 
-const quantile = (xs, q) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))];
-};
-const median = (xs) => quantile(xs, 0.5);
 const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 const hwmKb = (pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);
 

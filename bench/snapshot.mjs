@@ -9,6 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rawSession } from './raw-session.mjs';
 import { ROOT, CLI } from './paths.mjs';
+import { median } from './stats.mjs';
 
 const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const SIZE = 100 * 1024;
@@ -24,8 +25,6 @@ function cli(env, ...args) {
     p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`airlock ${args.join(' ')} failed`))));
   });
 }
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The bench's row: [measure, direct, byte relay, airlock wrap, vs baseline, target], as run.mjs prints them. */
 export async function snapshotRows({ home, env, quick }) {

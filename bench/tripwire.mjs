@@ -16,6 +16,7 @@ import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { CallBudget } from '../proxy-core/dist/wrap/call-budget.js';
 import { systemClock } from '../proxy-core/dist/util/clock.js';
 import { CLI, FIXTURE } from './paths.mjs';
+import { median } from './stats.mjs';
 
 const SERVER = 'bench-tripwire';
 const BURST = 600;
@@ -34,8 +35,6 @@ async function until(check, what, timeoutMs = 20_000) {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
-
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function settings(broker, values) {
   for (const [key, value] of Object.entries(values)) await broker.call('settings.set', { key, value });

@@ -12,11 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { rawSession } from './raw-session.mjs';
 import { CLI, FIXTURE } from './paths.mjs';
+import { quantile } from './stats.mjs';
 
 const FLOOD = 5000;
 const HANDLES = 1024;
-
-const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
 function daemon(home) {
   const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence', '--ui', '--port', '0'], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });

@@ -17,11 +17,11 @@ import { databasePath } from '../proxy-core/dist/ipc/paths.js';
 import { launchChromium, signIn, uiLink, uiUrlFrom } from '../test/helpers/chromium.mjs';
 import { seedJournal } from './journal-records.mjs';
 import { ROOT, CLI, FIXTURE } from './paths.mjs';
+import { median } from './stats.mjs';
 
 const DIST = join(ROOT, 'renderer', 'dist');
 const JOURNAL_ENTRIES = 100_000;
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 
 function files(dir) {

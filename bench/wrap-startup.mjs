@@ -15,6 +15,7 @@ import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { ROOT, CLI, RELAY, FIXTURE } from './paths.mjs';
+import { median } from './stats.mjs';
 
 const STAMP = join(ROOT, 'bench', 'stamp-start.mjs');
 const SERVER = 'bench-wrap-startup';
@@ -22,8 +23,6 @@ const SERVER = 'bench-wrap-startup';
 const UNBUNDLED = join(ROOT, 'proxy-core', 'dist', 'cli', 'main.js');
 const MODES = ['relay', 'airlock', 'unbundled'];
 
-const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
-const median = (xs) => quantile(xs, 0.5);
 /** CPU time of all the process's threads so far (ms; schedstat counts nanoseconds, /proc/PID/stat only ticks). */
 const cpuMs = (pid) =>
   readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => sum + Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6, 0);

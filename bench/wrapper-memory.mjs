@@ -13,6 +13,7 @@ import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { allowedCallsTo, settled } from './broker-state.mjs';
 import { CLI, RELAY, FIXTURE } from './paths.mjs';
+import { quantile, median } from './stats.mjs';
 
 const SERVER = 'bench-wrapper-memory';
 const IN_FLIGHT = 32;
@@ -34,8 +35,6 @@ const cpuSeconds = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 };
-const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
-const median = (xs) => quantile(xs, 0.5);
 
 /** `n` calls, IN_FLIGHT at a time; seconds taken. */
 async function pipelined(s, n, tag) {
