@@ -9,7 +9,7 @@ import { warmListingPath } from './warm-up.js';
 import { type Located, locateBroker } from '../ipc/system.js';
 import { LineSplitter } from '../jsonrpc/lines.js';
 import { BrokerLink } from './broker-link.js';
-import { keepYoungGenerationSmall } from './memory.js';
+import { tuneV8ForWrapper } from './v8-tuning.js';
 import { heldArgumentsPage } from './held-arguments.js';
 import type { UpstreamControl } from './estop.js';
 import { Relay } from './relay.js';
@@ -50,7 +50,7 @@ export interface WrapOptions {
  */
 export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   // (the wrap command does this first of all; a wrapper started otherwise, a test's, does it here)
-  keepYoungGenerationSmall();
+  tuneV8ForWrapper();
   const log = (msg: string) => process.stderr.write(msg.endsWith('\n') ? msg : msg + '\n');
   const session = { client: o.client, server: o.server, command: o.command, pid: process.pid, trustFlag: o.trustFlag, ...(o.undo?.length ? { undo: o.undo } : {}) };
   // an installed service's broker wins over --home (ipc/system.ts); a marker that cannot be believed throws here,
