@@ -70,8 +70,8 @@ async function wrap(rest: string[]): Promise<number> {
   const onClose = (code: number | null, signal: NodeJS.Signals | null) => (early.close = { code, signal });
   child.on('error', onError);
   child.on('close', onClose);
-  // once the server is on its way, before the relay's modules load (wrap/memory.ts)
-  (await import('../../wrap/memory.js')).keepYoungGenerationSmall();
+  // once the server is on its way, before the relay's modules load (wrap/v8-tuning.ts)
+  (await import('../../wrap/v8-tuning.js')).tuneV8ForWrapper();
   const { runWrapper } = await import('../../wrap/run-wrapper.js');
   child.off('error', onError);
   child.off('close', onClose);
