@@ -361,4 +361,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TABLE intake_mark (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL);
   INSERT INTO intake_mark (id, seq) VALUES (1, 0);
   `,
+  // Migration 16: the snapshot blobs' count and bytes, kept by triggers in the transactions that add and remove
+  // blobs (undo/snapshots.ts), so that the cap's check after every snapshot reads one row rather than summing
+  // every blob kept (thousands, under a cap of hundreds of megabytes).
+  `
+  CREATE TABLE undo_blob_totals (id INTEGER PRIMARY KEY CHECK (id = 1), blobs INTEGER NOT NULL, bytes INTEGER NOT NULL);
+  INSERT INTO undo_blob_totals (id, blobs, bytes) SELECT 1, COUNT(*), COALESCE(SUM(bytes), 0) FROM undo_blobs;
+  CREATE TRIGGER undo_blobs_added AFTER INSERT ON undo_blobs BEGIN
+    UPDATE undo_blob_totals SET blobs = blobs + 1, bytes = bytes + NEW.bytes WHERE id = 1;
+  END;
+  CREATE TRIGGER undo_blobs_removed AFTER DELETE ON undo_blobs BEGIN
+    UPDATE undo_blob_totals SET blobs = blobs - 1, bytes = bytes - OLD.bytes WHERE id = 1;
+  END;
+  CREATE TRIGGER undo_blobs_resized AFTER UPDATE OF bytes ON undo_blobs BEGIN
+    UPDATE undo_blob_totals SET bytes = bytes - OLD.bytes + NEW.bytes WHERE id = 1;
+  END;
+  `,
 ];

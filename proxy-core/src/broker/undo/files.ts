@@ -193,6 +193,15 @@ export async function readHeld(linkPath: string, held: Held): Promise<Buffer> {
 }
 
 /**
+ * Is the held link still the file that was held, and now its only name (the server renamed a new file over the
+ * old one, so nothing but Airlock's link refers to it)? Then its bytes can become a blob as they are (no copy).
+ */
+export function heldAlone(linkPath: string, held: Held): boolean {
+  const st = lstatOrNull(linkPath);
+  return st !== null && st.isFile() && st.nlink === 1 && st.ino === held.ino && st.dev === held.dev && st.size === held.size && st.mtimeMs === held.mtimeMs;
+}
+
+/**
  * The state of a path now, a regular file hashed as it is read (up to `hashLimit` bytes; past that it is
  * `unknown`). Never throws: what cannot be read is `unknown`.
  */

@@ -9,7 +9,7 @@
 import type { StoredCallSummary } from '../../protocol/events.js';
 import { UNDO_ID_PREFIX, type UndoContext } from './context.js';
 import { driftSince, folderChainOrNone } from './dirs.js';
-import { currentState, type FileState, HASH_LIMIT, readHeld, sameState, sha256, why } from './files.js';
+import { currentState, type FileState, type Held, HASH_LIMIT, readHeld, sameState, sha256, why } from './files.js';
 import { type InverseRecordDeps, recordInverse } from './inverse.js';
 import type { Inverses } from './inverses.js';
 import { undoInfo } from './info.js';
@@ -120,6 +120,8 @@ export class CallEnds {
       return;
     }
     const contents = new Map<string, Buffer>();
+    /** The held link each blob's bytes were read from (it becomes the blob when nothing else names it). */
+    const heldFiles = new Map<string, { linkPath: string; held: Held }>();
     const paths: PathEntry[] = [];
     for (const p of rec.plan.paths) {
       const after = await currentState(p.path, HASH_LIMIT);
@@ -128,15 +130,17 @@ export class CallEnds {
         paths.push({ ...p, after, ...(dirsAfter ? { dirsAfter } : {}) });
         continue;
       }
+      const linkPath = this.ctx.blobs.heldPath(p.held.name);
       let bytes: Buffer;
       try {
-        bytes = await readHeld(this.ctx.blobs.heldPath(p.held.name), p.held);
+        bytes = await readHeld(linkPath, p.held);
       } catch (err) {
         this.ctx.records.update(callId, { state: 'unavailable', reason: `${p.path}: ${why(err)}` }, now());
         return;
       }
       const sha = sha256(bytes);
       contents.set(sha, bytes);
+      heldFiles.set(sha, { linkPath, held: p.held });
       const { held: _held, ...entry } = p;
       paths.push({ ...entry, before: { ...(p.before as Extract<FileState, { type: 'file' }>), sha256: sha }, after, ...(dirsAfter ? { dirsAfter } : {}) });
     }
@@ -146,7 +150,10 @@ export class CallEnds {
       return;
     }
     try {
-      for (const [sha, bytes] of contents) await this.ctx.blobs.write(sha, bytes);
+      for (const [sha, bytes] of contents) {
+        const h = heldFiles.get(sha);
+        if (!h || !this.ctx.blobs.adopt(sha, h.linkPath, h.held)) await this.ctx.blobs.write(sha, bytes);
+      }
       this.ctx.records.settle(callId, { state: 'ready', plan }, contents, now());
     } catch (err) {
       this.ctx.records.update(callId, { state: 'unavailable', reason: `its snapshot could not be stored (${why(err)})` }, now());

@@ -12,7 +12,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { sha256, SYNC_BYTES } from './files.js';
+import { type Held, heldAlone, sha256, SYNC_BYTES } from './files.js';
 
 export const MB = 1024 * 1024;
 const SHA = /^[0-9a-f]{64}$/;
@@ -46,8 +46,11 @@ export class SnapshotBlobs {
       add: db.prepare('INSERT INTO undo_blobs (sha256, bytes, refs) VALUES (?, ?, 1) ON CONFLICT(sha256) DO UPDATE SET refs = refs + 1'),
       drop: db.prepare('UPDATE undo_blobs SET refs = refs - 1 WHERE sha256 = ? RETURNING refs').pluck(),
       remove: db.prepare('DELETE FROM undo_blobs WHERE sha256 = ? AND refs <= 0'),
-      totals: db.prepare('SELECT COUNT(*) AS blobs, COALESCE(SUM(bytes), 0) AS bytes FROM undo_blobs'),
+      // one row the triggers of migration 16 keep (a sum over every blob was read after every snapshot)
+      totals: db.prepare('SELECT blobs, bytes FROM undo_blob_totals WHERE id = 1'),
       all: db.prepare('SELECT sha256 FROM undo_blobs').pluck(),
+      count: db.prepare('SELECT COUNT(*) AS blobs, COALESCE(SUM(bytes), 0) AS bytes FROM undo_blobs'),
+      setTotals: db.prepare('INSERT INTO undo_blob_totals (id, blobs, bytes) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET blobs = excluded.blobs, bytes = excluded.bytes'),
     };
   }
 
@@ -67,6 +70,9 @@ export class SnapshotBlobs {
         // a file we cannot remove is only wasted space
       }
     }
+    // the totals the cap reads, counted once a start from the blobs themselves (a row edited while the broker was
+    // down does not make it prune too much or too little)
+    this.recount();
   }
 
   /** Where a held file's link goes (a name no blob can have). */
@@ -106,6 +112,26 @@ export class SnapshotBlobs {
     } catch (err) {
       await unlink(tmp).catch(() => {});
       throw err;
+    }
+  }
+
+  /**
+   * Keep a held old file as the blob `sha` by renaming its link, instead of writing a copy of its bytes: only when
+   * the link is its only name and it is still the file that was read (`heldAlone`), so nothing else can write
+   * into the blob through another name. True when the blob is kept (by this, or already); false when the bytes
+   * must be written (`write`). A blob is checked against its hash whenever it is read, as a copy is.
+   */
+  adopt(sha: string, linkPath: string, held: Held): boolean {
+    const path = this.path(sha);
+    if (((this.stmts.get.get(sha) as number | undefined) ?? 0) > 0 && existsSync(path)) return true;
+    if (!heldAlone(linkPath, held)) return false;
+    try {
+      chmodSync(linkPath, 0o600);
+      renameSync(linkPath, path);
+      return true;
+    } catch {
+      // not ours to change (another owner), or the folder refused: a copy instead
+      return false;
     }
   }
 
@@ -150,7 +176,16 @@ export class SnapshotBlobs {
   }
 
   totals(): { blobs: number; bytes: number } {
-    const row = this.stmts.totals.get() as { blobs: number; bytes: number };
+    const row = this.stmts.totals.get() as { blobs: number; bytes: number } | undefined;
+    // a database whose totals row was deleted by hand: counted again and put back (the cap reads it)
+    if (!row) return this.recount();
+    return { blobs: Number(row.blobs), bytes: Number(row.bytes) };
+  }
+
+  /** Count the blobs again and keep the result as the totals (for a totals row gone or wrong). */
+  recount(): { blobs: number; bytes: number } {
+    const row = this.stmts.count.get() as { blobs: number; bytes: number };
+    this.stmts.setTotals.run(Number(row.blobs), Number(row.bytes));
     return { blobs: Number(row.blobs), bytes: Number(row.bytes) };
   }
 }

@@ -175,6 +175,30 @@ describe('blobs and records', () => {
     expect(records.holding()).toBe(2);
   });
 
+  test('the totals are kept as blobs come and go, rolled back with a failed transaction, and counted again at a start', async () => {
+    const { blobs, records, dir, store } = setup();
+    for (let i = 1; i <= 3; i++) await keep(blobs, records, `c${i}`, Buffer.alloc(100 * i, i), i);
+    const sum = () => store.db.prepare('SELECT COUNT(*) AS blobs, SUM(bytes) AS bytes FROM undo_blobs').get();
+    expect(blobs.totals()).toEqual({ blobs: 3, bytes: 600 });
+    records.remove('c2');
+    expect(blobs.totals()).toEqual(sum());
+    expect(blobs.totals()).toEqual({ blobs: 2, bytes: 400 });
+    // a transaction that adds a blob and fails leaves the totals as they were
+    expect(() =>
+      store.db.transaction(() => {
+        blobs.ref(sha256(Buffer.from('never kept')), Buffer.from('never kept'));
+        throw new Error('the record could not be stored');
+      })(),
+    ).toThrow(/could not be stored/);
+    expect(blobs.totals()).toEqual({ blobs: 2, bytes: 400 });
+    // a totals row edited (or deleted) by hand while the broker was down is counted again when it starts
+    store.db.prepare('UPDATE undo_blob_totals SET blobs = 999, bytes = 1').run();
+    new SnapshotBlobs(dir, store.db).open();
+    expect(blobs.totals()).toEqual({ blobs: 2, bytes: 400 });
+    store.db.prepare('DELETE FROM undo_blob_totals').run();
+    expect(blobs.totals()).toEqual({ blobs: 2, bytes: 400 });
+  });
+
   test('a blob left without a record by a crash is swept at the next start', async () => {
     const { dir, store } = setup();
     writeFileSync(join(dir, 'snapshots', sha256(Buffer.from('orphan'))), 'orphan');
