@@ -18,7 +18,7 @@ import type { BrokerEvent, BrokerStatus, CheckedParamsOf, FileTool, Remember, Re
 import type { EventDetails, EventType } from '../protocol/events.js';
 import type { Role } from '../protocol/names.js';
 import { type Clock, systemClock } from '../util/clock.js';
-import { type Call, dispatchers } from './api/dispatch.js';
+import { dispatchers } from './api/dispatch.js';
 import { Handlers, inProcess } from './api/handlers.js';
 import { bindCatalog, setFileTool } from './catalog-api.js';
 import { ServerCatalogs, type OutputSchemaCheck } from './catalogs.js';
@@ -92,7 +92,7 @@ export class Broker implements BrokerParts {
   readonly rightsState: RightsLookup;
   /** One handler per declared method (api/handlers.ts). */
   readonly handlers = new Handlers();
-  private readonly dispatch: { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown };
+  private readonly dispatch: ReturnType<typeof dispatchers>;
   private readonly attached: Connections;
   /** Records the newest seqs of the journal and the events now and then (db/log-marks.ts). */
   private readonly checkpoints: NodeJS.Timeout;
@@ -181,6 +181,7 @@ export class Broker implements BrokerParts {
       refused: (error, client) => this.record('journal-entry-refused', null, null, { error, client }),
       failed: (err) => this.safety.disk.failed(err),
       exported: (records) => this.otlp.calls(records),
+      busy: () => this.dispatch.busy(),
     });
     this.otlp = startOtlp({ store: this.store, bus: this.bus, record, env, version: '0.1.0', ...(options.otlpQueueMax ? { queueMax: options.otlpQueueMax } : {}) });
 

@@ -20,7 +20,7 @@ import type { IntakeBatch } from './db/intake-log.js';
 import type { Store } from './db/store.js';
 import { JournalIndexer, type JournalIndexerOptions } from './journal-indexer.js';
 
-export { MAX_ENTRIES_PER_COMMIT } from './journal-indexer.js';
+export { MAX_BYTES_PER_COMMIT, MAX_ENTRIES_PER_COMMIT } from './journal-indexer.js';
 import type { Session } from './sessions.js';
 
 /** How long without a new batch before what waits is moved in. */
@@ -32,11 +32,25 @@ export const MAX_PENDING = 100_000;
 export const MAX_PENDING_BYTES = 64 * 1024 * 1024;
 /** What a read moves in at once, at most (some 50 ms of the broker's time). */
 export const SYNC_MAX = 4000;
+/** And in bytes of entries (calls with big arguments cost with their size: 4 MB of them is some 100 ms). */
+export const SYNC_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * How long the filing waits, at most, for the requests under way to be answered before its next transaction (see
+ * `busy`).
+ */
+export const YIELD_MS = 20;
 
 export interface JournalWriterOptions extends Omit<JournalIndexerOptions, 'now'> {
   store: Store;
   /** The clock for the waits above (the system's unless a test says otherwise). */
   clock?: Clock;
+  /**
+   * Is a request under way (a call's snapshot, an approval, E-Stop)? Its handler's awaits each resume a turn of
+   * the event loop later, and a filing transaction (tens of milliseconds) ran in every turn between: the next
+   * transaction waits until none is, YIELD_MS at most.
+   */
+  busy?: () => boolean;
 }
 
 export class JournalWriter {
@@ -47,6 +61,8 @@ export class JournalWriter {
   private quiet: Timer | undefined;
   private deadline: Timer | undefined;
   private stepping = false;
+  /** Since when the filing has waited for the requests under way (undefined: it is not waiting). */
+  private yieldingSince: number | undefined;
 
   constructor(private readonly o: JournalWriterOptions) {
     const clock = (this.clock = o.clock ?? systemClock);
@@ -110,7 +126,7 @@ export class JournalWriter {
   catchUp(): void {
     if (this.o.store.intake.size === 0) return;
     this.disarm();
-    if (!this.indexer.upTo(SYNC_MAX)) this.stepSoon();
+    if (!this.indexer.upTo(SYNC_MAX, SYNC_MAX_BYTES)) this.stepSoon();
   }
 
   /** Take in what is queued and move everything into the journal now (the broker is starting, or stopping). */
@@ -173,7 +189,17 @@ export class JournalWriter {
         return void setImmediate(step);
       }
       this.stepping = false;
-      if (this.o.store.intake.size === 0 || !this.indexer.some()) return;
+      if (this.o.store.intake.size === 0) return;
+      if (this.o.busy?.()) {
+        const now = this.clock.now();
+        this.yieldingSince ??= now;
+        if (now - this.yieldingSince < YIELD_MS) {
+          this.stepping = true;
+          return void this.clock.setTimeout(step, 1);
+        }
+      }
+      this.yieldingSince = undefined;
+      if (!this.indexer.some()) return;
       this.stepping = true;
       setImmediate(step);
     };

@@ -4,7 +4,7 @@
  * server survives the broker's death, the wrapper's exit, and a long downtime.
  *
  * An entry is written as JSON text once, when it is final (or, for a call still open, when a batch or the spill
- * takes it), into a segment: a buffer of up to MAX_SEGMENT entries, which goes to the broker as one batch just as
+ * takes it), into a segment: a buffer of up to MAX_SEGMENT entries (or about MAX_SEGMENT_BYTES), which goes to the broker as one batch just as
  * it is and is let go once acknowledged. Nothing of a call is kept as objects while it waits: a wrapper that held
  * its records as objects for the acknowledgement's few milliseconds had them copied by every scavenge and
  * promoted to the old generation, which grew the process by a third over 60,000 calls and cost a fifth of its
@@ -18,6 +18,7 @@
 import type { CallRecord } from '../protocol/api.js';
 import { readSpillFile, SpillFile } from '../ipc/spill-file.js';
 import type { JournalEntry } from './journal-entry.js';
+import { Segment } from './journal-segment.js';
 
 /** How long an entry may wait to share a spill batch (one write, one fsync) while the broker is down. */
 const SPILL_DELAY_MS = 20;
@@ -30,13 +31,17 @@ const SPILL_RETRY_MS = 1000;
 export const OPEN_DELAY_MS = 10;
 /** Entries in one segment: one batch to the broker. */
 export const MAX_SEGMENT = 1000;
+/**
+ * Bytes past which a segment takes no more entries (the one that crosses it is the last): the broker files a batch
+ * in one transaction, never split, and a batch of calls with big arguments and results (64 KB of each kept) would
+ * otherwise hold it for most of a second.
+ */
+export const MAX_SEGMENT_BYTES = 1024 * 1024;
 /** A segment's buffer to start with; it grows as entries need, and one is kept for the next segment. */
 const SEGMENT_BYTES = 64 * 1024;
 /** A buffer past this size is not kept for the next segment (a batch of big results is let go). */
 const KEEP_BYTES = 1024 * 1024;
 
-const ARGUMENTS_KEY = Buffer.from(',"arguments":');
-const AFTER_ARGUMENTS_KEY = Buffer.from(',"argsTruncated":');
 
 /** An entry's flags in its segment. */
 const EXECUTED = 1;
@@ -62,70 +67,6 @@ export function maxHeld(text: string | undefined): number {
 interface Open {
   build: () => JournalEntry;
   since: number;
-}
-
-/** Entries written as JSON text, comma-separated, as a batch carries them. */
-export class Segment {
-  buf: Buffer;
-  len = 0;
-  /** Where each entry ends in `buf` (it starts after the comma following the one before). */
-  readonly ends: number[] = [];
-  readonly flags: number[] = [];
-  /** Calls with a copy here whose outcome may still change: the broker has their arguments once this is acknowledged. */
-  readonly openIds: string[] = [];
-  /** Calls whose final copy is here while a copy of theirs is known or out: forgotten once this is acknowledged. */
-  readonly finalIds: string[] = [];
-  /** Entries the broker has the arguments of: entry index, then where `,"arguments":…` starts and ends in `buf`. */
-  readonly strip: number[] = [];
-
-  constructor(buf: Buffer) {
-    this.buf = buf;
-  }
-
-  get count(): number {
-    return this.ends.length;
-  }
-
-  /** The entries' bytes, as a batch sends them (between `[` and `]`): without the arguments the broker has. */
-  wire(): Buffer {
-    const whole = this.buf.subarray(0, this.len);
-    if (this.strip.length === 0) return whole;
-    const parts: Buffer[] = [];
-    let at = 0;
-    for (let k = 0; k < this.strip.length; k += 3) {
-      parts.push(whole.subarray(at, this.strip[k + 1]));
-      at = this.strip[k + 2]!;
-    }
-    parts.push(whole.subarray(at));
-    return Buffer.concat(parts);
-  }
-
-  /** Write an entry; `known`: the broker has its arguments (a batch leaves them out, the spill keeps them). */
-  write(text: string, flags: number, known = false): void {
-    const need = this.len + 1 + text.length * 3;
-    if (need > this.buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
-      this.buf.copy(bigger, 0, 0, this.len);
-      this.buf = bigger;
-    }
-    if (this.ends.length > 0) this.buf[this.len++] = 0x2c /* , */;
-    const start = this.len;
-    this.len += this.buf.write(text, this.len, 'utf8');
-    if (known) {
-      // an entry's keys come in the record's order (id, client, server, tool, arguments, argsTruncated…), and no
-      // string value can hold these keys unescaped: the first of each is the key itself
-      const from = this.buf.indexOf(ARGUMENTS_KEY, start);
-      const to = from === -1 ? -1 : this.buf.indexOf(AFTER_ARGUMENTS_KEY, from);
-      if (to !== -1 && to < this.len) this.strip.push(this.ends.length, from, to);
-    }
-    this.ends.push(this.len);
-    this.flags.push(flags);
-  }
-
-  /** Entry i's bytes. */
-  entry(i: number): Buffer {
-    return this.buf.subarray(i === 0 ? 0 : this.ends[i - 1]! + 1, this.ends[i]);
-  }
 }
 
 export class JournalQueue {
@@ -324,7 +265,7 @@ export class JournalQueue {
     return this.lostNow;
   }
 
-  /** Write an entry into the newest segment (a new one past MAX_SEGMENT), or count it when memory is full. */
+  /** Write an entry into the newest segment (a new one past MAX_SEGMENT or MAX_SEGMENT_BYTES), or count it when memory is full. */
   private write(entry: JournalEntry): void {
     const ran = entry.executed;
     if (this.held >= this.maxHeld && !this.makeRoom() && !ran) {
@@ -334,7 +275,7 @@ export class JournalQueue {
     const id = entry.id;
     const known = this.known.size > 0 && this.known.has(id);
     let last = this.segments[this.segments.length - 1];
-    if (!last || last.count >= MAX_SEGMENT) this.segments.push((last = this.newSegment()));
+    if (!last || last.count >= MAX_SEGMENT || last.len >= MAX_SEGMENT_BYTES) this.segments.push((last = this.newSegment()));
     last.write(entry.text, ran ? EXECUTED : 0, known);
     if (entry.open) {
       last.openIds.push(id);

@@ -7,7 +7,7 @@
  */
 import type { Channel } from '../ipc/channel.js';
 import { WrapperMethod } from '../protocol/names.js';
-import { type JournalQueue, MAX_SEGMENT } from './journal-queue.js';
+import { type JournalQueue, MAX_SEGMENT, MAX_SEGMENT_BYTES } from './journal-queue.js';
 
 /** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
 const JOURNAL_DELAY_MS = 10;
@@ -69,9 +69,18 @@ export class JournalSender {
     try {
       for (const file of this.queue.replayFiles()) {
         const entries = this.queue.readFile(file);
-        for (let i = 0; i < entries.length && this.channel() === channel; i += MAX_SEGMENT) {
-          const some = entries.slice(i, i + MAX_SEGMENT);
-          await send(some.map((e) => JSON.stringify(e)).join(','), some.length);
+        // in batches as the live ones are: at most MAX_SEGMENT entries, and about MAX_SEGMENT_BYTES
+        let texts: string[] = [];
+        let bytes = 0;
+        for (let i = 0; i < entries.length && this.channel() === channel; i++) {
+          const text = JSON.stringify(entries[i]);
+          texts.push(text);
+          bytes += text.length;
+          if (texts.length >= MAX_SEGMENT || bytes >= MAX_SEGMENT_BYTES || i === entries.length - 1) {
+            await send(texts.join(','), texts.length);
+            texts = [];
+            bytes = 0;
+          }
         }
         if (this.channel() !== channel) return;
         this.queue.fileDone(file);

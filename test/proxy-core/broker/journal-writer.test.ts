@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { JournalWriter, MAX_ENTRIES_PER_COMMIT, MAX_PENDING, MAX_PENDING_BYTES, MAX_WAIT_MS, QUIET_MS, SYNC_MAX } from '../../../proxy-core/src/broker/journal-writer.js';
+import { JournalWriter, MAX_BYTES_PER_COMMIT, MAX_ENTRIES_PER_COMMIT, MAX_PENDING, MAX_PENDING_BYTES, MAX_WAIT_MS, QUIET_MS, SYNC_MAX, SYNC_MAX_BYTES, YIELD_MS } from '../../../proxy-core/src/broker/journal-writer.js';
 import type { Session } from '../../../proxy-core/src/broker/sessions.js';
 import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import type { BrokerEvent } from '../../../proxy-core/src/protocol/api.js';
@@ -39,7 +39,7 @@ const turns = async (n = 50) => {
   for (let i = 0; i < n; i++) await turn();
 };
 
-function setup(o: { failIntakeAt?: number; failMoveAt?: number; dir?: string } = {}) {
+function setup(o: { failIntakeAt?: number; failMoveAt?: number; dir?: string; busy?: () => boolean } = {}) {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'al-journal-writer-'));
   if (!o.dir) dirs.push(dir);
   const clock = new FakeClock();
@@ -65,7 +65,7 @@ function setup(o: { failIntakeAt?: number; failMoveAt?: number; dir?: string } =
   };
   const published: BrokerEvent[] = [];
   const refused: string[] = [];
-  const writer = new JournalWriter({ store, clock, publish: (e) => published.push(...e), committed: () => {}, refused: (error) => refused.push(error) });
+  const writer = new JournalWriter({ store, clock, publish: (e) => published.push(...e), committed: () => {}, refused: (error) => refused.push(error), ...(o.busy ? { busy: o.busy } : {}) });
   store.fileIntake = () => writer.catchUp();
   const ids = () => (store.db.prepare('SELECT id FROM journal ORDER BY seq').all() as { id: string }[]).map((r) => r.id);
   return { store, writer, commits, clock, published, refused, ids, dir };
@@ -100,6 +100,55 @@ describe('the journal writer', () => {
     expect(ids()).toEqual(Array.from({ length: wrappers }, (_, w) => batch(`w${w}`, size).map((r) => r.id)).flat());
     // every call's event was published, in the journal's order
     expect(published.map((e) => (e.detail as { id: string }).id)).toEqual(ids());
+  });
+
+  test('big entries are filed in transactions of at most MAX_BYTES_PER_COMMIT of them (a batch past it alone), a turn apart', async () => {
+    const { writer, commits, clock, ids } = setup();
+    // calls that each wrote a big file: 64 KB of arguments kept (and indexed) apiece, 5 to a batch
+    const content = 'x'.repeat(64 * 1024);
+    const perBatch = 5;
+    const batches = 12;
+    for (let b = 0; b < batches; b++) {
+      const entries = Array.from({ length: perBatch }, (_, i) => callRecord({ id: `big-${b}-${i}`, arguments: JSON.stringify({ path: `/f${b}`, content }) }));
+      await writer.write(session(`s${b}`), entries);
+    }
+    // one batch over the bound goes alone
+    await writer.write(session('huge'), Array.from({ length: 20 }, (_, i) => callRecord({ id: `huge-${i}`, arguments: JSON.stringify({ content }) })));
+    clock.advance(QUIET_MS);
+    await turns(100);
+    expect(commits.reduce((a, b) => a + b, 0)).toBe(perBatch * batches + 20);
+    // 60 entries of some 64 KB: far under MAX_ENTRIES_PER_COMMIT, so only the byte bound splits them
+    const perCommit = Math.floor(MAX_BYTES_PER_COMMIT / (perBatch * content.length)) * perBatch;
+    expect(Math.max(...commits.slice(0, -1))).toBeLessThanOrEqual(Math.max(perCommit, perBatch));
+    expect(commits.length).toBeGreaterThanOrEqual(Math.ceil((perBatch * batches) / Math.max(perCommit, perBatch)) + 1);
+    expect(commits.at(-1)).toBe(20);
+    expect(commits.every((c) => c % perBatch === 0)).toBe(true);
+    expect(ids()).toHaveLength(perBatch * batches + 20);
+  });
+
+  test('a request under way is answered before the next filing transaction starts, for YIELD_MS at most', async () => {
+    let busy = true;
+    const { writer, commits, clock } = setup({ busy: () => busy });
+    for (let w = 0; w < 3; w++) await writer.write(session(`s${w}`), batch(`w${w}`, MAX_ENTRIES_PER_COMMIT));
+    clock.advance(QUIET_MS);
+    await turns(20);
+    // the filing waits while the request is under way
+    expect(commits).toEqual([]);
+    busy = false;
+    clock.advance(1);
+    while (commits.length === 0) await turn();
+    // busy again between two transactions: the next waits, then goes once YIELD_MS has passed (no starving)
+    busy = true;
+    const before = commits.length;
+    await turns(20);
+    expect(commits.length).toBe(before);
+    clock.advance(YIELD_MS);
+    await turns(10);
+    expect(commits.length).toBeGreaterThan(before);
+    busy = false;
+    clock.advance(1);
+    await turns(20);
+    expect(commits.reduce((a, b) => a + b, 0)).toBe(3 * MAX_ENTRIES_PER_COMMIT);
   });
 
   test('batches that keep coming are filed MAX_WAIT_MS after the oldest; past MAX_PENDING entries, at once', async () => {
@@ -183,6 +232,21 @@ describe('the journal writer', () => {
     await turns();
     expect(store.db.prepare('SELECT COUNT(*) FROM journal').pluck().get()).toBe(2 * SYNC_MAX);
     expect(commits.reduce((a, b) => a + b, 0)).toBe(2 * SYNC_MAX);
+  });
+
+  test('a read files at most SYNC_MAX_BYTES of big entries at once; the rest follows a transaction a turn', async () => {
+    const { store, writer } = setup();
+    const content = 'x'.repeat(64 * 1024);
+    const perBatch = 8;
+    const batches = Math.ceil((2 * SYNC_MAX_BYTES) / (perBatch * content.length));
+    for (let b = 0; b < batches; b++) await writer.write(session(`s${b}`), Array.from({ length: perBatch }, (_, i) => callRecord({ id: `big-${b}-${i}`, arguments: JSON.stringify({ content }) })));
+    const filedNow = store.journalCount();
+    // some, not all: a read holds the broker for about SYNC_MAX_BYTES of filing, not for the whole backlog
+    expect(filedNow).toBeGreaterThan(0);
+    expect(filedNow).toBeLessThan(batches * perBatch);
+    expect(filedNow * content.length).toBeLessThanOrEqual(SYNC_MAX_BYTES + MAX_BYTES_PER_COMMIT + perBatch * content.length);
+    await turns(200);
+    expect(store.db.prepare('SELECT COUNT(*) FROM journal').pluck().get()).toBe(batches * perBatch);
   });
 
   test('a reader that settles first files what waited when it asked, one bounded transaction a turn, and what came after at its read', async () => {

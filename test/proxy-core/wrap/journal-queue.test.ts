@@ -6,7 +6,8 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
-import { JournalQueue, OPEN_DELAY_MS, type Segment } from '../../../proxy-core/src/wrap/journal-queue.js';
+import { JournalQueue, MAX_SEGMENT_BYTES, OPEN_DELAY_MS } from '../../../proxy-core/src/wrap/journal-queue.js';
+import type { Segment } from '../../../proxy-core/src/wrap/journal-segment.js';
 import type { JournalEntry } from '../../../proxy-core/src/wrap/journal-entry.js';
 import { spillDir } from '../../../proxy-core/src/ipc/spill-file.js';
 import { tempDir } from '../../helpers/airlock.js';
@@ -63,6 +64,22 @@ describe('the journal queue', () => {
     // a final copy acknowledged: the call is forgotten, and a copy of it again (a replay) would carry everything
     q.add(E(done));
     expect(wire(q.batch())).toEqual([done]);
+  });
+
+  test('calls with big arguments go in batches of about MAX_SEGMENT_BYTES, each whole, in order', () => {
+    const q = new JournalQueue(tempDir(), 1000, () => {});
+    const big = 'x'.repeat(200 * 1024);
+    const records = Array.from({ length: 12 }, (_, i) => ({ ...record(`b${i}`, true), arguments: JSON.stringify({ content: big }) }));
+    for (const r of records) q.add(E(r));
+    const sent: CallRecord[][] = [];
+    for (let b = q.batch(); b; b = q.batch()) {
+      // at most one entry past the bound: the one that crossed it
+      expect(b.len - b.entry(b.count - 1).length).toBeLessThan(MAX_SEGMENT_BYTES);
+      sent.push(wire(b));
+      q.acked(b);
+    }
+    expect(sent.length).toBeGreaterThan(1);
+    expect(sent.flat()).toEqual(records);
   });
 
   test('the final copy written while the pending one was out is forgotten with it: the next copy carries everything', () => {

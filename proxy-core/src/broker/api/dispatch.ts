@@ -87,8 +87,31 @@ export const checkParams: Middleware = (call, next) => {
 
 export const runHandler: Middleware = (call) => call.bound!.run(call.checked, call.context, call.via!);
 
-/** The chain for a request on a socket connection, and for a call from an in-process host (no disk translation, as before). */
-export function dispatchers(handlers: Handlers, safety: Pick<JournalSafety, 'translate'>, presence: Presence, state: RightsLookup): { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown } {
-  const common = [resolve(handlers), checkParams, presenceGate(presence, state), runHandler];
-  return { socket: compose([diskErrors(safety), ...common]), inProcess: compose(common) };
+/** Requests whose answer is still to come (a handler that awaits: a call's snapshot, an approval), counted. */
+export function counted(inFlight: { n: number }): Middleware {
+  return (_call, next) => {
+    inFlight.n++;
+    let result: unknown;
+    try {
+      result = next();
+    } catch (err) {
+      inFlight.n--;
+      throw err;
+    }
+    if (!(result instanceof Promise)) {
+      inFlight.n--;
+      return result;
+    }
+    return result.finally(() => inFlight.n--);
+  };
+}
+
+/**
+ * The chain for a request on a socket connection, and for a call from an in-process host (no disk translation, as
+ * before); `busy`: whether a request of either is under way.
+ */
+export function dispatchers(handlers: Handlers, safety: Pick<JournalSafety, 'translate'>, presence: Presence, state: RightsLookup): { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown; busy: () => boolean } {
+  const inFlight = { n: 0 };
+  const common = [counted(inFlight), resolve(handlers), checkParams, presenceGate(presence, state), runHandler];
+  return { socket: compose([diskErrors(safety), ...common]), inProcess: compose(common), busy: () => inFlight.n > 0 };
 }

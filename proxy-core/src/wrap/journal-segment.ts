@@ -1,0 +1,72 @@
+/**
+ * A segment of the wrapper's journal queue (journal-queue.ts): entries written as JSON text into one buffer,
+ * comma-separated, as a batch carries them to the broker, with where each ends, its flags, and where the
+ * arguments of those the broker has already are (a batch leaves them out; the spill keeps them).
+ */
+
+const ARGUMENTS_KEY = Buffer.from(',"arguments":');
+const AFTER_ARGUMENTS_KEY = Buffer.from(',"argsTruncated":');
+
+/** Entries written as JSON text, comma-separated, as a batch carries them. */
+export class Segment {
+  buf: Buffer;
+  len = 0;
+  /** Where each entry ends in `buf` (it starts after the comma following the one before). */
+  readonly ends: number[] = [];
+  readonly flags: number[] = [];
+  /** Calls with a copy here whose outcome may still change: the broker has their arguments once this is acknowledged. */
+  readonly openIds: string[] = [];
+  /** Calls whose final copy is here while a copy of theirs is known or out: forgotten once this is acknowledged. */
+  readonly finalIds: string[] = [];
+  /** Entries the broker has the arguments of: entry index, then where `,"arguments":…` starts and ends in `buf`. */
+  readonly strip: number[] = [];
+
+  constructor(buf: Buffer) {
+    this.buf = buf;
+  }
+
+  get count(): number {
+    return this.ends.length;
+  }
+
+  /** The entries' bytes, as a batch sends them (between `[` and `]`): without the arguments the broker has. */
+  wire(): Buffer {
+    const whole = this.buf.subarray(0, this.len);
+    if (this.strip.length === 0) return whole;
+    const parts: Buffer[] = [];
+    let at = 0;
+    for (let k = 0; k < this.strip.length; k += 3) {
+      parts.push(whole.subarray(at, this.strip[k + 1]));
+      at = this.strip[k + 2]!;
+    }
+    parts.push(whole.subarray(at));
+    return Buffer.concat(parts);
+  }
+
+  /** Write an entry; `known`: the broker has its arguments (a batch leaves them out, the spill keeps them). */
+  write(text: string, flags: number, known = false): void {
+    const need = this.len + 1 + text.length * 3;
+    if (need > this.buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(need, this.buf.length * 2));
+      this.buf.copy(bigger, 0, 0, this.len);
+      this.buf = bigger;
+    }
+    if (this.ends.length > 0) this.buf[this.len++] = 0x2c /* , */;
+    const start = this.len;
+    this.len += this.buf.write(text, this.len, 'utf8');
+    if (known) {
+      // an entry's keys come in the record's order (id, client, server, tool, arguments, argsTruncated…), and no
+      // string value can hold these keys unescaped: the first of each is the key itself
+      const from = this.buf.indexOf(ARGUMENTS_KEY, start);
+      const to = from === -1 ? -1 : this.buf.indexOf(AFTER_ARGUMENTS_KEY, from);
+      if (to !== -1 && to < this.len) this.strip.push(this.ends.length, from, to);
+    }
+    this.ends.push(this.len);
+    this.flags.push(flags);
+  }
+
+  /** Entry i's bytes. */
+  entry(i: number): Buffer {
+    return this.buf.subarray(i === 0 ? 0 : this.ends[i - 1]! + 1, this.ends[i]);
+  }
+}

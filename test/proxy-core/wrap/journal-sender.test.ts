@@ -1,0 +1,68 @@
+/**
+ * The journal's way to the broker: spilled files replayed to a broker that came back go in batches as the live
+ * ones do (at most MAX_SEGMENT entries and about MAX_SEGMENT_BYTES), in order, each file removed once sent.
+ */
+import { readdirSync } from 'node:fs';
+import { describe, expect, test } from 'vitest';
+import type { Channel } from '../../../proxy-core/src/ipc/channel.js';
+import { spillDir } from '../../../proxy-core/src/ipc/spill-file.js';
+import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
+import { JournalQueue, MAX_SEGMENT, MAX_SEGMENT_BYTES } from '../../../proxy-core/src/wrap/journal-queue.js';
+import { JournalSender } from '../../../proxy-core/src/wrap/journal-sender.js';
+import { tempDir } from '../../helpers/airlock.js';
+
+const ran = (id: string, args = '{}'): CallRecord => ({
+  id,
+  client: 'c',
+  server: 's',
+  tool: 'write_file',
+  arguments: args,
+  argsTruncated: false,
+  class: 'mutating',
+  reasons: [],
+  decision: 'allow',
+  decidedBy: 'rule',
+  detail: '',
+  outcome: 'ok',
+  startedAt: 1,
+  forwardedAt: 2,
+});
+
+/** A broker connection that takes every journal batch: the batches' texts as they were sent. */
+function recordingChannel(): { channel: Channel; batches: string[] } {
+  const batches: string[] = [];
+  const channel = {
+    isOpen: true,
+    async requestJson(_method: string, params: (string | Buffer)[]) {
+      batches.push(params.map((p) => p.toString()).join(''));
+      return {};
+    },
+  } as unknown as Channel;
+  return { channel, batches };
+}
+
+describe('the journal sender', () => {
+  test('a spill replayed goes in batches of at most MAX_SEGMENT entries and about MAX_SEGMENT_BYTES, in order', async () => {
+    const dir = tempDir();
+    const q = new JournalQueue(dir, 100_000, () => {});
+    const big = 'x'.repeat(100 * 1024);
+    const records = [...Array.from({ length: 30 }, (_, i) => ran(`big-${i}`, JSON.stringify({ content: big }))), ...Array.from({ length: 2500 }, (_, i) => ran(`small-${i}`))];
+    for (const r of records) q.add({ id: r.id, text: JSON.stringify(r), open: false, executed: true });
+    // the broker away: everything reaches the disk and leaves memory
+    expect(q.spillHeld(true)).toBe(true);
+    while (q.batch()) q.acked(q.batch()!);
+    const { channel, batches } = recordingChannel();
+    await new JournalSender(q, () => channel).send();
+    const sent = batches.map((b) => JSON.parse(b) as { n: number; entries: CallRecord[] });
+    expect(sent.flatMap((b) => b.entries.map((e) => e.id))).toEqual(records.map((r) => r.id));
+    for (const b of sent) {
+      expect(b.n).toBe(b.entries.length);
+      expect(b.entries.length).toBeLessThanOrEqual(MAX_SEGMENT);
+      // at most one entry past the bound: the one that crossed it
+      const last = JSON.stringify(b.entries.at(-1)).length;
+      expect(JSON.stringify(b.entries).length - last).toBeLessThan(MAX_SEGMENT_BYTES + 2 * b.entries.length);
+    }
+    expect(sent.length).toBeGreaterThanOrEqual(3 + Math.ceil(2500 / MAX_SEGMENT) - 1);
+    expect(readdirSync(spillDir(dir))).toEqual([]);
+  });
+});
