@@ -3,6 +3,8 @@
 // disk in the journal's intake), and that the broker has filed it into the journal's tables, so that the filing
 // (done once the calls stop) is not measured against the next mode's run.
 
+import { median } from './stats.mjs';
+
 /** Until the broker has filed every journal entry it took in (status.journalPending is 0); the ms it took. */
 export async function settled(broker, timeoutMs = 60_000) {
   const t0 = performance.now();
@@ -45,4 +47,28 @@ export async function allowedCallsTo(broker, server) {
     await broker.call('rules.remove', { id: rule.id }).catch(() => {});
     if (tripwireBefore !== undefined) await broker.call('settings.set', { key: 'tripwire', value: tripwireBefore }).catch(() => {});
   };
+}
+
+/**
+ * The broker's answers to a front end's `pending`, asked every `everyMs` (5) while `work` runs: how long the
+ * slowest took (ms), and the median. A wrapper calls a broker that leaves its ping unanswered for 1 s dead.
+ */
+export async function brokerAnswers(broker, work, everyMs = 5) {
+  let stop = false;
+  const times = [];
+  const poll = (async () => {
+    while (!stop) {
+      const t = performance.now();
+      await broker.call('pending', {});
+      times.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  try {
+    await work();
+  } finally {
+    stop = true;
+    await poll;
+  }
+  return { worst: Math.max(...times), median: median(times), count: times.length };
 }

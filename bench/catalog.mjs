@@ -19,6 +19,7 @@ import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { ROOT, CLI, RELAY } from './paths.mjs';
 import { median } from './stats.mjs';
+import { brokerAnswers } from './broker-state.mjs';
 
 const SERVER = join(ROOT, 'bench', 'catalog-server.mjs');
 const TICKS_PER_MS = 100 / 1000; // USER_HZ is 100 on Linux
@@ -54,29 +55,6 @@ async function listed(s, n) {
   return r;
 }
 
-/**
- * The broker's answers to a front end's `pending`, asked every 5 ms while `work` runs: how long the slowest took
- * (ms), and the median. A wrapper calls a broker that leaves its ping unanswered for 1 s dead.
- */
-async function brokerAnswers(broker, work) {
-  let stop = false;
-  const times = [];
-  const poll = (async () => {
-    while (!stop) {
-      const t = performance.now();
-      await broker.call('pending', {});
-      times.push(performance.now() - t);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
-  try {
-    await work();
-  } finally {
-    stop = true;
-    await poll;
-  }
-  return { worst: Math.max(...times), median: median(times), count: times.length };
-}
 
 /** One catalog size: start-ups, repeat listings, RSS, and a changed tool caught. */
 async function measure(n, { env, broker, quick }) {
