@@ -10,23 +10,10 @@ import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
 import { JournalQueue, MAX_SEGMENT, MAX_SEGMENT_BYTES } from '../../../proxy-core/src/wrap/journal-queue.js';
 import { JournalSender } from '../../../proxy-core/src/wrap/journal-sender.js';
 import { tempDir } from '../../helpers/airlock.js';
+import { callRecord } from '../../helpers/records.js';
 
-const ran = (id: string, args = '{}'): CallRecord => ({
-  id,
-  client: 'c',
-  server: 's',
-  tool: 'write_file',
-  arguments: args,
-  argsTruncated: false,
-  class: 'mutating',
-  reasons: [],
-  decision: 'allow',
-  decidedBy: 'rule',
-  detail: '',
-  outcome: 'ok',
-  startedAt: 1,
-  forwardedAt: 2,
-});
+/** An executed call's record (it reached its server: the spill keeps it). */
+const ran = (id: string, args = '{}'): CallRecord => callRecord({ id, arguments: args, outcome: 'ok', forwardedAt: 2 });
 
 /** A broker connection that takes every journal batch: the batches' texts as they were sent. */
 function recordingChannel(): { channel: Channel; batches: string[] } {

@@ -261,47 +261,41 @@ describe('snapshots before a call', () => {
     expect(readFileSync(path, 'utf8')).toBe('before');
   });
 
-  test('the held old file, named by nothing else once the server replaced it, becomes the blob itself (no copy), private', async () => {
+  /** write_file of a file holding "before", which the server replaces with "after"; `meanwhile` runs while the call is out. */
+  async function replacedWhileHeld(id: string, meanwhile: (path: string) => void = () => {}) {
     const { broker, files, dir } = setup();
     const w = await wrapper(broker);
     const path = join(files, 'a.txt');
     writeFileSync(path, 'before', { mode: 0o644 });
     const old = statSync(path);
-    const id = 'adopted-1';
     expect(await w.prepare(id, 'write_file', { path })).toEqual({ ok: true, undoable: true });
+    meanwhile(path);
     replace(path, 'after');
     await w.journal({ id, tool: 'write_file', arguments: JSON.stringify({ path }) });
     await broker.undo.idle();
     const blobs = readdirSync(join(dir, 'snapshots')).filter((n) => /^[0-9a-f]{64}$/.test(n));
     expect(blobs).toHaveLength(1);
-    const blob = statSync(join(dir, 'snapshots', blobs[0]!));
+    expect(readdirSync(join(dir, 'snapshots')).filter((n) => n.startsWith('.held-'))).toEqual([]);
+    return { broker, path, old, blob: statSync(join(dir, 'snapshots', blobs[0]!)) };
+  }
+
+  test('the held old file, named by nothing else once the server replaced it, becomes the blob itself (no copy), private', async () => {
+    const { broker, path, old, blob } = await replacedWhileHeld('adopted-1');
     // the very inode the file had, now only the blob's, and readable by its owner alone
     expect([blob.ino, blob.dev, blob.nlink]).toEqual([old.ino, old.dev, 1]);
     expect(blob.mode & 0o777).toBe(0o600);
-    expect(readdirSync(join(dir, 'snapshots')).filter((n) => n.startsWith('.held-'))).toEqual([]);
-    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });
+    expect(await broker.undo.undo('adopted-1', false)).toMatchObject({ ok: true });
     expect(readFileSync(path, 'utf8')).toBe('before');
   });
 
   test('a held old file someone else also links to is copied, so writing through that name cannot change the snapshot', async () => {
-    const { broker, files, dir } = setup();
-    const w = await wrapper(broker);
-    const path = join(files, 'a.txt');
-    writeFileSync(path, 'before');
-    const id = 'linked-1';
-    expect(await w.prepare(id, 'write_file', { path })).toEqual({ ok: true, undoable: true });
     // another name for the old file, made while the call runs (the agent has the same rights as the person)
-    const other = join(files, 'other-name');
-    execFileSync('ln', [path, other]);
-    replace(path, 'after');
-    await w.journal({ id, tool: 'write_file', arguments: JSON.stringify({ path }) });
-    await broker.undo.idle();
-    const blobs = readdirSync(join(dir, 'snapshots')).filter((n) => /^[0-9a-f]{64}$/.test(n));
-    expect(blobs).toHaveLength(1);
-    expect(statSync(join(dir, 'snapshots', blobs[0]!)).ino).not.toBe(statSync(other).ino);
+    let other = '';
+    const { broker, path, blob } = await replacedWhileHeld('linked-1', (p) => execFileSync('ln', [p, (other = `${p}.other-name`)]));
+    expect(blob.ino).not.toBe(statSync(other).ino);
     // the other name's inode is written in place: the snapshot keeps the bytes it had
     writeFileSync(other, 'changed through another name');
-    expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });
+    expect(await broker.undo.undo('linked-1', false)).toMatchObject({ ok: true });
     expect(readFileSync(path, 'utf8')).toBe('before');
   });
 
