@@ -5,6 +5,7 @@
  * refusal is thrown and travels back through the chain; the channel answers it as an error frame.
  */
 import { IpcError } from '../../ipc/channel.js';
+import { QUICK_MS } from '../../protocol/method.js';
 import { type Proof, ProofSchema, type RightsLookup, type Via } from '../../protocol/presence.js';
 import type { JournalSafety } from '../journal-safety.js';
 import { presenceGate } from '../presence/gate.js';
@@ -87,9 +88,15 @@ export const checkParams: Middleware = (call, next) => {
 
 export const runHandler: Middleware = (call) => call.bound!.run(call.checked, call.context, call.via!);
 
-/** Requests whose answer is still to come (a handler that awaits: a call's snapshot, an approval), counted. */
+/**
+ * Requests whose answer is still to come from the broker's own work (a call's snapshot, an approval's push),
+ * counted; not those that wait on something else by design (a ticket for a person, an OS sign-in, a long
+ * check-up: a wait that is not a number, or past QUICK_MS), which would keep the count up for minutes.
+ */
 export function counted(inFlight: { n: number }): Middleware {
-  return (_call, next) => {
+  return (call, next) => {
+    const wait = call.bound?.decl.wait;
+    if (typeof wait !== 'number' || wait > QUICK_MS) return next();
     inFlight.n++;
     let result: unknown;
     try {
@@ -112,6 +119,6 @@ export function counted(inFlight: { n: number }): Middleware {
  */
 export function dispatchers(handlers: Handlers, safety: Pick<JournalSafety, 'translate'>, presence: Presence, state: RightsLookup): { socket: (call: Call) => unknown; inProcess: (call: Call) => unknown; busy: () => boolean } {
   const inFlight = { n: 0 };
-  const common = [counted(inFlight), resolve(handlers), checkParams, presenceGate(presence, state), runHandler];
+  const common = [resolve(handlers), counted(inFlight), checkParams, presenceGate(presence, state), runHandler];
   return { socket: compose([diskErrors(safety), ...common]), inProcess: compose(common), busy: () => inFlight.n > 0 };
 }
