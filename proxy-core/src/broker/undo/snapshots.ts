@@ -90,6 +90,11 @@ export class SnapshotBlobs {
     }
   }
 
+  /** A blob with these bytes is kept already: referred to, and on disk. */
+  private kept(sha: string, path: string): boolean {
+    return ((this.stmts.get.get(sha) as number | undefined) ?? 0) > 0 && existsSync(path);
+  }
+
   private path(sha: string): string {
     if (!SHA.test(sha)) throw new Error(`not a snapshot id: ${sha.slice(0, 80)}`);
     return join(this.dir, sha);
@@ -98,7 +103,7 @@ export class SnapshotBlobs {
   /** Write the bytes unless a blob with them is already kept; the reference is taken by `ref`, in a transaction. */
   async write(sha: string, content: Buffer): Promise<void> {
     const path = this.path(sha);
-    if (((this.stmts.get.get(sha) as number | undefined) ?? 0) > 0 && existsSync(path)) return;
+    if (this.kept(sha, path)) return;
     const tmp = join(this.dir, `.tmp-${randomBytes(8).toString('hex')}`);
     try {
       // a small one synchronously: the call waits on it, and thread-pool round trips cost more than the write
@@ -123,7 +128,7 @@ export class SnapshotBlobs {
    */
   adopt(sha: string, linkPath: string, held: Held): boolean {
     const path = this.path(sha);
-    if (((this.stmts.get.get(sha) as number | undefined) ?? 0) > 0 && existsSync(path)) return true;
+    if (this.kept(sha, path)) return true;
     if (!heldAlone(linkPath, held)) return false;
     try {
       chmodSync(linkPath, 0o600);
