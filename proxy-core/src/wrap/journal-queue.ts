@@ -20,6 +20,8 @@ import { readSpillFile, SpillFile } from '../ipc/spill-file.js';
 import type { JournalEntry } from './journal-entry.js';
 import { Segment } from './journal-segment.js';
 
+export { MAX_SEGMENT, MAX_SEGMENT_BYTES } from './journal-segment.js';
+
 /** How long an entry may wait to share a spill batch (one write, one fsync) while the broker is down. */
 const SPILL_DELAY_MS = 20;
 /** How soon a spill the disk refused is tried again (memory holds the entries meanwhile). */
@@ -29,14 +31,6 @@ const SPILL_RETRY_MS = 1000;
  * final one (a pipelined call is answered within a millisecond or two), instead of a pending copy and then that.
  */
 export const OPEN_DELAY_MS = 10;
-/** Entries in one segment: one batch to the broker. */
-export const MAX_SEGMENT = 1000;
-/**
- * Bytes past which a segment takes no more entries (the one that crosses it is the last): the broker files a batch
- * in one transaction, never split, and a batch of calls with big arguments and results (64 KB of each kept) would
- * otherwise hold it for most of a second.
- */
-export const MAX_SEGMENT_BYTES = 1024 * 1024;
 /** A segment's buffer to start with; it grows as entries need, and one is kept for the next segment. */
 const SEGMENT_BYTES = 64 * 1024;
 /** A buffer past this size is not kept for the next segment (a batch of big results is let go). */
@@ -265,7 +259,7 @@ export class JournalQueue {
     return this.lostNow;
   }
 
-  /** Write an entry into the newest segment (a new one past MAX_SEGMENT or MAX_SEGMENT_BYTES), or count it when memory is full. */
+  /** Write an entry into the newest segment (a new one once it is full), or count it when memory is full. */
   private write(entry: JournalEntry): void {
     const ran = entry.executed;
     if (this.held >= this.maxHeld && !this.makeRoom() && !ran) {
@@ -275,7 +269,7 @@ export class JournalQueue {
     const id = entry.id;
     const known = this.known.size > 0 && this.known.has(id);
     let last = this.segments[this.segments.length - 1];
-    if (!last || last.count >= MAX_SEGMENT || last.len >= MAX_SEGMENT_BYTES) this.segments.push((last = this.newSegment()));
+    if (!last || last.full) this.segments.push((last = this.newSegment()));
     last.write(entry.text, ran ? EXECUTED : 0, known);
     if (entry.open) {
       last.openIds.push(id);

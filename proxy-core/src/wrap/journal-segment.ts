@@ -1,8 +1,18 @@
 /**
  * A segment of the wrapper's journal queue (journal-queue.ts): entries written as JSON text into one buffer,
  * comma-separated, as a batch carries them to the broker, with where each ends, its flags, and where the
- * arguments of those the broker has already are (a batch leaves them out; the spill keeps them).
+ * arguments of those the broker has already are (a batch leaves them out; the spill keeps them). A spill file
+ * replayed to the broker goes in segments too (journal-sender.ts), so a batch is bounded the same way.
  */
+
+/** Entries in one segment: one batch to the broker. */
+export const MAX_SEGMENT = 1000;
+/**
+ * Bytes past which a segment takes no more entries (the one that crosses it is the last): the broker files a batch
+ * in one transaction, never split, and a batch of calls with big arguments and results (64 KB of each kept) would
+ * otherwise hold it for most of a second.
+ */
+export const MAX_SEGMENT_BYTES = 1024 * 1024;
 
 const ARGUMENTS_KEY = Buffer.from(',"arguments":');
 const AFTER_ARGUMENTS_KEY = Buffer.from(',"argsTruncated":');
@@ -27,6 +37,11 @@ export class Segment {
 
   get count(): number {
     return this.ends.length;
+  }
+
+  /** It takes no more entries: MAX_SEGMENT of them, or MAX_SEGMENT_BYTES. */
+  get full(): boolean {
+    return this.ends.length >= MAX_SEGMENT || this.len >= MAX_SEGMENT_BYTES;
   }
 
   /** The entries' bytes, as a batch sends them (between `[` and `]`): without the arguments the broker has. */

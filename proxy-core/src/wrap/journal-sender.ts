@@ -7,7 +7,8 @@
  */
 import type { Channel } from '../ipc/channel.js';
 import { WrapperMethod } from '../protocol/names.js';
-import { type JournalQueue, MAX_SEGMENT, MAX_SEGMENT_BYTES } from './journal-queue.js';
+import { type JournalQueue, MAX_SEGMENT } from './journal-queue.js';
+import { Segment } from './journal-segment.js';
 
 /** How long an entry may wait to share a batch; bounds what a wrapper killed outright can lose. */
 const JOURNAL_DELAY_MS = 10;
@@ -17,6 +18,8 @@ const JOURNAL_DELAY_MS = 10;
  * loses little more than the batch in flight.
  */
 const JOURNAL_MERGE_MS = 2;
+/** A replayed batch's buffer to start with (a segment grows as its entries need). */
+const REPLAY_BYTES = 64 * 1024;
 /** How soon a journal batch the broker refused (its disk full, say) is offered again. */
 const JOURNAL_RETRY_MS = 1000;
 
@@ -69,17 +72,13 @@ export class JournalSender {
     try {
       for (const file of this.queue.replayFiles()) {
         const entries = this.queue.readFile(file);
-        // in batches as the live ones are: at most MAX_SEGMENT entries, and about MAX_SEGMENT_BYTES
-        let texts: string[] = [];
-        let bytes = 0;
+        // in segments, as the live entries go: a batch ends where one is full
+        let segment = new Segment(Buffer.allocUnsafe(REPLAY_BYTES));
         for (let i = 0; i < entries.length && this.channel() === channel; i++) {
-          const text = JSON.stringify(entries[i]);
-          texts.push(text);
-          bytes += text.length;
-          if (texts.length >= MAX_SEGMENT || bytes >= MAX_SEGMENT_BYTES || i === entries.length - 1) {
-            await send(texts.join(','), texts.length);
-            texts = [];
-            bytes = 0;
+          segment.write(JSON.stringify(entries[i]), 0);
+          if (segment.full || i === entries.length - 1) {
+            await send(segment.wire(), segment.count);
+            segment = new Segment(Buffer.allocUnsafe(REPLAY_BYTES));
           }
         }
         if (this.channel() !== channel) return;
