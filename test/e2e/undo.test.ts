@@ -2,9 +2,10 @@
  * Undo against real servers: the filesystem server's writes put back from their snapshots (bytes and mode), a
  * created file removed, a later edit by someone else refused as a conflict, the memory server's
  * create_entities undone by the inverse the person declared (a wrapper's --undo flag alone declares nothing),
- * and a session rolled back with one undo failing. Ground truth is the disk and the server's own state.
+ * and a session rolled back with one undo failing; the replaced file kept as the snapshot itself, and that snapshot
+ * written into by the agent refused. Ground truth is the disk and the server's own state.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -103,6 +104,34 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
     // what was overwritten was snapshotted: undoing the forced undo brings the person's edit back
     expect((await cliUndo(home, [forced.report.undoId!])).report.ok).toBe(true);
     expect(readFileSync(target, 'utf8')).toBe('edited by a person afterwards');
+  });
+
+  test('the file the server replaced becomes the snapshot itself; written into by the agent, it is refused, never restored', async () => {
+    const home = tempDir();
+    const { root, w } = await filesystem(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const target = join(root, 'kept.txt');
+    writeFileSync(target, 'the original bytes\n');
+    chmodSync(target, 0o640);
+    const before = statSync(target);
+    expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'overwritten by the model' } })).isError).toBeFalsy();
+    const [entry] = await finished(home, 'write_file');
+    expect(entry!.undo).toMatchObject({ available: true, kind: 'snapshot' });
+    // the server renamed a new file over the old one: the old inode, named only by Airlock now, is the snapshot
+    const snapshots = join(home, 'snapshots');
+    const blobs = readdirSync(snapshots).filter((n) => /^[0-9a-f]{64}$/.test(n));
+    expect(blobs).toHaveLength(1);
+    const blob = statSync(join(snapshots, blobs[0]!));
+    expect([blob.ino, blob.nlink, blob.mode & 0o777]).toEqual([before.ino, 1, 0o600]);
+    expect(readFileSync(join(snapshots, blobs[0]!), 'utf8')).toBe('the original bytes\n');
+    expect(readdirSync(snapshots).filter((n) => n.startsWith('.held-'))).toEqual([]);
+
+    // the agent, the same user, writes into the snapshot in the data dir: the undo refuses and writes nothing
+    writeFileSync(join(snapshots, blobs[0]!), 'the agent chose these bytes\n');
+    const { report } = await cliUndo(home, [entry!.id]);
+    expect(report.ok).toBe(false);
+    expect(JSON.stringify(report)).toMatch(/damaged/);
+    expect(readFileSync(target, 'utf8')).toBe('overwritten by the model');
   });
 
   test('a rollback of three calls with one failing: its residue is reported, the other two are undone', async () => {
