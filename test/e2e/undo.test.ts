@@ -20,11 +20,13 @@ afterEach(cleanup);
 const finished = (home: string, tool: string, count = 1): Promise<HistoryItem[]> =>
   finishedCalls(home, tool, { count, keep: (x) => !x.id.startsWith('undo-') });
 
-async function filesystem(home: string) {
+/** The filesystem server, wrapped, on a folder of its own; `allow`: the tools a rule lets through without asking. */
+async function filesystem(home: string, allow?: string) {
   const root = join(home, 'files');
   mkdirSync(root);
   await startDaemon(home);
   const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+  if (allow) await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', allow]);
   return { root, w };
 }
 
@@ -72,8 +74,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('a file the call created is removed by its undo', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home);
-    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const { root, w } = await filesystem(home, 'write_file');
     const target = join(root, 'new.txt');
     expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'fresh' } })).isError).toBeFalsy();
     expect(existsSync(target)).toBe(true);
@@ -84,8 +85,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('a file someone else changed after the call: a conflict, and nothing is overwritten unless forced', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home);
-    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const { root, w } = await filesystem(home, 'write_file');
     const target = join(root, 'shared.txt');
     writeFileSync(target, 'before');
     await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'by the model' } });
@@ -108,8 +108,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('the file the server replaced becomes the snapshot itself; written into by the agent, it is refused, never restored', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home);
-    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const { root, w } = await filesystem(home, 'write_file');
     const target = join(root, 'kept.txt');
     writeFileSync(target, 'the original bytes\n');
     chmodSync(target, 0o640);
@@ -136,8 +135,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('a rollback of three calls with one failing: its residue is reported, the other two are undone', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home);
-    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', '*']);
+    const { root, w } = await filesystem(home, '*');
     const [a, b, c] = ['a.txt', 'b.txt', 'c.txt'].map((n) => join(root, n)) as [string, string, string];
     writeFileSync(a, 'a before');
     writeFileSync(b, 'b before');
