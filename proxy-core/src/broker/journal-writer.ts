@@ -2,9 +2,11 @@
  * Journal batches from every wrapper are taken in as they came: one line each in the intake's file
  * (db/intake-log.ts), all of a tick's in one write, acknowledged after it, so a batch the wrapper may forget is on
  * disk. They are moved into the journal proper (its rows, indexes, search entries and events) in bulk by the
- * indexer (journal-indexer.ts): once no batch has come for QUIET_MS, at the latest MAX_WAIT_MS after the oldest
- * waiting one arrived or once MAX_PENDING entries (or MAX_PENDING_BYTES) wait, and at once before anything reads
- * the journal or the events.
+ * indexer (journal-indexer.ts): once no batch has come for QUIET_MS, and at once before anything reads the
+ * journal or the events. A filing begun in a quiet moment stops at the next batch (the calls are back) and goes on
+ * at the next quiet moment. While batches never stop, what waited MAX_WAIT_MS is filed all the same, and what came
+ * after it waits for the next quiet moment or deadline; past MAX_PENDING entries (or MAX_PENDING_BYTES), everything
+ * waiting is filed.
  *
  * Why: a journal row, with its six indexes, its search entry and its event, costs the broker some 12-20 µs of CPU,
  * on the same cores as the clients, the wrappers and the servers whose calls it records. Paid batch by batch as
@@ -63,6 +65,13 @@ export class JournalWriter {
   private stepping = false;
   /** Since when the filing has waited for the requests under way (undefined: it is not waiting). */
   private yieldingSince: number | undefined;
+  /** When the last batch was taken in. */
+  private lastArrival = -Infinity;
+  /**
+   * The newest batch a filing must reach whatever comes meanwhile (a deadline passed, or too much waits);
+   * undefined: the filing goes on only while no batch comes.
+   */
+  private until: number | undefined;
 
   constructor(private readonly o: JournalWriterOptions) {
     const clock = (this.clock = o.clock ?? systemClock);
@@ -126,7 +135,8 @@ export class JournalWriter {
   catchUp(): void {
     if (this.o.store.intake.size === 0) return;
     this.disarm();
-    if (!this.indexer.upTo(SYNC_MAX, SYNC_MAX_BYTES)) this.stepSoon();
+    // what waited when the reader came follows whatever comes meanwhile: someone is reading
+    if (!this.indexer.upTo(SYNC_MAX, SYNC_MAX_BYTES)) this.fileAll();
   }
 
   /** Take in what is queued and move everything into the journal now (the broker is starting, or stopping). */
@@ -155,17 +165,31 @@ export class JournalWriter {
       return;
     }
     for (const q of queue) q.done();
-    this.arm();
+    this.lastArrival = this.clock.now();
+    // a filing under way decides for itself whether to go on (see stepSoon)
+    if (!this.stepping) this.arm();
   }
 
   /** A batch came: the quiet wait starts again; the deadline is set by the oldest batch waiting. */
   private arm(): void {
     const intake = this.o.store.intake;
-    if (intake.size >= MAX_PENDING || intake.bytes >= MAX_PENDING_BYTES) return this.stepSoon();
+    if (this.overfull()) return this.fileAll();
     const clock = this.clock;
     clock.clearTimeout(this.quiet);
     this.quiet = clock.setTimeout(() => this.stepSoon(), QUIET_MS);
-    this.deadline ??= clock.setTimeout(() => this.stepSoon(), MAX_WAIT_MS);
+    const oldest = intake.oldestAt() ?? clock.now();
+    this.deadline ??= clock.setTimeout(() => this.fileAll(), Math.max(0, oldest + MAX_WAIT_MS - clock.now()));
+  }
+
+  private overfull(): boolean {
+    const intake = this.o.store.intake;
+    return intake.size >= MAX_PENDING || intake.bytes >= MAX_PENDING_BYTES;
+  }
+
+  /** File everything waiting now, whatever comes meanwhile (a deadline passed, or too much waits). */
+  private fileAll(): void {
+    this.until = this.o.store.intake.newestSeq();
+    this.stepSoon();
   }
 
   private disarm(): void {
@@ -175,9 +199,11 @@ export class JournalWriter {
   }
 
   /**
-   * Move batches in, one bounded transaction a turn of the event loop, until none waits. Batches that came
-   * meanwhile are taken in (and acknowledged) a turn of their own first: the wrappers' acknowledgements do not
-   * wait behind the filing, which under a steady load runs while they send.
+   * Move batches in, one bounded transaction a turn of the event loop, until none waits, or (a filing begun in a
+   * quiet moment) until a batch comes: the calls are back, and the filing, some 12-20 µs of CPU a call on the
+   * cores the calls need, waits for them to stop again (the quiet wait and the deadline are armed anew). Batches
+   * that came meanwhile are taken in (and acknowledged) a turn of their own first: the wrappers' acknowledgements
+   * do not wait behind the filing.
    */
   private stepSoon(): void {
     this.disarm();
@@ -189,7 +215,13 @@ export class JournalWriter {
         return void setImmediate(step);
       }
       this.stepping = false;
-      if (this.o.store.intake.size === 0) return;
+      const intake = this.o.store.intake;
+      if (intake.size === 0) return void (this.until = undefined);
+      if (this.until !== undefined && intake.oldestSeq() > this.until) this.until = undefined;
+      if (this.until === undefined) {
+        if (this.overfull()) this.until = intake.newestSeq();
+        else if (this.clock.now() - this.lastArrival < QUIET_MS) return this.arm();
+      }
       if (this.o.busy?.()) {
         const now = this.clock.now();
         this.yieldingSince ??= now;

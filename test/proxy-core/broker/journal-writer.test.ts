@@ -1,8 +1,9 @@
 /**
  * The journal writer on its own, over a real store: every batch of a tick is taken in in one transaction and
- * acknowledged after it; taken-in batches are filed into the journal once no batch came for QUIET_MS, at the
- * latest MAX_WAIT_MS after the oldest, at once past MAX_PENDING entries or for a reader, in bounded transactions a
- * turn of the event loop apart, in order; the broker's stop files everything at once. A failed intake rejects
+ * acknowledged after it; taken-in batches are filed into the journal once no batch came for QUIET_MS (a filing
+ * begun so stops at the next batch), what waited MAX_WAIT_MS whatever comes, at once past MAX_PENDING entries or
+ * for a reader, in bounded transactions a turn of the event loop apart, in order; the broker's stop files
+ * everything at once. A failed intake rejects
  * only the batches it held; a failed filing leaves its batches in the intake for the next time.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -182,7 +183,7 @@ describe('the journal writer', () => {
     expect(writer.pending).toBe(0);
   });
 
-  test('a batch that comes while the backlog is filed is acknowledged before the next filing transaction', async () => {
+  test('a batch that comes while the backlog is filed is acknowledged at once, and the filing waits for the next quiet moment', async () => {
     const { writer, commits, clock } = setup();
     await writer.write(session('a'), batch('a', MAX_ENTRIES_PER_COMMIT));
     await writer.write(session('b'), batch('b', MAX_ENTRIES_PER_COMMIT));
@@ -194,9 +195,42 @@ describe('the journal writer', () => {
     await turns();
     await acked;
     expect(ackedAt).toBe(before);
-    expect(commits.length).toBeGreaterThan(before);
-    clock.advance(QUIET_MS);
+    // the calls are back: nothing more is filed while they come
+    expect(commits.length).toBe(before);
+    clock.advance(QUIET_MS - 1);
     await turns();
+    expect(commits.length).toBe(before);
+    clock.advance(1);
+    await turns();
+    expect(writer.pending).toBe(0);
+  });
+
+  test('while batches never stop, what waited MAX_WAIT_MS is filed whatever comes meanwhile; what came after waits for its own deadline', async () => {
+    const { writer, commits, clock } = setup();
+    // a batch every QUIET_MS / 2: never a quiet moment
+    const every = QUIET_MS / 2;
+    let n = 0;
+    const tick = async () => {
+      await writer.write(session('a'), batch(`t${n++}`, MAX_ENTRIES_PER_COMMIT / 2));
+      clock.advance(every);
+      await turns(3);
+    };
+    for (let t = 0; t < MAX_WAIT_MS - every; t += every) await tick();
+    expect(commits).toEqual([]);
+    await tick();
+    // the deadline: everything that waited then is filed, a transaction a turn, batches still coming in between
+    const due = n;
+    while (writer.pending > (n - due) * (MAX_ENTRIES_PER_COMMIT / 2)) await tick();
+    const filedAtDeadline = commits.reduce((a, b) => a + b, 0);
+    expect(filedAtDeadline).toBeGreaterThanOrEqual(due * (MAX_ENTRIES_PER_COMMIT / 2));
+    // and then the filing stops: what came since waits, though batches keep coming
+    const stoppedAt = commits.length;
+    for (let i = 0; i < 20; i++) await tick();
+    expect(commits.length).toBe(stoppedAt);
+    expect(writer.pending).toBeGreaterThan(0);
+    // once they stop, the rest is filed
+    clock.advance(QUIET_MS);
+    await turns(100);
     expect(writer.pending).toBe(0);
   });
 

@@ -149,6 +149,11 @@ export class IntakeLog {
     return this.held.at(-1)?.seq ?? 0;
   }
 
+  /** When the oldest batch waiting came (undefined: none waits). */
+  oldestAt(): number | undefined {
+    return this.held[0]?.at;
+  }
+
   /** The oldest batch's seq (0: none waits). */
   oldestSeq(): number {
     return this.held[0]?.seq ?? 0;
