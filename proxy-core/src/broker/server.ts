@@ -2,7 +2,8 @@
  * The broker's socket: one listener per user, authenticated by the shared secret in both directions.
  * A stale socket left by a crashed broker is removed only after a connect attempt is refused.
  */
-import { chmodSync, chownSync, unlinkSync } from 'node:fs';
+import { chmodSync, chownSync, rmdirSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Channel, IpcError } from '../ipc/channel.js';
 import { AUTH, HELLO, type Role, USER_ROLES, WRAPPER_ROLES } from '../protocol/names.js';
@@ -86,7 +87,18 @@ export async function listenBroker(dir: string, secret: Buffer, onConnection: (c
     path,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        server.close(() => {
+          // the socket is gone with the server; a folder made for it in the temp dir (a data dir too deep for a
+          // socket path) goes too, unless something else is in it (rmdir refuses then)
+          if (folder && folder !== join(dir, 'run')) {
+            try {
+              rmdirSync(folder);
+            } catch {
+              // not empty, or already gone: left as it is
+            }
+          }
+          resolve();
+        });
       }),
   };
 }

@@ -42,6 +42,21 @@ describe('broker socket handshake', () => {
     expect(statSync(secretPath(dir)).mode & 0o777).toBe(0o600);
   });
 
+  test('a data dir too deep for a socket path listens in a 0700 folder of the temp dir, removed when the broker stops', async () => {
+    const dir = join(home(), 'a'.repeat(60), 'b'.repeat(60));
+    const secret = loadOrCreateSecret(dir);
+    const { folder } = brokerAddress(dir);
+    expect(folder!.startsWith(tmpdir())).toBe(true);
+    const l = await listenBroker(dir, secret, (ch) => ch.setHandlers({ request: () => 'pong' }));
+    const ch = await connectBroker({ dir, role: 'cli' });
+    expect(await ch.request('ping')).toBe('pong');
+    ch.destroy();
+    const { existsSync, statSync } = await import('node:fs');
+    expect(statSync(folder!).mode & 0o777).toBe(0o700);
+    await l.close();
+    expect(existsSync(folder!)).toBe(false);
+  });
+
   test('a peer with the wrong secret is refused', async () => {
     const dir = home();
     const secret = loadOrCreateSecret(dir);
