@@ -1,8 +1,12 @@
 // End to end: what the execution pass checks, and a server that misbehaves (hangs, crashes, lies,
 // writes garbage) giving findings or one clear error, never a hang.
 import { readFileSync } from 'node:fs';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { cleanup } from '../helpers/airlock.js';
 import { calledTools, ensureBuilt, fixture, parseReport, recordFile, runInspect, type JsonReport } from './run-cli.js';
+
+// temp folders (tempDir, recordFile) go after each test
+afterEach(cleanup);
 
 beforeAll(ensureBuilt, 120_000);
 

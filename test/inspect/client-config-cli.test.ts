@@ -1,14 +1,17 @@
 // End to end: `airlock inspect --client C --server NAME` starts the server as the client's config says.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, expect, test } from 'vitest';
+import { afterEach, beforeAll, expect, test } from 'vitest';
+import { cleanup, tempDir } from '../helpers/airlock.js';
 import { calledTools, ensureBuilt, FIXTURES, parseReport, recordFile, runInspect } from './run-cli.js';
+
+// temp folders (tempDir, recordFile) go after each test
+afterEach(cleanup);
 
 beforeAll(ensureBuilt, 120_000);
 
 function homeWithCursorConfig(servers: Record<string, unknown>): string {
-  const home = mkdtempSync(join(tmpdir(), 'airlock-inspect-home-'));
+  const home = tempDir('airlock-inspect-home-');
   mkdirSync(join(home, '.cursor'));
   writeFileSync(join(home, '.cursor', 'mcp.json'), JSON.stringify({ mcpServers: servers }, null, 2));
   return home;

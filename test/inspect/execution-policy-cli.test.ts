@@ -1,7 +1,11 @@
 // End to end: the ExecutionPolicy as the server experienced it. The fixtures record every tools/call they
 // receive, so these tests check what actually ran, not what the report claims.
-import { beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { cleanup } from '../helpers/airlock.js';
 import { calledTools, ensureBuilt, fixture, parseReport, recordFile, recordedCalls, runInspect } from './run-cli.js';
+
+// temp folders (tempDir, recordFile) go after each test
+afterEach(cleanup);
 
 beforeAll(ensureBuilt, 120_000);
 

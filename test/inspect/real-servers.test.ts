@@ -3,8 +3,12 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { cleanup } from '../helpers/airlock.js';
 import { calledTools, ensureBuilt, FIXTURES, parseReport, recordFile, ROOT, runInspect, type JsonReport } from './run-cli.js';
+
+// temp folders (tempDir, recordFile) go after each test
+afterEach(cleanup);
 
 beforeAll(ensureBuilt, 120_000);
 

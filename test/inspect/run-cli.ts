@@ -1,9 +1,10 @@
 /** Helpers for driving the built `airlock inspect` as a child process, against fixture servers. */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from '../helpers/airlock.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const FIXTURES = join(ROOT, 'test/fixtures/servers');
@@ -82,7 +83,8 @@ export function runInspect(args: string[], env: Record<string, string> = {}, tim
 
 /** A fresh file path for a fixture to record its tools/call into. */
 export function recordFile(): string {
-  return join(mkdtempSync(join(tmpdir(), 'airlock-inspect-')), 'calls.jsonl');
+  // removed at the test file's cleanup() (helpers/airlock.ts)
+  return join(tempDir('airlock-inspect-'), 'calls.jsonl');
 }
 
 /** The tools/call requests a fixture recorded, in order. */

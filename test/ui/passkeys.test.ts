@@ -78,7 +78,7 @@ describe('passkeys in the browser UI', () => {
     expect(await there.getAttribute('href')).toBe(`http://localhost:${ip.port}/`);
     expect(await setup.getByRole('button', { name: 'Create a passkey' }).count()).toBe(0);
     expect(await auditPage(at)).toEqual([]);
-    await at.screenshot({ path: '/tmp/passkey-at-ip.png' });
+    await screenshot(at, 'passkey-at-ip');
     await at.close();
   });
 
@@ -87,7 +87,6 @@ describe('passkeys in the browser UI', () => {
     await setup.waitFor();
     expect(await auditPage(page)).toEqual([]);
     await screenshot(page, 'passkey-setup');
-    await page.screenshot({ path: '/tmp/passkey-setup.png' });
     // another window, open meanwhile: it is told that a passkey now approves
     const watcher = await ui.openPage('#/approvals');
     await watcher.getByRole('region', { name: 'Protect approvals with a passkey' }).waitFor();
@@ -101,7 +100,7 @@ describe('passkeys in the browser UI', () => {
     await told.waitFor();
     expect(await told.getByRole('link', { name: 'Settings' }).getAttribute('href')).toBe('#/settings');
     expect(await auditPage(watcher)).toEqual([]);
-    await watcher.screenshot({ path: '/tmp/passkey-told.png' });
+    await screenshot(watcher, 'passkey-told');
     await watcher.close();
     // the window that made it says it made it, not that one appeared
     expect(await page.getByRole('status').filter({ hasText: 'was just registered' }).count()).toBe(0);
@@ -130,12 +129,11 @@ describe('passkeys in the browser UI', () => {
     expect(await dialog.textContent()).toContain(`Allow the held call ${held.ticket.id}: notes → write_note`);
     expect(await auditPage(page)).toEqual([]);
     await screenshot(page, 'passkey-asking');
-    await page.screenshot({ path: '/tmp/passkey-asking.png' });
     // the person changes their mind
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'detached' });
     await held.card.getByRole('alert').filter({ hasText: /passkey was not used.*nothing was changed/i }).waitFor();
-    await page.screenshot({ path: '/tmp/passkey-cancelled.png' });
+    await screenshot(page, 'passkey-cancelled');
     expect((await broker.call('pending', {})).map((t) => t.id)).toContain(held.ticket.id);
     expect(ran('cancelled touch')).toBe(false);
     await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
@@ -154,7 +152,7 @@ describe('passkeys in the browser UI', () => {
     expect(await alert.textContent()).toMatch(/nothing was changed/i);
     // which side said no: the browser (NotAllowedError) or the broker (the assertion's UV flag)
     process.stderr.write(`passkey without user verification: ${await alert.textContent()}\n`);
-    await page.screenshot({ path: '/tmp/passkey-unverified.png' });
+    await screenshot(page, 'passkey-unverified');
     expect((await broker.call('pending', {})).map((t) => t.id)).toContain(held.ticket.id);
     expect(ran('unverified touch')).toBe(false);
     await broker.call('deny', { id: held.ticket.id });
@@ -214,7 +212,7 @@ describe('passkeys in the browser UI', () => {
     expect(await panel.getByRole('button', { name: 'Add a passkey' }).count()).toBe(1);
     expect(await auditPage(page)).toEqual([]);
     await panel.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: '/tmp/passkey-settings.png' });
+    await screenshot(page, 'passkey-settings');
     let touched = false;
     cdp.once('WebAuthn.credentialAsserted', () => (touched = true));
     await row.getByRole('button', { name: `Remove passkey ${name}` }).click();

@@ -10,7 +10,10 @@ import { JournalQueue, MAX_SEGMENT_BYTES, OPEN_DELAY_MS } from '../../../proxy-c
 import type { Segment } from '../../../proxy-core/src/wrap/journal-segment.js';
 import type { JournalEntry } from '../../../proxy-core/src/wrap/journal-entry.js';
 import { spillDir } from '../../../proxy-core/src/ipc/spill-file.js';
-import { tempDir } from '../../helpers/airlock.js';
+import { cleanup, tempDir } from '../../helpers/airlock.js';
+
+// temp folders (tempDir) go after each test
+afterEach(cleanup);
 
 const record = (id: string, ran: boolean): CallRecord => ({
   id,

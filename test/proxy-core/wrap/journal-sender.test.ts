@@ -3,14 +3,17 @@
  * ones do (at most MAX_SEGMENT entries and about MAX_SEGMENT_BYTES), in order, each file removed once sent.
  */
 import { readdirSync } from 'node:fs';
-import { describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import type { Channel } from '../../../proxy-core/src/ipc/channel.js';
 import { spillDir } from '../../../proxy-core/src/ipc/spill-file.js';
 import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
 import { JournalQueue, MAX_SEGMENT, MAX_SEGMENT_BYTES } from '../../../proxy-core/src/wrap/journal-queue.js';
 import { JournalSender } from '../../../proxy-core/src/wrap/journal-sender.js';
-import { tempDir } from '../../helpers/airlock.js';
+import { cleanup, tempDir } from '../../helpers/airlock.js';
 import { callRecord } from '../../helpers/records.js';
+
+// temp folders (tempDir) go after each test
+afterEach(cleanup);
 
 /** An executed call's record (it reached its server: the spill keeps it). */
 const ran = (id: string, args = '{}'): CallRecord => callRecord({ id, arguments: args, outcome: 'ok', forwardedAt: 2 });
