@@ -48,6 +48,9 @@ export class ServerCatalogs {
     const pinning = this.o.pins?.report(session, p.verdicts, p.problems) ?? Promise.resolve(false);
     // awaited below; a failure is not left unhandled meanwhile
     pinning.catch(() => {});
+    // the output schemas at once: a call's structuredContent the wrapper sends right behind its report (forwarding.ts)
+    // is checked against them, and it is read before the turn below
+    session.outputSchemas = outputSchemasOf(p.verdicts);
     // storing a big catalog is a turn of the event loop of its own, after the one that read its message
     await nextTurn();
     const changed = this.classified(session, p);
@@ -56,13 +59,10 @@ export class ServerCatalogs {
 
   private classified(session: Session, p: WrapperParamsOf<'catalog.update'>): boolean {
     const verdicts: Verdict[] = [];
-    const schemas = new Map<string, unknown>();
     for (const v of p.verdicts) {
       if (!isObject(v) || typeof v.name !== 'string') continue;
       verdicts.push({ name: v.name.slice(0, 1024), class: toolClass(v.class), reasons: strings(v.reasons), declared: v.declared });
-      if (v.outputSchema !== undefined) schemas.set(v.name, v.outputSchema);
     }
-    session.outputSchemas = schemas;
     const fingerprint = JSON.stringify(verdicts);
     const server = session.info.server;
     if (!this.fingerprints.has(server)) this.fingerprints.set(server, JSON.stringify(this.o.store.catalog(server)));
@@ -98,4 +98,11 @@ export class ServerCatalogs {
       this.o.record('output-schema-mismatch', session.info.server, params.tool, { errors: result.errors.slice(0, 20), client: session.info.client });
     }
   }
+}
+
+/** Each reported tool's output schema, by name. */
+function outputSchemasOf(reported: readonly unknown[]): Map<string, unknown> {
+  const schemas = new Map<string, unknown>();
+  for (const v of reported) if (isObject(v) && typeof v.name === 'string' && v.outputSchema !== undefined) schemas.set(v.name, v.outputSchema);
+  return schemas;
 }

@@ -167,7 +167,11 @@ export class Forwarding {
         : undefined;
     call.finish({ by: 'server', outcome, note });
     if (outcome === 'ok' && isObject(result) && result.structuredContent !== undefined && raw.length < STRUCTURED_CHECK_MAX_BYTES) {
-      if (o.verdicts.listing.outputSchema(call.tool) !== undefined) o.link.structured(call.tool, result.structuredContent);
+      if (o.verdicts.listing.outputSchema(call.tool) !== undefined) {
+        // the broker checks it against the schema the catalog report told it: the report due goes first
+        o.verdicts.reportNow();
+        o.link.structured(call.tool, result.structuredContent);
+      }
     }
     const after = this.afterResult;
     if (!after) return core.journal(call);
