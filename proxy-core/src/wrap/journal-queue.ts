@@ -4,11 +4,11 @@
  * server survives the broker's death, the wrapper's exit, and a long downtime.
  *
  * An entry is written as JSON text once, when it is final (or, for a call still open, when a batch or the spill
- * takes it), into a segment: a buffer of up to MAX_SEGMENT entries (or about MAX_SEGMENT_BYTES), which goes to the broker as one batch just as
- * it is and is let go once acknowledged. Nothing of a call is kept as objects while it waits: a wrapper that held
- * its records as objects for the acknowledgement's few milliseconds had them copied by every scavenge and
- * promoted to the old generation, which grew the process by a third over 60,000 calls and cost a fifth of its
- * CPU per call. A later copy of a call that is still in a segment is written after it: the broker merges copies
+ * takes it), into a segment: a buffer of up to MAX_SEGMENT entries (or about MAX_SEGMENT_BYTES), which goes to the
+ * broker as one batch just as it is and is let go once acknowledged. Nothing of a call is kept as objects while
+ * it waits: a wrapper that held its records as objects for the acknowledgement's few milliseconds had them copied
+ * by every scavenge and promoted to the old generation, which grew the process by a third over 60,000 calls and
+ * cost a fifth of its CPU per call. A later copy of a call that is still in a segment is written after it: the broker merges copies
  * forward, so the later one wins.
  *
  * Memory is bounded by refusing to keep refused calls, never executed ones: past `maxHeld`, a new entry of a call
@@ -35,7 +35,6 @@ export const OPEN_DELAY_MS = 10;
 const SEGMENT_BYTES = 64 * 1024;
 /** A buffer past this size is not kept for the next segment (a batch of big results is let go). */
 const KEEP_BYTES = 1024 * 1024;
-
 
 /** An entry's flags in its segment. */
 const EXECUTED = 1;

@@ -129,13 +129,13 @@ export class IntakeLog {
     }
   }
 
-  /** The oldest batch after `seq`, its entries read back, or undefined. */
   /** The size of the first batch after `seq` (its sender's count, its bytes), without reading it. */
   peek(seq: number): { n: number; bytes: number } | undefined {
     const h = this.held[this.indexAfter(seq)];
     return h && { n: h.n, bytes: h.length };
   }
 
+  /** The oldest batch after `seq`, its entries read back, or undefined. */
   next(seq: number): IntakeRow | undefined {
     const h = this.held[this.indexAfter(seq)];
     if (!h) return undefined;
