@@ -57,6 +57,30 @@ describe('broker socket handshake', () => {
     expect(existsSync(folder!)).toBe(false);
   });
 
+  test('the temp folder removed at stop is only ever an empty folder: a file put in it, or a symlink put in its place, is left as it is', async () => {
+    const { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync: write } = await import('node:fs');
+    // a file the agent put in the folder: the folder and the file stay
+    const dir = join(home(), 'a'.repeat(60), 'c'.repeat(60));
+    const l = await listenBroker(dir, loadOrCreateSecret(dir), () => {});
+    const { folder } = brokerAddress(dir);
+    write(join(folder!, 'theirs'), 'kept');
+    await l.close();
+    expect(readFileSync(join(folder!, 'theirs'), 'utf8')).toBe('kept');
+    rmSync(folder!, { recursive: true, force: true });
+    // the folder swapped for a symlink to an empty folder of the agent's: the symlink is not followed
+    const dir2 = join(home(), 'a'.repeat(60), 'd'.repeat(60));
+    const l2 = await listenBroker(dir2, loadOrCreateSecret(dir2), () => {});
+    const folder2 = brokerAddress(dir2).folder!;
+    const target = join(home(), 'target');
+    mkdirSync(target);
+    renameSync(folder2, `${folder2}.moved`);
+    symlinkSync(target, folder2);
+    closers.push(() => rmSync(folder2, { force: true }), () => rmSync(`${folder2}.moved`, { recursive: true, force: true }));
+    await l2.close();
+    expect(existsSync(target)).toBe(true);
+    expect(existsSync(folder2)).toBe(true);
+  });
+
   test('a peer with the wrong secret is refused', async () => {
     const dir = home();
     const secret = loadOrCreateSecret(dir);
