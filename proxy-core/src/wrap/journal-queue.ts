@@ -67,7 +67,8 @@ export class JournalQueue {
   private segments: Segment[] = [];
   /** Calls still open whose entry is written only when a batch or the spill takes it (see `addLater`), oldest first. */
   private open = new Map<string, Open>();
-  private spare: Buffer | null = null;
+  /** An acknowledged segment to write the next one in (its buffer and tables are used again). */
+  private spare: Segment | null = null;
   private lostNow: JournalLost = { notRun: 0, executed: 0 };
   private readonly spill: SpillFile;
   private spillFailing = false;
@@ -151,7 +152,7 @@ export class JournalQueue {
       this.openHeld.delete(id);
     }
     for (const id of segment.finalIds) this.known.delete(id);
-    if (segment.buf.length <= KEEP_BYTES) this.spare = segment.buf;
+    if (segment.buf.length <= KEEP_BYTES) this.spare = segment;
   }
 
   /**
@@ -326,8 +327,8 @@ export class JournalQueue {
   }
 
   private newSegment(): Segment {
-    const buf = this.spare ?? Buffer.allocUnsafe(SEGMENT_BYTES);
+    const spare = this.spare;
     this.spare = null;
-    return new Segment(buf);
+    return spare ? spare.reuse() : new Segment(Buffer.allocUnsafe(SEGMENT_BYTES));
   }
 }

@@ -69,6 +69,38 @@ describe('the journal queue', () => {
     expect(wire(q.batch())).toEqual([done]);
   });
 
+  test('an acknowledged batch is written again from empty: the next batch holds only its own entries, flags and stripped arguments', () => {
+    const q = new JournalQueue(tempDir(), 100, () => {});
+    const opened: CallRecord = { ...record('r1', true), arguments: '{"a":1}', outcome: 'pending' };
+    q.add(E(opened));
+    const zero = q.batch()!;
+    expect(zero.openIds).toEqual(['r1']);
+    q.acked(zero);
+    // r1's final copy goes without its arguments (a strip), r2 is refused (not executed), r3 still open
+    const done: CallRecord = { ...opened, outcome: 'ok' };
+    const refused = record('r2', false);
+    const open3: CallRecord = { ...record('r3', true), outcome: 'pending' };
+    for (const r of [done, refused, open3]) q.add(E(r));
+    const first = q.batch()!;
+    expect(first.count).toBe(3);
+    expect(wire(first)[0]).not.toHaveProperty('arguments');
+    q.acked(first);
+    const next: CallRecord = { ...record('r4', false), arguments: '{"b":"ü"}' };
+    q.add(E(next));
+    const second = q.batch()!;
+    // the first batch's buffer and tables again (a batch taken starts the next segment, from the spare), holding
+    // nothing of what they held
+    expect(second).toBe(zero);
+    expect(second.count).toBe(1);
+    expect(wire(second)).toEqual([next]);
+    expect(whole(second)).toEqual([next]);
+    expect(second.openIds).toEqual([]);
+    expect(second.finalIds).toEqual([]);
+    // r4 never ran: the spill keeps executed calls only, and there is none
+    expect(q.spillHeld()).toBe(true);
+    expect(second.flags[0]).toBe(0);
+  });
+
   test('calls with big arguments go in batches of about MAX_SEGMENT_BYTES, each whole, in order', () => {
     const q = new JournalQueue(tempDir(), 1000, () => {});
     const big = 'x'.repeat(200 * 1024);
