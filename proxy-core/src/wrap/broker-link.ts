@@ -313,7 +313,8 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   }
 
   structured(tool: string, structuredContent: unknown): void {
-    this.channel?.notify(WrapperNote.structured, { tool, structuredContent });
+    // checked against the output schema a catalog report told the broker: behind any report still waiting here
+    this.catalogs.afterReports((channel) => channel.notify(WrapperNote.structured, { tool, structuredContent }));
   }
 
   budget(ask: { used: number; want: number; waiting: boolean }): Promise<BudgetGrant> {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { type Channel, IpcError } from '../../../proxy-core/src/ipc/channel.js';
 import { LIMITS } from '../../../proxy-core/src/protocol/limits.js';
 import { WrapperMethod } from '../../../proxy-core/src/protocol/names.js';
-import { CatalogReports, MAX_WAITING_REPORTS } from '../../../proxy-core/src/wrap/catalog-reports.js';
+import { CatalogReports, MAX_NOTES_BEHIND, MAX_WAITING_REPORTS } from '../../../proxy-core/src/wrap/catalog-reports.js';
 import { channelPair } from '../../helpers/memory-channel.js';
 
 const IN_FLIGHT = LIMITS.catalogReportsInFlight;
@@ -14,6 +14,8 @@ function broker() {
   const open: { name: string; answer: (refuse?: string) => void }[] = [];
   let most = 0;
   brokerEnd.setHandlers({
+    // a note is read in its place among the reports: `note:<what it says>`
+    notify: (method, params) => void received.push(`${method}:${String(params)}`),
     request: (method, params) => {
       if (method !== WrapperMethod.catalogUpdate) throw new Error(method);
       const name = (params as { problems: string[] }).problems[0]!;
@@ -108,5 +110,54 @@ describe('catalog reports to the broker', () => {
       await settle();
     }
     expect(b.received).toEqual([...all.slice(0, IN_FLIGHT + MAX_WAITING_REPORTS - 1), all.at(-1)]);
+  });
+
+  test('a note sent after reports that still wait here is read after them (the newest), never before; with none waiting it goes at once', async () => {
+    const b = broker();
+    const logs: string[] = [];
+    const reports = new CatalogReports(() => b.wrapperEnd, (m) => logs.push(m));
+    const note = (what: string) => (channel: Channel) => channel.notify('note', what);
+    // nothing waits: at once
+    reports.afterReports(note('first'));
+    await settle();
+    expect(b.received).toEqual(['note:first']);
+    const all = names(IN_FLIGHT + 2);
+    for (const n of all) reports.add(report(n));
+    // two reports wait behind the ones in flight: the note goes behind the newest of them
+    reports.afterReports(note('checked'));
+    await settle();
+    expect(b.received).toEqual(['note:first', ...all.slice(0, IN_FLIGHT)]);
+    while (b.open.length > 0) {
+      b.open[0]!.answer();
+      await settle();
+    }
+    expect(b.received).toEqual(['note:first', ...all, 'note:checked']);
+    // past the bound, a note is dropped and that is said once
+    for (const n of names(IN_FLIGHT + 1, 'q')) reports.add(report(n));
+    for (let i = 0; i < MAX_NOTES_BEHIND + 5; i++) reports.afterReports(note(`n${i}`));
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toContain('structuredContent');
+    while (b.open.length > 0) {
+      b.open[0]!.answer();
+      await settle();
+    }
+    const after = b.received.slice(b.received.indexOf(`q${IN_FLIGHT}`) + 1);
+    expect(after).toEqual(Array.from({ length: MAX_NOTES_BEHIND }, (_, i) => `note:n${i}`));
+  });
+
+  test('notes behind a report that a newer one replaces (past MAX_WAITING_REPORTS) go behind the newer one', async () => {
+    const b = broker();
+    const reports = new CatalogReports(() => b.wrapperEnd, () => {});
+    const all = names(IN_FLIGHT + MAX_WAITING_REPORTS);
+    for (const n of all) reports.add(report(n));
+    reports.afterReports((channel) => channel.notify('note', 'behind'));
+    reports.add(report('newest'));
+    await settle();
+    while (b.open.length > 0) {
+      b.open[0]!.answer();
+      await settle();
+    }
+    expect(b.received.slice(-2)).toEqual(['newest', 'note:behind']);
+    expect(b.received).not.toContain(all.at(-1));
   });
 });
