@@ -173,19 +173,7 @@ async function throughput(tool, calls = THROUGHPUT_CALLS) {
   const before = count();
   const seqBefore = db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM journal').get().s;
   const t0 = performance.now();
-  await Promise.all(
-    sessions.map(async (s) => {
-      const inFlight = 32;
-      let sent = 0;
-      const lane = async () => {
-        while (sent < calls) {
-          sent++;
-          await s.request('tools/call', { name: tool, arguments: { text: 'x' } });
-        }
-      };
-      await Promise.all(Array.from({ length: inFlight }, lane));
-    }),
-  );
+  await loadAll(sessions, tool, calls);
   const answered = (performance.now() - t0) / 1000;
   // journaled: every wrapper's entries acknowledged, that is on disk in the journal (its intake), where any read finds them
   await acknowledged(brokerClient, 'bench-fixture');
@@ -198,6 +186,41 @@ async function throughput(tool, calls = THROUGHPUT_CALLS) {
   db.close();
   for (const s of sessions) await s.close();
   return { total, elapsed, answered, filed, rate: total / elapsed, complete: outcomes.n };
+}
+
+/** `calls` pipelined calls of `tool` through each session, 32 in flight in each, all sessions at once. */
+async function loadAll(sessions, tool, calls) {
+  await Promise.all(
+    sessions.map(async (s) => {
+      let sent = 0;
+      const lane = async () => {
+        while (sent < calls) {
+          sent++;
+          await s.request('tools/call', { name: tool, arguments: { text: 'x' } });
+        }
+      };
+      await Promise.all(Array.from({ length: 32 }, lane));
+    }),
+  );
+}
+
+/**
+ * The baselines of the 8-wrapper rows: the same load through 8 fixture servers connected directly, and through 8
+ * byte relays, each a fresh process as the wrappers are (so the servers' own warm-up is in all three): calls
+ * answered per second, the ceiling of this machine for that many processes.
+ */
+async function baselineThroughput(mode, calls = THROUGHPUT_CALLS) {
+  const sessions = [];
+  for (let w = 0; w < WRAPPERS; w++) {
+    const s = fixtureSession(mode);
+    await s.init();
+    sessions.push(s);
+  }
+  const t0 = performance.now();
+  await loadAll(sessions, 'echo', calls);
+  const seconds = (performance.now() - t0) / 1000;
+  for (const s of sessions) await s.close();
+  return (WRAPPERS * calls) / seconds;
 }
 
 // ---- a wrapper killed outright: how much of the journal it takes with it ----------------------------------
@@ -281,6 +304,7 @@ try {
   process.stderr.write('10 MB results…\n');
   const big = await bigResult();
   process.stderr.write('broker throughput…\n');
+  const tpBase = { direct: await baselineThroughput('direct'), relay: await baselineThroughput('relay') };
   const tp = await throughput('echo');
   const tpDeny = await throughput('delete_all');
   process.stderr.write('wrapper killed outright…\n');
@@ -290,6 +314,7 @@ try {
   // warm call): the same load with four times the calls per wrapper shows the rate past that warm-up (after the
   // kill rows, whose loss follows how long the broker takes to acknowledge, so 96,000 more rows do not weigh on it)
   const tpWarm = await throughput('echo', THROUGHPUT_CALLS * 4);
+  const tpWarmBase = { direct: await baselineThroughput('direct', THROUGHPUT_CALLS * 4), relay: await baselineThroughput('relay', THROUGHPUT_CALLS * 4) };
   process.stderr.write('E-Stop on busy sessions…\n');
   const estop = await estopRows({ home, env, quick: QUICK });
   process.stderr.write('undo snapshot cost…\n');
@@ -321,8 +346,8 @@ try {
     ['proxy peak RSS (MB)', '–', f(lat.peak.relay / 1024, 1), f(lat.peak.airlock / 1024, 1), `${f(lat.peak.airlock / lat.peak.relay, 2)}× relay`, '(for information)'],
     ['start-up to first tools/list (ms, median)', f(median(start.direct), 1), f(median(start.relay), 1), f(median(start.airlock), 1), `+${f(median(start.airlock) - median(start.relay), 1)} ms over relay`, '≤ +30 ms'],
     ['10 MB result (ms, median)', f(median(big.direct), 1), f(median(big.relay), 1), f(median(big.airlock), 1), `${f(median(big.airlock) / median(big.relay), 2)}× relay`, '≤ 1.5× relay'],
-    [`journaled decisions/s, allowed calls end to end (${WRAPPERS} wrappers)`, '–', '–', f(tp.rate, 0), throughputDetail(tp), '≥ 20,000/s'],
-    [`journaled decisions/s, allowed calls, ${WRAPPERS} wrappers of ${(THROUGHPUT_CALLS * 4).toLocaleString('en')} calls each (past the JIT's warm-up)`, '–', '–', f(tpWarm.rate, 0), throughputDetail(tpWarm), '(for information)'],
+    [`journaled decisions/s, allowed calls end to end (${WRAPPERS} wrappers)`, f(tpBase.direct, 0), f(tpBase.relay, 0), f(tp.rate, 0), `${throughputDetail(tp)}; baselines: calls answered/s of ${WRAPPERS} servers direct and through ${WRAPPERS} byte relays, the same load`, '≥ 20,000/s'],
+    [`journaled decisions/s, allowed calls, ${WRAPPERS} wrappers of ${(THROUGHPUT_CALLS * 4).toLocaleString('en')} calls each (past the JIT's warm-up)`, f(tpWarmBase.direct, 0), f(tpWarmBase.relay, 0), f(tpWarm.rate, 0), throughputDetail(tpWarm), '(for information)'],
     [`journaled decisions/s, denied calls (${WRAPPERS} wrappers)`, '–', '–', f(tpDeny.rate, 0), throughputDetail(tpDeny), '≥ 5,000/s'],
     [`journal lost when a wrapper is SIGKILLed (worst of ${kills.length}, ms of calls)`, '–', '–', f(worst.ms, 1), `${worst.lost} of ${worst.ran} calls at ${f(worst.rate, 0)} calls/s`, '(README figure)'],
     ...estop,
