@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { rawSession } from './raw-session.mjs';
+import { pipelinedCalls, rawSession } from './raw-session.mjs';
 import { typicalRecord } from './journal-million.mjs';
 import { ROOT, CLI, FIXTURE } from './paths.mjs';
 
@@ -86,18 +86,7 @@ async function run(env, home, pid, tool, calls) {
   const cpu0 = cpuMsOf(pid);
   const tree0 = treeCpu();
   const t0 = performance.now();
-  await Promise.all(
-    sessions.map(async (s) => {
-      let sent = 0;
-      const lane = async () => {
-        while (sent < calls) {
-          sent++;
-          await s.request('tools/call', { name: tool, arguments: { text: 'x' } });
-        }
-      };
-      await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
-    }),
-  );
+  await pipelinedCalls(sessions, tool, calls, IN_FLIGHT);
   const total = WRAPPERS * calls;
   while (count() - before < total) await new Promise((r) => setTimeout(r, 5));
   // the final copies of the last calls: wait until the broker has been idle for a moment

@@ -47,3 +47,19 @@ export function rawSession(command, args, env) {
     },
   };
 }
+
+/** `calls` pipelined calls of `tool` through each session, `inFlight` at a time in each, all sessions at once. */
+export async function pipelinedCalls(sessions, tool, calls, inFlight = 32) {
+  await Promise.all(
+    sessions.map(async (s) => {
+      let sent = 0;
+      const lane = async () => {
+        while (sent < calls) {
+          sent++;
+          await s.request('tools/call', { name: tool, arguments: { text: 'x' } });
+        }
+      };
+      await Promise.all(Array.from({ length: inFlight }, lane));
+    }),
+  );
+}

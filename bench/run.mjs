@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { rawSession } from './raw-session.mjs';
+import { pipelinedCalls, rawSession } from './raw-session.mjs';
 import { acknowledged, settled } from './broker-state.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { uiRows, uiTable } from './ui.mjs';
@@ -173,7 +173,7 @@ async function throughput(tool, calls = THROUGHPUT_CALLS) {
   const before = count();
   const seqBefore = db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM journal').get().s;
   const t0 = performance.now();
-  await loadAll(sessions, tool, calls);
+  await pipelinedCalls(sessions, tool, calls);
   const answered = (performance.now() - t0) / 1000;
   // journaled: every wrapper's entries acknowledged, that is on disk in the journal (its intake), where any read finds them
   await acknowledged(brokerClient, 'bench-fixture');
@@ -186,22 +186,6 @@ async function throughput(tool, calls = THROUGHPUT_CALLS) {
   db.close();
   for (const s of sessions) await s.close();
   return { total, elapsed, answered, filed, rate: total / elapsed, complete: outcomes.n };
-}
-
-/** `calls` pipelined calls of `tool` through each session, 32 in flight in each, all sessions at once. */
-async function loadAll(sessions, tool, calls) {
-  await Promise.all(
-    sessions.map(async (s) => {
-      let sent = 0;
-      const lane = async () => {
-        while (sent < calls) {
-          sent++;
-          await s.request('tools/call', { name: tool, arguments: { text: 'x' } });
-        }
-      };
-      await Promise.all(Array.from({ length: 32 }, lane));
-    }),
-  );
 }
 
 /**
@@ -217,7 +201,7 @@ async function baselineThroughput(mode, calls = THROUGHPUT_CALLS) {
     sessions.push(s);
   }
   const t0 = performance.now();
-  await loadAll(sessions, 'echo', calls);
+  await pipelinedCalls(sessions, 'echo', calls);
   const seconds = (performance.now() - t0) / 1000;
   for (const s of sessions) await s.close();
   return (WRAPPERS * calls) / seconds;
