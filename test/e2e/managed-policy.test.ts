@@ -5,8 +5,7 @@
  * is refused by line while the previous policy holds. And, run as another real user, a policy file that user
  * owns is refused: a file the user can write is no team policy.
  */
-import { chmodSync, chownSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { accountName, asUser, assertRoot, cliAs, makeUser } from '../helpers/accounts.js';
@@ -25,7 +24,7 @@ const POLICY = {
 };
 
 function policyFile(text: string, owner = 0): string {
-  const dir = mkdtempSync(join(tmpdir(), 'al-team-'));
+  const dir = tempDir('al-team-');
   chmodSync(dir, 0o755);
   const path = join(dir, 'policy.json');
   writeFileSync(path, text);

@@ -1,10 +1,9 @@
 // End to end against the reference servers, relayed through a tap that records every tools/call it
 // forwards: under the default policy nothing that declares itself mutating may run.
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { cleanup } from '../helpers/airlock.js';
+import { cleanup, tempDir } from '../helpers/airlock.js';
 import { calledTools, ensureBuilt, FIXTURES, parseReport, recordFile, ROOT, runInspect, type JsonReport } from './run-cli.js';
 
 // temp folders (tempDir, recordFile) go after each test
@@ -46,7 +45,7 @@ describe('@modelcontextprotocol/server-everything', () => {
 describe('@modelcontextprotocol/server-memory', () => {
   const run = async (flags: string[]) => {
     const record = recordFile();
-    const memoryFile = join(mkdtempSync(join(tmpdir(), 'airlock-memory-')), 'memory.jsonl');
+    const memoryFile = join(tempDir('airlock-memory-'), 'memory.jsonl');
     const result = await runInspect(['--json', ...flags, ...tap('server-memory/dist/index.js')], { INSPECT_RECORD: record, MEMORY_FILE_PATH: memoryFile });
     return { report: parseReport(result), called: calledTools(record), wrote: existsSync(memoryFile) };
   };

@@ -8,7 +8,7 @@ import { afterAll, expect, test } from 'vitest';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { cleanup, onCleanup, tempDir } from '../helpers/airlock.js';
 import { startUiAirlock } from '../helpers/e2e.js';
-import { auditPage, startUi } from './page-tools.js';
+import { auditPage, screenshot, startUi } from './page-tools.js';
 
 afterAll(cleanup);
 
@@ -47,7 +47,7 @@ test('a restart without proofs after a passkey was registered is said until the 
   await expect.poll(() => warning.textContent()).toMatch(/Proofs were in use before this start/);
   const confirm = warning.getByRole('button', { name: 'It was me: confirm with my passkey' });
   expect(await auditPage(page)).toEqual([]);
-  await page.screenshot({ path: '/tmp/passkey-restart.png' });
+  await screenshot(page, 'passkey-restart');
   await confirm.click();
   // the touch confirmed it: the warning stays (proofs are still off) but no longer says something else did it
   await expect.poll(() => warning.textContent(), { timeout: 15_000 }).not.toMatch(/Proofs were in use before this start/);
