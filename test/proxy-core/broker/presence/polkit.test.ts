@@ -160,7 +160,8 @@ describe.skipIf(unavailable !== null)(`checkPolkit against a real polkitd${unava
   test('root is out of reach: polkit authorizes a root peer whatever the rules say', async () => {
     const server = createServer();
     const seen = new Promise<Peer | null>((resolve) => server.once('connection', (s) => resolve(peerOf(s))));
-    const path = join(mkdtempSync(join(tmpdir(), 'airlock-root-')), 's');
+    const dir = mkdtempSync(join(tmpdir(), 'airlock-root-'));
+    const path = join(dir, 's');
     await new Promise<void>((resolve) => server.listen(path, resolve));
     const client = createConnection(path);
     const peer = (await seen)!;
@@ -168,7 +169,8 @@ describe.skipIf(unavailable !== null)(`checkPolkit against a real polkitd${unava
     polkit.verdict(peer.pid, 'no');
     expect((await checkPolkit(peer, 'approve')).ok).toBe(true);
     client.destroy();
-    server.close();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
   });
 
   test('a broker running as the person (the normal mode) checks its own user’s processes, and no one else’s', async () => {
