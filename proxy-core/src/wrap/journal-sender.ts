@@ -72,13 +72,14 @@ export class JournalSender {
     try {
       for (const file of this.queue.replayFiles()) {
         const entries = this.queue.readFile(file);
-        // in segments, as the live entries go: a batch ends where one is full
-        let segment = new Segment(Buffer.allocUnsafe(REPLAY_BYTES));
+        // in segments, as the live entries go: a batch ends where one is full; once it is acknowledged (all of it
+        // written and read), the same segment takes the next
+        const segment = new Segment(Buffer.allocUnsafe(REPLAY_BYTES));
         for (let i = 0; i < entries.length && this.channel() === channel; i++) {
           segment.write(JSON.stringify(entries[i]), 0);
           if (segment.full || i === entries.length - 1) {
             await send(segment.wire(), segment.count);
-            segment = new Segment(Buffer.allocUnsafe(REPLAY_BYTES));
+            segment.reuse();
           }
         }
         if (this.channel() !== channel) return;
