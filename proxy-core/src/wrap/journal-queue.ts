@@ -8,8 +8,8 @@
  * broker as one batch just as it is and is let go once acknowledged. Nothing of a call is kept as objects while
  * it waits: a wrapper that held its records as objects for the acknowledgement's few milliseconds had them copied
  * by every scavenge and promoted to the old generation, which grew the process by a third over 60,000 calls and
- * cost a fifth of its CPU per call. A later copy of a call that is still in a segment is written after it: the broker merges copies
- * forward, so the later one wins.
+ * cost a fifth of its CPU per call. A later copy of a call that is still in a segment is written after it: the
+ * broker merges copies forward, so the later one wins.
  *
  * Memory is bounded by refusing to keep refused calls, never executed ones: past `maxHeld`, a new entry of a call
  * that never reached its server is counted rather than kept, and segments already safe on disk leave memory (the
