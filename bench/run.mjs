@@ -139,6 +139,17 @@ function fixtureSession(mode, extraEnv = {}) {
   return rawSession(command, args, { ...env, ...extraEnv });
 }
 
+/** WRAPPERS fixture sessions in `mode`, each initialized (and listed), one after the other. */
+async function fixtureSessions(mode) {
+  const sessions = [];
+  for (let w = 0; w < WRAPPERS; w++) {
+    const s = fixtureSession(mode);
+    await s.init();
+    sessions.push(s);
+  }
+  return sessions;
+}
+
 async function bigResult() {
   const times = { direct: [], relay: [], airlock: [] };
   const sessions = {};
@@ -164,12 +175,7 @@ async function throughput(tool, calls = THROUGHPUT_CALLS) {
   const db = new Database(join(home, 'airlock.db'), { readonly: true });
   const count = () => db.prepare('SELECT COUNT(*) AS n FROM journal').get().n;
   await settled(brokerClient);
-  const sessions = [];
-  for (let w = 0; w < WRAPPERS; w++) {
-    const s = fixtureSession('airlock');
-    await s.init();
-    sessions.push(s);
-  }
+  const sessions = await fixtureSessions('airlock');
   const before = count();
   const seqBefore = db.prepare('SELECT COALESCE(MAX(seq), 0) AS s FROM journal').get().s;
   const t0 = performance.now();
@@ -194,12 +200,7 @@ async function throughput(tool, calls = THROUGHPUT_CALLS) {
  * answered per second, the ceiling of this machine for that many processes.
  */
 async function baselineThroughput(mode, calls = THROUGHPUT_CALLS) {
-  const sessions = [];
-  for (let w = 0; w < WRAPPERS; w++) {
-    const s = fixtureSession(mode);
-    await s.init();
-    sessions.push(s);
-  }
+  const sessions = await fixtureSessions(mode);
   const t0 = performance.now();
   await pipelinedCalls(sessions, 'echo', calls);
   const seconds = (performance.now() - t0) / 1000;
