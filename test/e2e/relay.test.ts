@@ -102,6 +102,34 @@ describe('live output checks', () => {
     raw.proc.stdin.end();
     await raw.exited;
   });
+
+  test('a server that churns its listing between pipelined calls: every call it ran is journaled, and every structuredContent checked', async () => {
+    const { home } = await startAirlock();
+    await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', 'structured']);
+    const fx = fixture(home);
+    const raw = rawWrap(home, fx.command, fx.args, fx.env);
+    await raw.init();
+    const rounds = 30;
+    // all at once: each round changes a definition (list_changed), the client lists again (a new catalog report
+    // from the wrapper), and calls right behind it
+    for (let i = 0; i < rounds; i++) {
+      raw.send({ jsonrpc: '2.0', id: `c${i}`, method: 'fixture/change-member', params: { member: 'description', value: `churn ${i}`, announce: true } });
+      raw.send({ jsonrpc: '2.0', id: `l${i}`, method: 'tools/list' });
+      raw.send({ jsonrpc: '2.0', id: `s${i}`, method: 'tools/call', params: { name: 'structured', arguments: {} } });
+    }
+    for (let i = 0; i < rounds; i++) expect((await raw.response(`s${i}`)).result).toMatchObject({ structuredContent: { n: 'not a number' } });
+    // ground truth: what the server ran
+    expect(executedCalls(fx.log, 'structured')).toHaveLength(rounds);
+    const mismatches = async () =>
+      (await cliJson<{ type: string; tool: string }[]>(home, ['history', '--events', '--limit', '1000'])).filter((e) => e.type === 'output-schema-mismatch' && e.tool === 'structured').length;
+    await waitFor(async () => (await mismatches()) >= rounds, 10_000, 'a mismatch event for every call');
+    expect(await mismatches()).toBe(rounds);
+    const journaled = await cliJson<{ tool: string; outcome: string }[]>(home, ['history', '--tool', 'structured', '--limit', '100']);
+    expect(journaled.filter((r) => r.outcome === 'ok')).toHaveLength(rounds);
+    expect(processAlive(raw.proc.pid!)).toBe(true);
+    raw.proc.stdin.end();
+    expect(await raw.exited).toBe(0);
+  });
 });
 
 describe('waiting for a human', () => {
