@@ -81,12 +81,18 @@ describe('server-everything through airlock wrap', () => {
 });
 
 describe('live output checks', () => {
-  test('structuredContent that breaks the output schema is journaled as a finding, never blocked', async () => {
+  /** A broker that allows the fixture's `structured` tool, and a raw client of a wrapped fixture, initialized. */
+  async function structuredSession() {
     const { home } = await startAirlock();
     await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', 'structured']);
     const fx = fixture(home);
     const raw = rawWrap(home, fx.command, fx.args, fx.env);
     await raw.init();
+    return { home, fx, raw };
+  }
+
+  test('structuredContent that breaks the output schema is journaled as a finding, never blocked', async () => {
+    const { home, raw } = await structuredSession();
     raw.send({ jsonrpc: '2.0', id: 's1', method: 'tools/call', params: { name: 'structured', arguments: {} } });
     const r = await raw.response('s1');
     expect((r.result as { structuredContent: unknown }).structuredContent).toEqual({ n: 'not a number' });
@@ -104,11 +110,7 @@ describe('live output checks', () => {
   });
 
   test('a server that churns its listing between pipelined calls: every call it ran is journaled, and every structuredContent checked', async () => {
-    const { home } = await startAirlock();
-    await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', 'structured']);
-    const fx = fixture(home);
-    const raw = rawWrap(home, fx.command, fx.args, fx.env);
-    await raw.init();
+    const { home, fx, raw } = await structuredSession();
     const rounds = 30;
     // all at once: each round changes a definition (list_changed), the client lists again (a new catalog report
     // from the wrapper), and calls right behind it
