@@ -152,7 +152,8 @@ export class TicketDesk {
     call.decidedAt = pickedUp?.settledAt ?? core.o.clock.now();
     if (!outcome.ok) {
       // a broker that refused the request (a bad field) is not a broker that went away: say which
-      const refused = (outcome.error as { code?: unknown }).code === 'bad-request';
+      const code = (outcome.error as { code?: unknown }).code;
+      const refused = code === 'bad-request' || code === 'busy';
       if (refused) return core.deny(call, 'error', `Airlock could not hold this call for approval: ${outcome.error.message}`);
       return core.deny(call, 'broker-down', 'Airlock stopped answering while the call waited for approval');
     }

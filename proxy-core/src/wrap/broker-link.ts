@@ -218,6 +218,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     this.state = 'down';
     // what the broker had not acknowledged may have died with it: executed calls' records go to disk now
     this.queue.spillSoon(0);
+    this.catalogs.lost();
     this.emit('lost');
     this.scheduleRetry();
   }
@@ -275,11 +276,14 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
   ask(req: AskRequest): Promise<AskAnswer> {
     if (!this.channel || this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
     // the broker ends every ticket itself (answer, timeout, E-Stop); this bound only catches a broker that forgot
-    return this.channel.request<AskAnswer>(WrapperMethod.ask, req, this.ticketTimeoutSeconds * 1000 + ASK_GRACE_MS);
+    const timeoutMs = this.ticketTimeoutSeconds * 1000 + ASK_GRACE_MS;
+    // the ticket shows the person the listing the call was decided on: behind any report still waiting here
+    return this.catalogs.ask(req.callId, (channel) => channel.request<AskAnswer>(WrapperMethod.ask, req, timeoutMs));
   }
 
   cancel(callId: string): void {
-    this.channel?.notify(WrapperNote.cancel, { callId });
+    // an ask still behind a report is never sent (withdrawn): there is no ticket to cancel
+    if (!this.catalogs.withdraw(callId)) this.channel?.notify(WrapperNote.cancel, { callId });
   }
 
   /** The call was answered "still waiting": the broker keeps its ticket open after this session ends. */
@@ -314,7 +318,7 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
 
   structured(tool: string, structuredContent: unknown): void {
     // checked against the output schema a catalog report told the broker: behind any report still waiting here
-    this.catalogs.afterReports((channel) => channel.notify(WrapperNote.structured, { tool, structuredContent }));
+    this.catalogs.afterReports({ send: (channel) => channel.notify(WrapperNote.structured, { tool, structuredContent }) });
   }
 
   budget(ask: { used: number; want: number; waiting: boolean }): Promise<BudgetGrant> {

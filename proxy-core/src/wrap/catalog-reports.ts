@@ -9,11 +9,13 @@
  * the newest takes the place of the last one waiting rather than let the wrapper's memory grow with a server's
  * churn.
  *
- * A note the broker reads against the catalog (a result's structuredContent, checked against the output schema
- * the report told it) goes after the reports that wait here (`afterReports`): sent at once, it would overtake
- * them and be checked against an older catalog, or none.
+ * What the broker reads against the catalog goes after the reports that wait here (`afterReports`): a result's
+ * structuredContent, checked against the output schema the report told it, and an ask, whose ticket shows the
+ * person the listing the call was decided on. Sent at once, either would overtake them and be read against an
+ * older catalog, or none. An ask that cannot wait (past the bound, or its connection lost before its report
+ * went) is refused, and its call with it: never sent ahead of its report.
  */
-import type { Channel } from '../ipc/channel.js';
+import { type Channel, IpcError } from '../ipc/channel.js';
 import { LIMITS } from '../protocol/limits.js';
 import { WrapperMethod } from '../protocol/names.js';
 
@@ -24,11 +26,21 @@ export interface CatalogReport {
 
 /** Reports waiting to be sent, at most; past it the newest replaces the last one waiting. */
 export const MAX_WAITING_REPORTS = 16;
-/** Notes waiting behind reports, at most; past it a note is dropped (and said so, once while the wait lasts). */
+/**
+ * Notes waiting behind reports, at most; past it a note is refused, or dropped when it cannot be (said so, once
+ * while the wait lasts).
+ */
 export const MAX_NOTES_BEHIND = 64;
 
-/** A note to write on the connection its report went on. */
-type Note = (channel: Channel) => void;
+/** Something to write on the connection its report went on. */
+export interface Note {
+  send(channel: Channel): void;
+  /**
+   * It will not be sent: past the bound, or the connection lost while it waited (the caller fails closed). A
+   * note without it is dropped.
+   */
+  refuse?(err: IpcError): void;
+}
 
 export class CatalogReports {
   /** Reports not sent yet, oldest first. */
@@ -42,6 +54,8 @@ export class CatalogReports {
   private readonly behind = new Map<CatalogReport, Note[]>();
   private notesBehind = 0;
   private dropping = false;
+  /** Asks not sent yet, by call id: their call may end first (`withdraw`). */
+  private readonly asks = new Map<string, () => void>();
 
   constructor(
     /** The broker's connection while the link is up. */
@@ -70,15 +84,18 @@ export class CatalogReports {
    * order, so one sent after a report is read after it), else right after the newest of them is sent.
    */
   afterReports(note: Note): void {
+    const channel = this.channel();
+    // one that would otherwise wait for a connection no one knows will come is refused now
+    if (!channel && note.refuse) return note.refuse(lostError());
     const newest = this.waiting[this.waiting.length - 1];
     if (newest === undefined) {
-      const channel = this.channel();
-      if (channel) note(channel);
+      if (channel) note.send(channel);
       return;
     }
     if (this.notesBehind >= MAX_NOTES_BEHIND) {
-      if (!this.dropping) this.log(`airlock: more than ${MAX_NOTES_BEHIND} results wait for catalog reports the broker has not taken yet; the checks of their structuredContent are skipped`);
+      if (!this.dropping) this.log(`airlock: more than ${MAX_NOTES_BEHIND} results and asks wait for catalog reports the broker has not taken yet; the checks of their structuredContent are skipped and the calls that ask are refused until it catches up`);
       this.dropping = true;
+      note.refuse?.(new IpcError('busy', `more than ${MAX_NOTES_BEHIND} results and asks already wait for this server's catalog to reach Airlock`));
       return;
     }
     const notes = this.behind.get(newest);
@@ -97,6 +114,57 @@ export class CatalogReports {
     this.connection = null;
     if (this.waiting.length === 0 && this.last) this.waiting.push(this.last);
     this.next();
+  }
+
+  /**
+   * Ask the broker (`send` on the connection) once every report waiting now has gone, as `afterReports`; refused
+   * rather than sent ahead of them.
+   */
+  ask<T>(callId: string, send: (channel: Channel) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let withdrawn = false;
+      this.asks.set(callId, () => {
+        withdrawn = true;
+        reject(new IpcError('cancelled', 'the call ended before Airlock was asked'));
+      });
+      this.afterReports({
+        send: (channel) => {
+          this.asks.delete(callId);
+          if (!withdrawn) send(channel).then(resolve, reject);
+        },
+        refuse: (err) => {
+          this.asks.delete(callId);
+          reject(err);
+        },
+      });
+    });
+  }
+
+  /**
+   * The call of an ask not sent yet ended: it never will be (the broker would open a ticket for a call that is
+   * gone). False when no ask of that call waits here.
+   */
+  withdraw(callId: string): boolean {
+    const withdraw = this.asks.get(callId);
+    if (!withdraw) return false;
+    this.asks.delete(callId);
+    withdraw();
+    return true;
+  }
+
+  /**
+   * The connection is lost: notes that can be refused are, now (an ask waits on no connection); the others
+   * stay behind their reports, which go again on the next connection.
+   */
+  lost(): void {
+    for (const [report, notes] of this.behind) {
+      const kept = notes.filter((note) => !note.refuse);
+      for (const note of notes) if (note.refuse) note.refuse(lostError());
+      this.notesBehind -= notes.length - kept.length;
+      if (kept.length > 0) this.behind.set(report, kept);
+      else this.behind.delete(report);
+    }
+    if (this.notesBehind === 0) this.dropping = false;
   }
 
   /** Reports not answered yet, sent or not (for tests). */
@@ -122,7 +190,7 @@ export class CatalogReports {
         this.behind.delete(report);
         this.notesBehind -= notes.length;
         if (this.notesBehind === 0) this.dropping = false;
-        for (const note of notes) note(channel);
+        for (const note of notes) note.send(channel);
       }
       sending.then(
         () => this.answered(channel, report),
@@ -142,3 +210,5 @@ export class CatalogReports {
     this.next();
   }
 }
+
+const lostError = (): IpcError => new IpcError('closed', 'the connection to Airlock was lost before the catalog reached it');

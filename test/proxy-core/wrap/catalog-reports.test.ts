@@ -116,7 +116,7 @@ describe('catalog reports to the broker', () => {
     const b = broker();
     const logs: string[] = [];
     const reports = new CatalogReports(() => b.wrapperEnd, (m) => logs.push(m));
-    const note = (what: string) => (channel: Channel) => channel.notify('note', what);
+    const note = (what: string) => ({ send: (channel: Channel) => channel.notify('note', what) });
     // nothing waits: at once
     reports.afterReports(note('first'));
     await settle();
@@ -136,7 +136,7 @@ describe('catalog reports to the broker', () => {
     for (const n of names(IN_FLIGHT + 1, 'q')) reports.add(report(n));
     for (let i = 0; i < MAX_NOTES_BEHIND + 5; i++) reports.afterReports(note(`n${i}`));
     expect(logs).toHaveLength(1);
-    expect(logs[0]).toContain('structuredContent');
+    expect(logs[0]).toContain('structuredContent are skipped and the calls that ask are refused');
     while (b.open.length > 0) {
       b.open[0]!.answer();
       await settle();
@@ -150,7 +150,7 @@ describe('catalog reports to the broker', () => {
     const reports = new CatalogReports(() => b.wrapperEnd, () => {});
     const all = names(IN_FLIGHT + MAX_WAITING_REPORTS);
     for (const n of all) reports.add(report(n));
-    reports.afterReports((channel) => channel.notify('note', 'behind'));
+    reports.afterReports({ send: (channel) => channel.notify('note', 'behind') });
     reports.add(report('newest'));
     await settle();
     while (b.open.length > 0) {
@@ -159,5 +159,96 @@ describe('catalog reports to the broker', () => {
     }
     expect(b.received.slice(-2)).toEqual(['newest', 'note:behind']);
     expect(b.received).not.toContain(all.at(-1));
+  });
+
+  describe('an ask (its ticket shows the person the listing its call was decided on)', () => {
+    /** A broker end that answers asks at once with the call id, and reports when told; `received` in order. */
+    function askingBroker() {
+      const b = broker();
+      const seen = b.received;
+      const answerReports = b.brokerEnd;
+      answerReports.setHandlers({
+        notify: (method, params) => void seen.push(`${method}:${String(params)}`),
+        request: (method, params) => {
+          if (method === WrapperMethod.ask) {
+            const callId = (params as { callId: string }).callId;
+            seen.push(`ask:${callId}`);
+            return { ticketId: `t-${callId}` };
+          }
+          const name = (params as { problems: string[] }).problems[0]!;
+          seen.push(name);
+          return new Promise((resolve) => b.open.push({ name, answer: () => (b.open.splice(b.open.findIndex((o) => o.name === name), 1), resolve({ ok: true })) }));
+        },
+      });
+      return b;
+    }
+    const ask = (reports: CatalogReports, callId: string) => reports.ask(callId, (channel) => channel.request<{ ticketId: string }>(WrapperMethod.ask, { callId }));
+
+    test('goes at once when no report waits, and after the newest waiting report otherwise, never before it', async () => {
+      const b = askingBroker();
+      const reports = new CatalogReports(() => b.wrapperEnd, () => {});
+      await expect(ask(reports, 'c0')).resolves.toEqual({ ticketId: 't-c0' });
+      const all = names(IN_FLIGHT + 2);
+      for (const n of all) reports.add(report(n));
+      let answered: unknown;
+      void ask(reports, 'c1').then((a) => (answered = a));
+      await settle();
+      expect(b.received).toEqual(['ask:c0', ...all.slice(0, IN_FLIGHT)]);
+      expect(answered).toBeUndefined();
+      while (b.open.length > 0) {
+        b.open[0]!.answer();
+        await settle();
+      }
+      expect(b.received).toEqual(['ask:c0', ...all, 'ask:c1']);
+      expect(answered).toEqual({ ticketId: 't-c1' });
+    });
+
+    test('one whose call ends while it waits is never sent; one past the bound is refused, not sent ahead', async () => {
+      const b = askingBroker();
+      const logs: string[] = [];
+      const reports = new CatalogReports(() => b.wrapperEnd, (m) => logs.push(m));
+      for (const n of names(IN_FLIGHT + 1)) reports.add(report(n));
+      const gone = ask(reports, 'gone');
+      expect(reports.withdraw('gone')).toBe(true);
+      await expect(gone).rejects.toMatchObject({ code: 'cancelled' });
+      expect(reports.withdraw('gone')).toBe(false);
+      const waiting = Array.from({ length: MAX_NOTES_BEHIND - 1 }, (_, i) => ask(reports, `w${i}`));
+      await expect(ask(reports, 'over')).rejects.toMatchObject({ code: 'busy' });
+      expect(logs).toHaveLength(1);
+      await settle();
+      while (b.open.length > 0) {
+        b.open[0]!.answer();
+        await settle();
+      }
+      await Promise.all(waiting);
+      const asks = b.received.filter((r) => r.startsWith('ask:'));
+      expect(asks).toEqual(Array.from({ length: MAX_NOTES_BEHIND - 1 }, (_, i) => `ask:w${i}`));
+      expect(b.received.indexOf('ask:w0')).toBeGreaterThan(b.received.indexOf(`r${IN_FLIGHT}`));
+    });
+
+    test('the connection lost while it waits: refused at once (its call fails closed); a structuredContent note waits for the next connection', async () => {
+      const b = askingBroker();
+      let channel: Channel | null = b.wrapperEnd;
+      const reports = new CatalogReports(() => channel, () => {});
+      for (const n of names(IN_FLIGHT + 1)) reports.add(report(n));
+      const asked = ask(reports, 'c1');
+      reports.afterReports({ send: (ch) => ch.notify('note', 'checked') });
+      channel = null;
+      b.wrapperEnd.destroy();
+      reports.lost();
+      await expect(asked).rejects.toMatchObject({ code: 'closed' });
+      // asked with no connection: refused too, not kept for the next one
+      await expect(ask(reports, 'c2')).rejects.toMatchObject({ code: 'closed' });
+      const next = askingBroker();
+      channel = next.wrapperEnd;
+      reports.reconnected();
+      await settle();
+      while (next.open.length > 0) {
+        next.open[0]!.answer();
+        await settle();
+      }
+      expect(next.received.at(-1)).toBe('note:checked');
+      expect(next.received.filter((r) => r.startsWith('ask'))).toEqual([]);
+    });
   });
 });
