@@ -12,7 +12,8 @@
 import { classifyTool, hiddenTextFlags, type ClassifyOptions, type Verdict } from './classify.js';
 import { mayHaveFindings } from './hidden-text.js';
 
-const NONE: readonly string[] = [];
+/** The findings of an entry with nothing to find. */
+export const NO_FINDINGS: readonly string[] = [];
 
 /** Characters of entry text kept at most (past it, the cache starts over). */
 const MAX_CHARS = 32 * 1024 * 1024;
@@ -27,7 +28,7 @@ export class EntryFlags {
     if (known) return known;
     if (text.charCodeAt(0) === 0) return hiddenTextFlags(entry);
     // most entries: the text read in two passes shows there is nothing to find, string by string
-    const flags = mayHaveFindings(text) ? hiddenTextFlags(entry) : NONE;
+    const flags = mayHaveFindings(text) ? hiddenTextFlags(entry) : NO_FINDINGS;
     if (this.chars + text.length > MAX_CHARS) {
       this.byText.clear();
       this.chars = 0;

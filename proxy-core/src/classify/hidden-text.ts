@@ -161,6 +161,20 @@ export function mayHaveFindings(jsonText: string): boolean {
   return ANY_FLAGGED_CHARACTER.test(jsonText) || ANY_INSTRUCTION.test(jsonText);
 }
 
+/**
+ * mayHaveFindings for a whole JSON text as it came from elsewhere (a server's page of 10,000 tools), not as
+ * JSON.stringify wrote it: false when no string in any value read from it has a finding. The same argument holds
+ * for any JSON text without a backslash: every string stands in it as it is, between quotes (JSON has no other
+ * way to write a quote or a control character in a string, and bytes that are not UTF-8 read as U+FFFD both
+ * here and when parsed). Read whole, however long: a string read only in part by the scan is read in full here,
+ * which finds more, never less. `plain`: the caller knows the text holds only ASCII characters other than DEL,
+ * none of which a character check looks for (a check of its bytes is far cheaper than of its characters).
+ */
+export function jsonTextMayHaveFindings(text: string, plain = false): boolean {
+  if (!ANY_INSTRUCTION || text.includes('\\')) return true;
+  return (!plain && ANY_FLAGGED_CHARACTER.test(text)) || ANY_INSTRUCTION.test(text);
+}
+
 /** Scan one string; `path` names where it came from. */
 export function scanText(text: string, path: string): PoisonHit[] {
   return findingsOf(text).map((f) => ({ kind: f.kind, path, detail: f.detail }));

@@ -82,6 +82,19 @@ export class ClientRequest implements Responder {
     o.tasks().serverAnswered(key, m, raw);
     if (this.method === 'tools/list') {
       const result = m.result;
+      const first = isObject(result) && o.link().state === 'up' ? o.verdicts().answerFirst(m, result, raw) : undefined;
+      if (first !== undefined) {
+        // answered before the wrapper has a listing (first-page.ts): the page is read as evidence once the answer
+        // has left, and the calls that wait behind it wait for that too
+        listing.holdPage(page, m);
+        o.toClient(first);
+        o.verdicts().afterAnswerWritten(() => {
+          listing.observe((result as Record<string, unknown>).tools, page, m);
+          listing.forgetObserved();
+          listing.clientListingEnded(key);
+        });
+        return;
+      }
       // the page is evidence first (a declaration that differs makes our listing stale), then the calls
       // that waited behind it are decided
       if (isObject(result)) listing.observe(result.tools, page, m);

@@ -27,12 +27,13 @@ export interface OwnListingRead {
   texts?: readonly string[];
 }
 
-type Answered = (msg: JsonRpcResponse, raw?: Buffer, held?: { page: OwnPage; texts: readonly string[] }) => void;
+type Answered = (msg: JsonRpcResponse, raw?: Buffer, held?: { page: OwnPage; texts: readonly string[] | undefined }) => void;
 
 interface HeldPage {
   page: PageBytes;
   message: Record<string, unknown>;
-  texts: readonly string[];
+  /** Its entries' JSON texts, when they were read (a page answered as a whole is held before). */
+  texts: readonly string[] | undefined;
 }
 
 export class OwnListing {
@@ -62,7 +63,7 @@ export class OwnListing {
    * A client's page just read (`message`, whose result lists `tools` with these texts), held while a request of
    * ours is out. Only a page with bytes is held: it is matched by them.
    */
-  hold(page: PageBytes | undefined, message: Record<string, unknown> | undefined, texts: readonly string[]): void {
+  hold(page: PageBytes | undefined, message: Record<string, unknown> | undefined, texts?: readonly string[]): void {
     if (page && message && isObject(message.result) && this.pending.size > 0) this.held = { page, message, texts };
   }
 
@@ -115,7 +116,7 @@ export class OwnListing {
     this.held = null;
   }
 
-  private request(method: string, params: unknown): Promise<{ result: unknown; page: OwnPage | undefined; texts?: readonly string[] }> {
+  private request(method: string, params: unknown): Promise<{ result: unknown; page: OwnPage | undefined; texts?: readonly string[] | undefined }> {
     const id = `${this.prefix}${this.nextId++}`;
     return new Promise((resolve, reject) => {
       const timer = this.clock.setTimeout(() => {

@@ -26,9 +26,9 @@
  *
  * All of its state is private: the relay tells it what happened (`observe`, …) and asks what is known (`ready`, …).
  */
-import { type Catalog, classifyTools } from '../classify/classify.js';
+import { type Catalog, classifyTool, classifyTools } from '../classify/classify.js';
 import { jsonText } from '../classify/definition.js';
-import { EntryFlags } from '../classify/entry-flags.js';
+import { EntryFlags, NO_FINDINGS } from '../classify/entry-flags.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
@@ -71,6 +71,8 @@ export class ToolListing {
   private readonly own: OwnListing;
   private readonly waiters = new Set<Waiter>();
   private cache: { key: string; catalog: Catalog } | null = null;
+  /** The entries of a page whose whole text had no hidden-text findings (first-page.ts), while held. */
+  private clean: unknown[] | null = null;
   /** Each tool's definition in the last complete listing, and the first one seen. */
   readonly definitions = new ListedDefinitions();
   /** Hidden-text findings by entry text, shared by the wrapper's listings and the client's pages. */
@@ -177,6 +179,7 @@ export class ToolListing {
       .catch((err: unknown) => {
         // Fail closed: an empty catalog makes every call unclassifiable, which asks.
         this.raw = [];
+        this.clean = null;
         this.rawTexts = [];
         this.listProblems = [`tools/list failed: ${err instanceof Error ? err.message : String(err)}`];
         this.outputSchemas = new Map();
@@ -199,6 +202,7 @@ export class ToolListing {
   /** A complete listing: index it, remember its declarations, fingerprint its definitions (`texts`: known already). */
   private take(tools: unknown[], page: OwnPage | undefined, texts?: readonly string[]): void {
     this.raw = tools;
+    if (tools !== this.clean) this.clean = null;
     this.rawTexts = [];
     this.listProblems = [];
     this.outputSchemas = new Map();
@@ -299,6 +303,16 @@ export class ToolListing {
     return differs;
   }
 
+  /**
+   * A client's page answered before it is observed (first-page.ts): our listing that is out may get these bytes
+   * meanwhile, and is then taken from it without a second parse.
+   */
+  holdPage(page: PageBytes | undefined, message: Record<string, unknown>): void {
+    this.own.hold(page, message);
+    // its text had nothing to find (the page answered as a whole): a listing taken from it needs no entry read
+    if (isObject(message.result) && Array.isArray(message.result.tools)) this.clean = message.result.tools;
+  }
+
   /** The page has the bytes of the last one that differed in nothing, and nothing changed here since. */
   agrees(page: PageBytes): boolean {
     return this.agreed.agrees(page, this.changes);
@@ -333,7 +347,8 @@ export class ToolListing {
     const key = `${trustReadOnlyHints}|${this.changes}|${withdrawnKey(withdrawn)}`;
     if (this.cache && this.cache.key === key) return this.cache.catalog;
     const opts = { trustReadOnlyHints, withdrawn };
-    const catalog = classifyTools(this.raw ?? [], opts, (entry, i) => this.entryFlags.classify(entry, this.rawTexts[i]!, opts));
+    const clean = this.raw !== null && this.raw === this.clean;
+    const catalog = classifyTools(this.raw ?? [], opts, (entry, i) => (clean ? classifyTool(entry, opts, NO_FINDINGS) : this.entryFlags.classify(entry, this.rawTexts[i]!, opts)));
     catalog.problems.push(...this.listProblems);
     this.declarations.applyStrictest(catalog, (entry, text) => this.entryFlags.classify(entry, text, opts));
     this.cache = { key, catalog };

@@ -9,12 +9,14 @@
  * it would be told changed. A definition the broker has pinned as it is now goes by its hashes (the broker
  * holds its texts); any other goes with its texts, to be pinned or shown as changed.
  */
-import { type Catalog, classifyTools, stricter, type Verdict, verdictFor } from '../classify/classify.js';
+import { type Catalog, classifyTool, classifyTools, stricter, type Verdict, verdictFor } from '../classify/classify.js';
 import { DEFINITION_PARTS, type ToolDefinition } from '../classify/definition.js';
+import { NO_FINDINGS } from '../classify/entry-flags.js';
 import { frame, isObject } from '../jsonrpc/messages.js';
 import { decide, type DefinitionState } from '../policy/decide.js';
 import { annotateToolsResult } from './annotate.js';
 import { AnnotatedListing } from './annotated-listing.js';
+import { answerFirstPage } from './first-page.js';
 import type { PageBytes } from './page-bytes.js';
 import type { BrokerLinkLike } from './broker-link.js';
 import { type Clock, systemClock } from '../util/clock.js';
@@ -138,6 +140,19 @@ export class ToolVerdicts {
     if (!policy || v.class !== 'read-only-trusted') return false;
     const call = { server: this.o.server, client: this.o.client, tool: v.name, toolClass: v.class, definition: this.listing.definition(v.name) };
     return decide(call, policy).action === 'allow';
+  }
+
+  /**
+   * The client's page answered as a whole while the wrapper has no listing of its own (first-page.ts: the line
+   * to send, what the client was told remembered), or undefined: then the listing observes it and `answer` does.
+   */
+  answerFirst(message: Record<string, unknown>, result: Record<string, unknown>, raw: Buffer): string | undefined {
+    if (this.listing.listed) return undefined;
+    const { trust, withdrawn } = this.trustInputs();
+    const opts = { trustReadOnlyHints: trust, withdrawn };
+    const first = answerFirstPage(message, result, raw, (entry) => classifyTool(entry, opts, NO_FINDINGS), (v) => this.runsWithoutAsking(v));
+    if (first) this.tell(first.advertised);
+    return first?.line;
   }
 
   /**
@@ -275,10 +290,13 @@ export class ToolVerdicts {
     if (this.reportDue) return;
     this.reportDue = true;
     this.reportDueAt = this.clock.now();
-    const slice = () => this.reportSlice();
+    this.listing.whenClientListingsEnd(() => this.afterAnswerWritten(() => this.reportSlice()));
+  }
+
+  /** Run `fn` once the answer written to the client in this turn has left (or the writer stopped waiting for it). */
+  afterAnswerWritten(fn: () => void): void {
     // after the immediate, the answer's first write is made: whether it all left is known then
-    const written = this.o.whenClientWritten ? () => this.o.whenClientWritten!(slice) : slice;
-    this.listing.whenClientListingsEnd(() => setImmediate(written));
+    setImmediate(() => (this.o.whenClientWritten ? this.o.whenClientWritten(fn) : fn()));
   }
 
   /** The report due, finished now: before a call asks (the broker then knows the listing it was decided on). */
