@@ -83,13 +83,13 @@ export class ClientRequest implements Responder {
     if (this.method === 'tools/list') {
       const result = m.result;
       const first = isObject(result) && o.link().state === 'up' ? o.verdicts().answerFirst(m, result, raw) : undefined;
-      if (first !== undefined) {
+      if (first !== undefined && isObject(result)) {
         // answered before the wrapper has a listing (first-page.ts): the page is read as evidence once the answer
         // has left, and the calls that wait behind it wait for that too
         listing.holdPage(page, m);
         o.toClient(first);
         o.verdicts().afterAnswerWritten(() => {
-          listing.observe((result as Record<string, unknown>).tools, page, m);
+          listing.observe(result.tools, page, m);
           listing.forgetObserved();
           listing.clientListingEnded(key);
         });

@@ -61,10 +61,12 @@ export class OwnListing {
 
   /**
    * A client's page just read (`message`, whose result lists `tools` with these texts), held while a request of
-   * ours is out. Only a page with bytes is held: it is matched by them.
+   * ours is out (true when it is). Only a page with bytes is held: it is matched by them.
    */
-  hold(page: PageBytes | undefined, message: Record<string, unknown> | undefined, texts?: readonly string[]): void {
-    if (page && message && isObject(message.result) && this.pending.size > 0) this.held = { page, message, texts };
+  hold(page: PageBytes | undefined, message: Record<string, unknown> | undefined, texts?: readonly string[]): boolean {
+    if (!(page && message && isObject(message.result) && this.pending.size > 0)) return false;
+    this.held = { page, message, texts };
+    return true;
   }
 
   /** Let the held page go (the listing it was held for ended). */

@@ -308,9 +308,8 @@ export class ToolListing {
    * meanwhile, and is then taken from it without a second parse.
    */
   holdPage(page: PageBytes | undefined, message: Record<string, unknown>): void {
-    this.own.hold(page, message);
     // its text had nothing to find (the page answered as a whole): a listing taken from it needs no entry read
-    if (isObject(message.result) && Array.isArray(message.result.tools)) this.clean = message.result.tools;
+    if (this.own.hold(page, message) && isObject(message.result) && Array.isArray(message.result.tools)) this.clean = message.result.tools;
   }
 
   /** The page has the bytes of the last one that differed in nothing, and nothing changed here since. */
