@@ -6,6 +6,8 @@
  * client gets. A batch is split, each message re-serialised.
  */
 import { withholdDeepTools } from './deep-tools.js';
+import { PageBytes } from './page-bytes.js';
+import { withRoomForABigPage } from './v8-tuning.js';
 import { MAX_NESTING, mayNestDeeper, nestedDeeperThan, parseLine } from '../jsonrpc/inbound.js';
 import { errorResponse, INTERNAL_ERROR, isId, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
 
@@ -22,8 +24,19 @@ export interface ServerLinesContext {
   repeatedListing(line: Buffer): boolean;
 }
 
+/** A page of tools this long is read with V8's own young-generation growth (v8-tuning.ts). */
+const BIG_PAGE_BYTES = 1024 * 1024;
+
 /** One line from the server. */
 export function readServerLine(line: Buffer, o: ServerLinesContext): void {
+  if (line.length < BIG_PAGE_BYTES) return readLine(line, o);
+  // only a listing's page: its id read from the line's first bytes, as the usual way writes an answer
+  const read = PageBytes.read(line);
+  if (read && o.listingAnswer(read.id)) return withRoomForABigPage(() => readLine(line, o));
+  readLine(line, o);
+}
+
+function readLine(line: Buffer, o: ServerLinesContext): void {
   if (o.repeatedListing(line)) return;
   const parsed = parseLine(line);
   if (Array.isArray(parsed)) {
