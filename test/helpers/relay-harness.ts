@@ -103,6 +103,19 @@ export class Harness {
     return this;
   }
 
+  /**
+   * The client lists first (id 7) and the server answers it with `tools`, the wrapper's own listing held back
+   * (`heldListings`); the line the client got.
+   */
+  async clientListsFirst(tools: unknown[]): Promise<string | undefined> {
+    this.autoList = false;
+    this.handshake();
+    this.client({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
+    await settle();
+    this.server({ jsonrpc: '2.0', id: 7, result: { tools } });
+    return this.clientLines.at(-1);
+  }
+
   /** initialize, its answer and initialized, and nothing more (the wrapper's own first listing is still due). */
   handshake(): void {
     this.client({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });

@@ -76,20 +76,10 @@ describe('a page answered as a whole', () => {
 });
 
 describe("the relay's first page", () => {
-  /** The client lists first; the server answers it with `tools` (the wrapper's own listing held back). */
-  async function firstPage(h: Harness, tools: unknown[]): Promise<string> {
-    h.autoList = false;
-    h.handshake();
-    h.client({ jsonrpc: '2.0', id: 7, method: 'tools/list' });
-    await settle();
-    h.server({ jsonrpc: '2.0', id: 7, result: { tools } });
-    return h.clientLines.at(-1)!;
-  }
-
   test('is the line the same page gets once the wrapper has its own listing', async () => {
     const policy = { rules: [{ id: 'r1', action: 'allow' as const, server: 'fx', tool: '*', createdAt: 0 }], trustReadOnlyHints: true };
     const first = new Harness({ policy });
-    const before = await firstPage(first, TOOLS);
+    const before = await first.clientListsFirst(TOOLS);
     const later = new Harness({ policy });
     later.handshake();
     await later.advance(1000);
@@ -104,7 +94,7 @@ describe("the relay's first page", () => {
 
   test('with hidden text is answered the usual way, and says so in the verdict', async () => {
     const h = new Harness({ policy: { rules: [], trustReadOnlyHints: true } });
-    await firstPage(h, [{ ...TOOLS[0], description: 'Echoes\u200B back' }]);
+    await h.clientListsFirst([{ ...TOOLS[0], description: 'Echoes\u200B back' }]);
     const [echo] = (h.answer(7).result as { tools: { annotations: Msg; _meta: Record<string, { reasons: string[] }> }[] }).tools;
     expect(echo!.annotations.readOnlyHint).toBe(false);
     expect(echo!._meta['airlock/verdict']!.reasons.join(' ')).toContain('zero-width');
@@ -116,7 +106,7 @@ describe("the relay's first page", () => {
     const waiting: (() => void)[] = [];
     const w = new Harness({ policy: { rules: [], trustReadOnlyHints: true }, whenClientWritten: (fn) => void waiting.push(fn) });
     for (const x of [h, w]) {
-      await firstPage(x, [{ name: 'wipe', inputSchema: { type: 'object' }, annotations: { destructiveHint: true } }]);
+      await x.clientListsFirst([{ name: 'wipe', inputSchema: { type: 'object' }, annotations: { destructiveHint: true } }]);
       x.call(8, 'wipe');
       await settle();
       x.server({ jsonrpc: '2.0', id: x.heldListings.shift()!, result: { tools: [{ name: 'wipe', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }] } });
