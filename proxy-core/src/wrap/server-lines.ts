@@ -6,8 +6,6 @@
  * client gets. A batch is split, each message re-serialised.
  */
 import { withholdDeepTools } from './deep-tools.js';
-import { PageBytes } from './page-bytes.js';
-import { withRoomForABigPage } from './v8-tuning.js';
 import { MAX_NESTING, mayNestDeeper, nestedDeeperThan, parseLine } from '../jsonrpc/inbound.js';
 import { errorResponse, INTERNAL_ERROR, isId, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
 
@@ -24,19 +22,8 @@ export interface ServerLinesContext {
   repeatedListing(line: Buffer): boolean;
 }
 
-/** A page of tools this long is read with V8's own young-generation growth (v8-tuning.ts). */
-const BIG_PAGE_BYTES = 1024 * 1024;
-
 /** One line from the server. */
 export function readServerLine(line: Buffer, o: ServerLinesContext): void {
-  if (line.length < BIG_PAGE_BYTES) return readLine(line, o);
-  // only a listing's page: its id read from the line's first bytes, as the usual way writes an answer
-  const read = PageBytes.read(line);
-  if (read && o.listingAnswer(read.id)) return withRoomForABigPage(() => readLine(line, o));
-  readLine(line, o);
-}
-
-function readLine(line: Buffer, o: ServerLinesContext): void {
   if (o.repeatedListing(line)) return;
   const parsed = parseLine(line);
   if (Array.isArray(parsed)) {
@@ -48,8 +35,10 @@ function readLine(line: Buffer, o: ServerLinesContext): void {
     o.log(`airlock: the server wrote ${what}; dropped (${preview(line)})`);
     return;
   }
-  if (mayNestDeeper(line.length) && tooDeep(parsed, o)) return;
-  if (!hasOneIdKey(line)) return o.message(parsed, Buffer.from(JSON.stringify(parsed)));
+  // a line that spells "id" more than once is read for its envelope's keys, and its nesting with them
+  const envelope = idKeys(line) > 1 ? readEnvelope(line) : undefined;
+  if (mayNestDeeper(line.length) && (envelope === undefined || envelope.deepest > MAX_NESTING) && tooDeep(parsed, o)) return;
+  if (envelope && !envelope.oneIdKey) return o.message(parsed, Buffer.from(JSON.stringify(parsed)));
   // a leading BOM is accepted on the way in, never passed on to the client
   o.message(parsed, line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line);
 }
@@ -83,19 +72,19 @@ const PLAIN_ID_ONLY = [ID_KEY_SPELLINGS[0]!];
 const ESCAPED_ZERO = Buffer.from('\\u00');
 
 /**
- * At most one "id" key at the top level of the line, however spelled (a false "no" only costs a re-serialisation).
- * Only the envelope's keys matter to a client routing the message; an "id" nested in a result (every tool of a
- * big listing may have an `id` property) does not, so a line with one "id" in all is passed at once, and one
- * with more is scanned for the envelope's keys rather than re-serialised whole.
+ * How often the line spells "id" anywhere, up to 2. Only the envelope's keys matter to a client routing the
+ * message: a line with one "id" in all has at most one there and is passed at once; one with more (every tool of a
+ * big listing may have an `id` property) is read for its envelope's keys (`readEnvelope`) rather than
+ * re-serialised whole.
  */
-function hasOneIdKey(line: Buffer): boolean {
+function idKeys(line: Buffer): number {
   let seen = 0;
   // the common line has no \u00 escape at all: one scan for it, and one for the plain spelling
   const spellings = line.indexOf(ESCAPED_ZERO) === -1 ? PLAIN_ID_ONLY : ID_KEY_SPELLINGS;
   for (const key of spellings) {
-    for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + 1)) if (++seen > 1) return oneTopLevelIdKey(line);
+    for (let at = line.indexOf(key); at !== -1; at = line.indexOf(key, at + 1)) if (++seen > 1) return seen;
   }
-  return true;
+  return seen;
 }
 
 const QUOTE = 0x22;
@@ -103,26 +92,39 @@ const BACKSLASH = 0x5c;
 /** The longest spelling of "id" with its quotes ("\u0069\u0064"): a longer key is not it. */
 const LONGEST_ID_KEY = 16;
 
+/** What one pass over a line's structure shows. */
+interface Envelope {
+  /** At most one key of the top-level object reads "id", however spelled (a false "no" only costs a re-serialisation). */
+  oneIdKey: boolean;
+  /** The deepest level an object or array nests to (the line's own object is level 1). */
+  deepest: number;
+}
+
 /**
- * Count the keys of the line's top-level object that read "id" (the line parsed as an object, so it is valid
- * JSON: a string at depth 1 followed by a colon is one of its keys). Strings are skipped by their closing
- * quotes, so the cost is the line's structure, not its text.
+ * Read the keys of the line's top-level object that read "id", and how deep it nests (the line parsed as an
+ * object, so it is valid JSON: a string at depth 1 followed by a colon is one of its keys, and the brackets
+ * outside strings are its nesting, as the parse's walk would count it). Strings are skipped by their closing
+ * quotes, so the cost is the line's structure, not its text; the nesting comes with it, so the parsed message
+ * is not walked again for it.
  */
-function oneTopLevelIdKey(line: Buffer): boolean {
+function readEnvelope(line: Buffer): Envelope {
   let depth = 0;
+  let deepest = 0;
   let seen = 0;
   const n = line.length;
   for (let i = 0; i < n; i++) {
     const c = line[i]!;
     if (c === QUOTE) {
       const end = closingQuote(line, i);
-      if (end === -1) return false;
-      if (depth === 1 && end - i < LONGEST_ID_KEY && followedByColon(line, end + 1) && readsId(line, i, end) && ++seen > 1) return false;
+      // not valid after all: nothing of it is believed (re-serialised, and walked for its nesting)
+      if (end === -1) return { oneIdKey: false, deepest: Infinity };
+      if (depth === 1 && end - i < LONGEST_ID_KEY && followedByColon(line, end + 1) && readsId(line, i, end)) seen++;
       i = end;
-    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) depth++;
-    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
   }
-  return true;
+  return { oneIdKey: seen <= 1, deepest };
 }
 
 /** The quote that closes the string opening at `open` (one not escaped by an odd run of backslashes), or -1. */

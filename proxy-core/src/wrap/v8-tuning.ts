@@ -29,24 +29,6 @@ const INLINED_BYTECODE = 300;
 
 let done = false;
 
-/**
- * A page of 10,000 tools (5 MB) parses into some 150,000 objects that all live, and its answer is as big again:
- * in a young generation kept at its first size they are copied scavenge after scavenge on their way to the old
- * one. A start-up with such a listing was 35 to 40 ms quicker, in alternating runs, with V8's own growth while
- * the page is read and answered; the sizes then go back to the wrapper's. (The young generation may stay grown
- * afterwards in a wrapper of so big a catalog, which holds some 140 MB anyway.)
- */
-export function withRoomForABigPage<T>(read: () => T): T {
-  if (!done) return read();
-  setFlag('--semi-space-growth-factor=2');
-  setFlag('--heap-growing-percent=0');
-  try {
-    return read();
-  } finally {
-    keepYoungGenerationSmall();
-  }
-}
-
 export function tuneV8ForWrapper(): void {
   if (done) return;
   done = true;

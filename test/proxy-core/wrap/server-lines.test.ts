@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { Message } from '../../../proxy-core/src/jsonrpc/messages.js';
+import { MAX_NESTING } from '../../../proxy-core/src/jsonrpc/inbound.js';
 import { readServerLine } from '../../../proxy-core/src/wrap/server-lines.js';
 
 /** What the relay would be handed for one line from the server. */
@@ -39,5 +40,30 @@ describe('a line with more than one "id" in it', () => {
   test('an escaped spelling nested only: the bytes go on', () => {
     const line = '{"jsonrpc":"2.0","id":7,"result":{"\\u0069\\u0064":1,"id":2}}';
     expect(read(line)[0]!.raw).toBe(line);
+  });
+
+  /** An answer whose result nests `levels` objects deep, each with an "id" member (the line's object is level 1). */
+  const nested = (levels: number) => {
+    let inner = '{"id":0}';
+    for (let i = 2; i < levels; i++) inner = `{"id":${i},"next":${inner}}`;
+    return `{"jsonrpc":"2.0","id":3,"result":${inner}}`;
+  };
+
+  test(`the pass that reads the envelope also reads the nesting: ${MAX_NESTING} levels go on as they are, one more is refused`, () => {
+    const within = nested(MAX_NESTING);
+    const [ok] = read(within);
+    expect(ok!.raw).toBe(within);
+    expect(ok!.m.id).toBe(3);
+    const past = read(nested(MAX_NESTING + 1));
+    expect(past).toHaveLength(1);
+    expect(past[0]!.m.id).toBe(3);
+    expect((past[0]!.m as { error?: { message: string } }).error?.message).toContain(`nested deeper than ${MAX_NESTING} levels`);
+  });
+
+  test('brackets and quotes inside strings are not nesting', () => {
+    const line = `{"jsonrpc":"2.0","id":3,"result":{"id":1,"text":"${'[{'.repeat(200)} \\\" ${'}]'.repeat(200)}"}}`;
+    const [got] = read(line);
+    expect(got!.raw).toBe(line);
+    expect((got!.m as { result: { text: string } }).result.text).toContain('[{[{');
   });
 });

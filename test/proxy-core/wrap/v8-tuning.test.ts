@@ -62,29 +62,6 @@ describe('tuneV8ForWrapper', () => {
     expect(tuned.young).toBeLessThan(plain.young);
   });
 
-  test("a big page is read with V8's own growth of the young generation, and the wrapper's sizes come back after it", () => {
-    const probe = `
-      const { getHeapSpaceStatistics } = await import('node:v8');
-      const { tuneV8ForWrapper, withRoomForABigPage } = await import(${JSON.stringify(TUNING)});
-      // before the tuning, the page is read as it comes (nothing changed), and what it returns is returned
-      const untuned = withRoomForABigPage(() => 'read');
-      tuneV8ForWrapper();
-      const young = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
-      const load = () => { const keep = []; for (let i = 0; i < 400000; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 20000) keep.splice(0, 10000); } };
-      load();
-      const small = young();
-      withRoomForABigPage(load);
-      const grown = young();
-      // the growth factor is the wrapper's again: the same load after the page grows it no further
-      load();
-      console.log(JSON.stringify({ untuned, small, grown, after: young() }));
-    `;
-    const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', probe], { encoding: 'utf8' }).trim()) as Record<string, unknown>;
-    expect(out.untuned).toBe('read');
-    expect(out.grown as number).toBeGreaterThan(out.small as number);
-    expect(out.after).toBe(out.grown);
-  });
-
   test('an optimised function inlines less of what it calls', () => {
     // both callees fit V8's default budget; with the tuning's, fewer do
     expect(inlined(false)).toBe(2);
