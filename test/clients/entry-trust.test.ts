@@ -4,7 +4,8 @@
  * auto-protect wraps what was unwrapped (also while Airlock was down), once per file change, and refuses a
  * config past its size limit.
  */
-import { statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers, watchClientConfigs, type ClientConfigEvent } from '../../proxy-core/src/clients/index.js';
 import { entryState } from '../../proxy-core/src/clients/entry-status.js';
@@ -143,6 +144,17 @@ describe('auto-protect and unwrapped servers', () => {
     await until(() => second.events.some((e) => e.type === 'server-protected'));
     expect(second.events.map((e) => e.type)).toEqual(['server-unprotected', 'server-protected']);
     expect(onDisk(h, 'a').command).toBe(TEST_LAUNCHER.command);
+  });
+
+  test('the person\'s choice is on disk before the unwrapped entry is: a watcher that reads the file at once finds it', async () => {
+    const h = home(ORIGINAL);
+    await protectServers({ ...h.opts, client: 'cursor', servers: 'all', launcher: TEST_LAUNCHER });
+    await unprotectServers({ ...h.opts, client: 'cursor', servers: ['a'] });
+    const kept = join(h.env.AIRLOCK_HOME, 'kept-unprotected.json');
+    expect(readFileSync(kept, 'utf8')).toContain('"server": "a"');
+    // recorded first, written second: never a moment when the file shows the entry unwrapped and no choice stands
+    expect(statSync(kept, { bigint: true }).mtimeNs).toBeLessThanOrEqual(statSync(h.config, { bigint: true }).mtimeNs);
+    expect(onDisk(h, 'a')).toEqual({ command: 'node', args: ['a.js'] });
   });
 
   test('`unprotect` is the person\'s choice: auto-protect leaves that server alone', async () => {

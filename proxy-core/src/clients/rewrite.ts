@@ -303,19 +303,33 @@ export async function changeServers(action: Action, req: ChangeRequest | Protect
   if (SELF_WRITING.includes(req.client) && (await isClientRunning(req.client, req.platform, req.processLister))) {
     req.warn?.(`${label} is running and rewrites its own config: Airlock checks the file after writing; restart ${label} to pick up the change`);
   }
+  // an unprotect is the person's choice, which auto-protect keeps; a protect takes it back. The choice to keep
+  // is recorded before the file is written: a watcher that reads the file in between would take the unwrapped
+  // entry for a change to undo, and wrap it again
+  const choiceOf = (e: ServerEntry) => ({ client: req.client, path: e.location.path, server: e.name });
+  const dir = req.dataDir ?? defaultDataDir(req.env ?? process.env, req.platform ?? process.platform);
+  const record = (keep: ServerEntry[], forget: ServerEntry[]) =>
+    updateKept(dir, keep.map(choiceOf), forget.map(choiceOf)).catch((err: unknown) =>
+      req.warn?.(`could not record the choice for auto-protect in ${dir}: ${describeError(err)}`),
+    );
+  if (action === 'unprotect') await record(todo, []);
   const backups: string[] = [];
-  for (const job of groupByFile(todo)) {
-    await changeFile(edit, job, req, backups, r);
-    await verify(action, job, label, r);
+  const jobs = groupByFile(todo);
+  let changed = 0;
+  try {
+    for (const job of jobs) {
+      await changeFile(edit, job, req, backups, r);
+      await verify(action, job, label, r);
+      changed++;
+    }
+  } catch (err) {
+    // the files not unprotected keep their entries protected: no choice stands for them
+    if (action === 'unprotect') await record([], todo.filter((e) => jobs.slice(changed).some((j) => j.path === e.location.path)));
+    throw err;
   }
   const done: ChangeOutcome['result'] = action === 'protect' ? 'protected' : 'unprotected';
   for (const e of todo) outcomes.push({ server: e.name, scope: e.location.scope, path: e.location.path, result: done });
-  // an unprotect is the person's choice, which auto-protect keeps; a protect takes it back
-  const choices = todo.map((e) => ({ client: req.client, path: e.location.path, server: e.name }));
-  const dir = req.dataDir ?? defaultDataDir(req.env ?? process.env, req.platform ?? process.platform);
-  await updateKept(dir, action === 'unprotect' ? choices : [], action === 'protect' ? choices : []).catch((err: unknown) =>
-    req.warn?.(`could not record the choice for auto-protect in ${dir}: ${describeError(err)}`),
-  );
+  if (action === 'protect') await record([], todo);
   // Report in file order, as `airlock clients` lists them.
   const at = new Map(entries.map((e, i) => [`${e.name}\0${e.location.path}\0${e.location.scope}`, i]));
   const rank = (o: ChangeOutcome) => at.get(`${o.server}\0${o.path}\0${o.scope}`) ?? -1;
