@@ -15,7 +15,7 @@ import { isAscii } from 'node:buffer';
 import type { Verdict } from '../classify/classify.js';
 import { jsonTextMayHaveFindings } from '../classify/hidden-text.js';
 import { frame, isObject } from '../jsonrpc/messages.js';
-import { annotationsOf } from './annotate.js';
+import { annotateToolsResult } from './annotate.js';
 
 const DEL = 0x7f;
 
@@ -28,22 +28,19 @@ export function answerFirstPage(
   message: Record<string, unknown>,
   result: Record<string, unknown>,
   raw: Buffer,
-  verdictOf: (entry: Record<string, unknown>) => Verdict,
+  verdictOf: (entry: unknown) => Verdict,
   runsWithoutAsking: (v: Verdict) => boolean,
 ): { line: string; advertised: Map<string, boolean> } | undefined {
   const tools = result.tools;
   if (!Array.isArray(tools)) return undefined;
+  const names = new Set<string>();
+  for (const entry of tools) {
+    if (!isObject(entry) || typeof entry.name !== 'string' || entry.name === '' || names.has(entry.name)) return undefined;
+    names.add(entry.name);
+  }
   // bytes that are all ASCII but DEL hold no character a check looks for: only the phrases are read
   if (jsonTextMayHaveFindings(raw.toString('utf8'), isAscii(raw) && !raw.includes(DEL))) return undefined;
-  const advertised = new Map<string, boolean>();
-  const annotated: unknown[] = new Array(tools.length);
-  for (let i = 0; i < tools.length; i++) {
-    const entry: unknown = tools[i];
-    if (!isObject(entry) || typeof entry.name !== 'string' || entry.name === '' || advertised.has(entry.name)) return undefined;
-    const verdict = verdictOf(entry);
-    const readOnly = runsWithoutAsking(verdict);
-    advertised.set(entry.name, readOnly);
-    annotated[i] = { ...entry, ...annotationsOf(entry, verdict, readOnly) };
-  }
-  return { line: frame({ ...message, result: { ...result, tools: annotated } }), advertised };
+  // every entry has a usable name of its own here: the annotation drops none (and so logs nothing)
+  const annotated = annotateToolsResult(result, (_name, entry) => verdictOf(entry), runsWithoutAsking, () => {});
+  return { line: frame({ ...message, result: annotated.result }), advertised: annotated.advertised };
 }
