@@ -54,8 +54,8 @@ export class CatalogReports {
   private readonly behind = new Map<CatalogReport, Note[]>();
   private notesBehind = 0;
   private dropping = false;
-  /** Asks not sent yet, by call id: their call may end first (`withdraw`). */
-  private readonly asks = new Map<string, () => void>();
+  /** Asks not sent yet, by call id, with what refuses them: their call may end first (`withdraw`). */
+  private readonly asks = new Map<string, (err: IpcError) => void>();
 
   constructor(
     /** The broker's connection while the link is up. */
@@ -122,19 +122,14 @@ export class CatalogReports {
    */
   ask<T>(callId: string, send: (channel: Channel) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      let withdrawn = false;
-      this.asks.set(callId, () => {
-        withdrawn = true;
-        reject(new IpcError('cancelled', 'the call ended before Airlock was asked'));
-      });
+      this.asks.set(callId, reject);
+      // one no longer waiting here (withdrawn, or refused) is not sent
       this.afterReports({
         send: (channel) => {
-          this.asks.delete(callId);
-          if (!withdrawn) send(channel).then(resolve, reject);
+          if (this.asks.delete(callId)) send(channel).then(resolve, reject);
         },
         refuse: (err) => {
-          this.asks.delete(callId);
-          reject(err);
+          if (this.asks.delete(callId)) reject(err);
         },
       });
     });
@@ -145,10 +140,10 @@ export class CatalogReports {
    * gone). False when no ask of that call waits here.
    */
   withdraw(callId: string): boolean {
-    const withdraw = this.asks.get(callId);
-    if (!withdraw) return false;
+    const refuse = this.asks.get(callId);
+    if (!refuse) return false;
     this.asks.delete(callId);
-    withdraw();
+    refuse(new IpcError('cancelled', 'the call ended before Airlock was asked'));
     return true;
   }
 
