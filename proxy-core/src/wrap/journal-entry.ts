@@ -8,6 +8,7 @@
  */
 import { LIMITS } from '../protocol/limits.js';
 import { traceparentOf } from '../protocol/trace-context.js';
+import { numberText } from '../util/number-text.js';
 import type { Call } from './call.js';
 
 export interface JournalEntry {
@@ -21,8 +22,8 @@ export interface JournalEntry {
 }
 
 const q = JSON.stringify;
-/** A number as JSON.stringify writes it (what is not finite is null). */
-const num = (n: number): string => (Number.isFinite(n) ? `${n}` : 'null');
+/** A number as JSON.stringify writes it (what is not finite is null), kept out of V8's number-string cache. */
+const num = numberText;
 /** Classes, decisions, deciders and outcomes: a few words, kept as their JSON text. */
 const words = new Map<string, string>();
 function word(w: string): string {

@@ -31,6 +31,7 @@ import type { InternalEnd, InternalSink } from './internal-call.js';
 import { Rounds } from './rounds.js';
 import type { CallStage } from './stages.js';
 import type { PipelineContext, PipelineCore } from './pipeline-core.js';
+import { numberText } from '../util/number-text.js';
 
 export type { Denial } from './denial.js';
 export type { PipelineContext, PipelineCore, PipelineTimings } from './pipeline-core.js';
@@ -109,7 +110,7 @@ export class CallPipeline implements PipelineCore {
     const clock = this.o.clock;
     // (no round waits in a 2025 connection: nothing more is read of the call there)
     const round = this.rounds.size > 0 ? this.continued(message, tool, args) : undefined;
-    const callId = round ? round.first.callId : `${this.prefix}-${++this.counter}`;
+    const callId = round ? round.first.callId : `${this.prefix}-${numberText(++this.counter)}`;
     const call = new Call({ id: message.id, key, callId, tool, args, message, progressToken, startedAt: round ? round.first.startedAt : clock.now(), startedMono: monotonic(clock), clock });
     if (round) this.continues(call, round);
     this.calls.set(key, call);
