@@ -1,5 +1,5 @@
 /** Just enough JSON-RPC 2.0 to route MCP traffic; anything else is relayed as the bytes it came in. */
-import { numberText } from '../util/number-text.js';
+import { LastNumberText } from '../util/number-text.js';
 
 export type JsonRpcId = string | number;
 
@@ -44,12 +44,15 @@ export function isResponse(m: Message): m is Message & JsonRpcResponse {
   return m.method === undefined && ('result' in m || 'error' in m);
 }
 
+/** The last numeric id's digits: a request's id is checked, then routed, in the same turn. */
+const lastNumericId = new LastNumberText();
+
 /**
  * A key for an id that keeps 1 and "1" apart (they are different JSON-RPC ids). Made for every message, so a
  * number's digits are written without V8's number-string cache (util/number-text.ts).
  */
 export function idKey(id: JsonRpcId): string {
-  return typeof id === 'number' ? `n:${numberText(id)}` : `s:${id}`;
+  return typeof id === 'number' ? `n:${lastNumericId.of(id)}` : `s:${id}`;
 }
 
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcResponse {

@@ -12,3 +12,23 @@
 export function numberText(n: number): string {
   return JSON.stringify(n);
 }
+
+/**
+ * numberText of the last number asked for, kept while the next one is the same: the journal's timestamps are whole
+ * milliseconds, shared by the steps of one call and by the calls of one millisecond, and a request's id is looked
+ * up again as it is routed. JSON.stringify costs about 100 ns a number, where a template hitting V8's cache costs
+ * about 40: without this, a pipelined call paid some 1.2 µs more for its numbers.
+ */
+export class LastNumberText {
+  private last = NaN;
+  private text = 'null';
+
+  of(n: number): string {
+    // NaN is never equal to itself: its text is written again each time (null, as the first)
+    if (n !== this.last) {
+      this.last = n;
+      this.text = numberText(n);
+    }
+    return this.text;
+  }
+}

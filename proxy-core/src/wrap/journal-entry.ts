@@ -3,12 +3,12 @@
  * Every call passes here (tens of thousands a second when a client pipelines): JSON.stringify of a record object
  * made for it cost about 2.2 µs a call, this template 0.7 µs, nearly all of it the escaping of the arguments' and
  * the result's texts. What is the same from call to call (who the wrapper is, the last tool, its verdict's
- * reasons, the last decision's detail) is kept as text. The text holds exactly the keys, in the order, and the
- * values JSON.stringify gives the record (test/proxy-core/wrap/journal-entry.test.ts).
+ * reasons, the last decision's detail, the last millisecond's time) is kept as text. The text holds exactly the
+ * keys, in the order, and the values JSON.stringify gives the record (test/proxy-core/wrap/journal-entry.test.ts).
  */
 import { LIMITS } from '../protocol/limits.js';
 import { traceparentOf } from '../protocol/trace-context.js';
-import { numberText } from '../util/number-text.js';
+import { LastNumberText, numberText } from '../util/number-text.js';
 import type { Call } from './call.js';
 
 export interface JournalEntry {
@@ -22,8 +22,6 @@ export interface JournalEntry {
 }
 
 const q = JSON.stringify;
-/** A number as JSON.stringify writes it (what is not finite is null), kept out of V8's number-string cache. */
-const num = numberText;
 /** Classes, decisions, deciders and outcomes: a few words, kept as their JSON text. */
 const words = new Map<string, string>();
 function word(w: string): string {
@@ -56,6 +54,10 @@ export class JournalEncoder {
   private readonly who: string;
   private readonly tool = new LastText(LIMITS.toolName);
   private readonly detail = new LastText(LIMITS.detail);
+  /** The call's times (whole milliseconds: the steps of a call, and the calls of a millisecond, share them). */
+  private readonly times = new LastNumberText();
+  private readonly argsBytes = new LastNumberText();
+  private readonly resultBytes = new LastNumberText();
   private lastReasons: readonly string[] | undefined;
   private lastReasonsText = '[]';
 
@@ -67,17 +69,17 @@ export class JournalEncoder {
   entry(call: Call): JournalEntry {
     const shown = call.argsShown();
     const outcome = call.outcome;
-    let text = `{"id":${q(call.callId)}${this.who}${this.tool.of(call.tool)},"arguments":${q(shown.text)},"argsTruncated":${shown.truncated},"argsBytes":${num(shown.bytes)},"class":${word(call.verdict?.class ?? 'unclassifiable')},"reasons":${this.reasons(call)},"decision":${word(call.decision ?? 'deny')},"decidedBy":${word(call.decidedBy ?? 'error')},"detail":${this.detail.of(call.detail)},"outcome":${word(outcome)},"startedAt":${num(call.startedAt)}`;
+    let text = `{"id":${q(call.callId)}${this.who}${this.tool.of(call.tool)},"arguments":${q(shown.text)},"argsTruncated":${shown.truncated},"argsBytes":${this.argsBytes.of(shown.bytes)},"class":${word(call.verdict?.class ?? 'unclassifiable')},"reasons":${this.reasons(call)},"decision":${word(call.decision ?? 'deny')},"decidedBy":${word(call.decidedBy ?? 'error')},"detail":${this.detail.of(call.detail)},"outcome":${word(outcome)},"startedAt":${this.times.of(call.startedAt)}`;
     const sha = call.knownArgsSha256;
     if (sha !== undefined) text += `,"argsSha256":${q(sha)}`;
     if (call.ticketId !== undefined) text += `,"ticketId":${q(call.ticketId)}`;
     const result = call.result;
-    if (result) text += `,"result":${q(result.text)},"resultTruncated":${result.truncated},"resultBytes":${num(result.bytes)}`;
-    if (call.askedAt !== undefined) text += `,"askedAt":${num(call.askedAt)}`;
-    if (call.decidedAt !== undefined) text += `,"decidedAt":${num(call.decidedAt)}`;
-    if (call.forwardedAt !== undefined) text += `,"forwardedAt":${num(call.forwardedAt)}`;
-    if (call.finishedAt !== undefined) text += `,"finishedAt":${num(call.finishedAt)}`;
-    if (call.durationMs !== undefined) text += `,"durationMs":${num(call.durationMs)}`;
+    if (result) text += `,"result":${q(result.text)},"resultTruncated":${result.truncated},"resultBytes":${this.resultBytes.of(result.bytes)}`;
+    if (call.askedAt !== undefined) text += `,"askedAt":${this.times.of(call.askedAt)}`;
+    if (call.decidedAt !== undefined) text += `,"decidedAt":${this.times.of(call.decidedAt)}`;
+    if (call.forwardedAt !== undefined) text += `,"forwardedAt":${this.times.of(call.forwardedAt)}`;
+    if (call.finishedAt !== undefined) text += `,"finishedAt":${this.times.of(call.finishedAt)}`;
+    if (call.durationMs !== undefined) text += `,"durationMs":${numberText(call.durationMs)}`;
     const traceparent = traceparentOf(call.message.params);
     if (traceparent) text += `,"traceparent":${q(traceparent)}`;
     return { id: call.callId, text: `${text}}`, open: outcome === 'pending' || outcome === 'cancelled', executed: call.forwardedAt !== undefined };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { numberText } from '../../../proxy-core/src/util/number-text.js';
+import { LastNumberText, numberText } from '../../../proxy-core/src/util/number-text.js';
 
 describe('numberText', () => {
   it('writes the digits String(n) writes for every finite number', () => {
@@ -16,5 +16,20 @@ describe('numberText', () => {
       const n = (Math.random() - 0.5) * 10 ** Math.floor(Math.random() * 40 - 20);
       expect(JSON.parse(numberText(n))).toBe(n);
     }
+  });
+});
+
+describe('LastNumberText', () => {
+  it('writes each number as numberText does, again only when it changes', () => {
+    const last = new LastNumberText();
+    const seq = [1796568440563, 1796568440563, 1796568440564, 0, -0, 0.5, 0.5, NaN, NaN, Infinity, 1796568440563];
+    for (const n of seq) expect(last.of(n)).toBe(numberText(n));
+  });
+
+  it('gives back the same text while the number stays the same', () => {
+    const last = new LastNumberText();
+    const first = last.of(1796568440563.25);
+    expect(last.of(1796568440563.25)).toBe(first);
+    expect(last.of(1796568440564)).toBe('1796568440564');
   });
 });
