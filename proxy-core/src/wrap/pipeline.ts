@@ -17,6 +17,7 @@ import type { Verdict } from '../classify/classify.js';
 import { errorResponse, idKey, INTERNAL_ERROR, type JsonRpcId, type JsonRpcResponse, type Message } from '../jsonrpc/messages.js';
 import type { DecidedBy, PolicySnapshot } from '../policy/decide.js';
 import { monotonic } from '../util/clock.js';
+import { numberText } from '../util/number-text.js';
 import { argumentsHash } from '../jsonrpc/canonical.js';
 import { TicketDesk } from './asking.js';
 import { Call, type CallView, type Round, UNSENT } from './call.js';
@@ -31,7 +32,6 @@ import type { InternalEnd, InternalSink } from './internal-call.js';
 import { Rounds } from './rounds.js';
 import type { CallStage } from './stages.js';
 import type { PipelineContext, PipelineCore } from './pipeline-core.js';
-import { numberText } from '../util/number-text.js';
 
 export type { Denial } from './denial.js';
 export type { PipelineContext, PipelineCore, PipelineTimings } from './pipeline-core.js';
