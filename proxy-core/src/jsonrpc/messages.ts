@@ -52,7 +52,10 @@ const lastNumericId = new LastNumberText();
  * number's digits are written without V8's number-string cache (util/number-text.ts).
  */
 export function idKey(id: JsonRpcId): string {
-  return typeof id === 'number' ? `n:${lastNumericId.of(id)}` : `s:${id}`;
+  if (typeof id !== 'number') return `s:${id}`;
+  // a number JSON cannot hold (1e400 reads as Infinity) keeps a key of its own, as it always had: a request with
+  // one is refused, and a notification naming one finds nothing
+  return Number.isFinite(id) ? `n:${lastNumericId.of(id)}` : `n:${String(id)}`;
 }
 
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcResponse {

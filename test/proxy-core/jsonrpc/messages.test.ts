@@ -22,4 +22,10 @@ describe('idKey', () => {
       expect(idKey(a)).toBe(`n:${JSON.parse(JSON.stringify(a))}`);
     }
   });
+
+  it('keeps the ids JSON cannot hold (1e400 reads as Infinity) apart from each other and from every finite id', () => {
+    const keys = [Infinity, -Infinity, NaN, 0].map((id) => idKey(id));
+    expect(new Set(keys).size).toBe(4);
+    expect(idKey(JSON.parse('1e400'))).toBe('n:Infinity');
+  });
 });
