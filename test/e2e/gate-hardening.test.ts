@@ -172,6 +172,24 @@ describe('smaller protocol faults', () => {
     expect(executedCalls(log).map((e) => e.tool)).toEqual(['del']);
   });
 
+  test('ids that print alike stay apart: 7 and "7" are two calls, 7.0 is 7 again, a cancel of 1e400 names no call', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', 'echo']);
+    const { raw, log } = lenient(home);
+    await raw.handshake();
+    raw.send('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"del","arguments":{"n":1}}}');
+    const ticket = await waitForTicket(home, 'del');
+    raw.send('{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo","arguments":{"text":"string seven"}}}');
+    expect(await raw.next((m) => m.id === '7')).toMatchObject({ result: { content: [{ text: 'ran echo' }] } });
+    raw.send('{"jsonrpc":"2.0","id":7.0,"method":"tools/call","params":{"name":"echo","arguments":{"text":"seven again"}}}');
+    expect(((await raw.next(isRefusal)).error as { message: string }).message).toMatch(/already in flight/);
+    raw.send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1e400}}');
+    await cli(home, ['approve', ticket.id]);
+    expect(await raw.next((m) => m.id === 7)).toMatchObject({ result: { content: [{ text: 'ran del' }] } });
+    expect(executedCalls(log).map((e) => e.tool)).toEqual(['echo', 'del']);
+  });
+
   test("a client id in Airlock's own namespace is refused, so it cannot swallow an answer", async () => {
     const home = tempDir();
     await startDaemon(home);
