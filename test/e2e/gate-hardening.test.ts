@@ -24,6 +24,16 @@ async function trustedLenient(home: string): Promise<{ raw: RawWrapped; log: str
   return lenient(home);
 }
 
+/** A broker in a fresh home whose rule allows `tool` of the lenient server, and a wrapped raw session to it, shaken hands. */
+async function lenientAllowing(tool: string): Promise<{ home: string; raw: RawWrapped; log: string }> {
+  const home = tempDir();
+  await startDaemon(home);
+  await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', tool]);
+  const { raw, log } = lenient(home);
+  await raw.handshake();
+  return { home, raw, log };
+}
+
 const isRefusal = (m: Record<string, unknown>) => m.id === null && (m.error as { code?: number } | undefined)?.code === -32600;
 
 describe('every tools/call is gated or refused, whatever its id', () => {
@@ -37,11 +47,7 @@ describe('every tools/call is gated or refused, whatever its id', () => {
   ];
 
   test.each(oddIds)('a tools/call whose id is %s is refused with id null and never reaches the server', async (_what, idPart) => {
-    const home = tempDir();
-    await startDaemon(home);
-    await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', 'read']);
-    const { raw, log } = lenient(home);
-    await raw.handshake();
+    const { home, raw, log } = await lenientAllowing('read');
     await waitForSessions(home, 1);
     const comma = idPart ? `${idPart},` : '';
     raw.send(`{"jsonrpc":"2.0",${comma}"method":"tools/call","params":{"name":"del","arguments":{}}}`);
@@ -56,11 +62,7 @@ describe('every tools/call is gated or refused, whatever its id', () => {
   });
 
   test('the same holds inside a batch, next to a good call', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', 'read']);
-    const { raw, log } = lenient(home);
-    await raw.handshake();
+    const { raw, log } = await lenientAllowing('read');
     raw.send('[{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"del"}},{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read"}}]');
     await raw.next(isRefusal);
     await raw.next((m) => m.id === 5);
@@ -173,11 +175,7 @@ describe('smaller protocol faults', () => {
   });
 
   test('ids that print alike stay apart: 7 and "7" are two calls, 7.0 is 7 again, a cancel of 1e400 names no call', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', 'echo']);
-    const { raw, log } = lenient(home);
-    await raw.handshake();
+    const { home, raw, log } = await lenientAllowing('echo');
     raw.send('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"del","arguments":{"n":1}}}');
     const ticket = await waitForTicket(home, 'del');
     raw.send('{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo","arguments":{"text":"string seven"}}}');
