@@ -4,8 +4,9 @@
  * auto-protect wraps what was unwrapped (also while Airlock was down), once per file change, and refuses a
  * config past its size limit.
  */
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers, watchClientConfigs, type ClientConfigEvent } from '../../proxy-core/src/clients/index.js';
 import { entryState } from '../../proxy-core/src/clients/entry-status.js';
@@ -155,6 +156,37 @@ describe('auto-protect and unwrapped servers', () => {
     // recorded first, written second: never a moment when the file shows the entry unwrapped and no choice stands
     expect(statSync(kept, { bigint: true }).mtimeNs).toBeLessThanOrEqual(statSync(h.config, { bigint: true }).mtimeNs);
     expect(onDisk(h, 'a')).toEqual({ command: 'node', args: ['a.js'] });
+  });
+
+  test('an unprotect that cannot write the file takes the choice back: the entry stays protected, and auto-protect still guards it', async () => {
+    const h = home(ORIGINAL);
+    await protectServers({ ...h.opts, client: 'cursor', servers: 'all', launcher: TEST_LAUNCHER });
+    const wrapped = readFileSync(h.config);
+    // the config's folder on a disk with no room left (a tmpfs, filled; root mounts it): the file reads, no write goes
+    const folder = dirname(h.config);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0700', 'tmpfs', folder]);
+    cleanups.push(() => execFileSync('umount', ['-l', folder]));
+    writeFileSync(h.config, wrapped);
+    const fd = openSync(join(folder, 'filler'), 'w');
+    try {
+      for (;;) writeSync(fd, Buffer.alloc(4096, 1));
+    } catch (err) {
+      expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    } finally {
+      closeSync(fd);
+    }
+    await expect(unprotectServers({ ...h.opts, client: 'cursor', servers: ['a'] })).rejects.toThrow();
+    expect(readFileSync(h.config)).toEqual(wrapped);
+    // the choice recorded before the write was taken back: no "kept" stands for a server still protected
+    const kept = join(h.env.AIRLOCK_HOME, 'kept-unprotected.json');
+    if (existsSync(kept)) expect(readFileSync(kept, 'utf8')).not.toContain('"server": "a"');
+    // and so an agent that unwraps it afterwards is undone, as for any protected entry
+    const { events, w } = watch(h, true);
+    await w.ready;
+    execFileSync('rm', ['-f', join(folder, 'filler')]);
+    h.write(ORIGINAL);
+    await until(() => events.some((e) => e.type === 'server-protected'));
+    expect(onDisk(h, 'a').command).toBe(TEST_LAUNCHER.command);
   });
 
   test('`unprotect` is the person\'s choice: auto-protect leaves that server alone', async () => {
