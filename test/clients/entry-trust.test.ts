@@ -5,7 +5,7 @@
  * config past its size limit.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers, watchClientConfigs, type ClientConfigEvent } from '../../proxy-core/src/clients/index.js';
@@ -183,7 +183,7 @@ describe('auto-protect and unwrapped servers', () => {
     // and so an agent that unwraps it afterwards is undone, as for any protected entry
     const { events, w } = watch(h, true);
     await w.ready;
-    execFileSync('rm', ['-f', join(folder, 'filler')]);
+    rmSync(join(folder, 'filler'));
     h.write(ORIGINAL);
     await until(() => events.some((e) => e.type === 'server-protected'));
     expect(onDisk(h, 'a').command).toBe(TEST_LAUNCHER.command);
