@@ -4,14 +4,14 @@
  * auto-protect wraps what was unwrapped (also while Airlock was down), once per file change, and refuses a
  * config past its size limit.
  */
-import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers, watchClientConfigs, type ClientConfigEvent } from '../../proxy-core/src/clients/index.js';
 import { entryState } from '../../proxy-core/src/clients/entry-status.js';
 import type { KnownServer, WatchStateStore } from '../../proxy-core/src/clients/watch.js';
 import { MAX_CONFIG_BYTES } from '../../proxy-core/src/clients/config-file.js';
+import { fill, mountTmpfs } from '../helpers/small-disk.js';
 import { makeHome, TEST_LAUNCHER, type TestHome } from './home.js';
 
 const cleanups: (() => void)[] = [];
@@ -162,19 +162,11 @@ describe('auto-protect and unwrapped servers', () => {
     const h = home(ORIGINAL);
     await protectServers({ ...h.opts, client: 'cursor', servers: 'all', launcher: TEST_LAUNCHER });
     const wrapped = readFileSync(h.config);
-    // the config's folder on a disk with no room left (a tmpfs, filled; root mounts it): the file reads, no write goes
+    // the config's folder on a disk with no room left (a tmpfs, filled): the file reads, no write goes through
     const folder = dirname(h.config);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k,mode=0700', 'tmpfs', folder]);
-    cleanups.push(() => execFileSync('umount', ['-l', folder]));
+    mountTmpfs(folder, '256k', (fn) => cleanups.push(fn));
     writeFileSync(h.config, wrapped);
-    const fd = openSync(join(folder, 'filler'), 'w');
-    try {
-      for (;;) writeSync(fd, Buffer.alloc(4096, 1));
-    } catch (err) {
-      expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
-    } finally {
-      closeSync(fd);
-    }
+    const filler = fill(folder);
     await expect(unprotectServers({ ...h.opts, client: 'cursor', servers: ['a'] })).rejects.toThrow();
     expect(readFileSync(h.config)).toEqual(wrapped);
     // the choice recorded before the write was taken back: no "kept" stands for a server still protected
@@ -183,7 +175,7 @@ describe('auto-protect and unwrapped servers', () => {
     // and so an agent that unwraps it afterwards is undone, as for any protected entry
     const { events, w } = watch(h, true);
     await w.ready;
-    rmSync(join(folder, 'filler'));
+    rmSync(filler);
     h.write(ORIGINAL);
     await until(() => events.some((e) => e.type === 'server-protected'));
     expect(onDisk(h, 'a').command).toBe(TEST_LAUNCHER.command);

@@ -4,11 +4,11 @@
  * there is room again every call the server ran is in the journal and E-Stop is on disk. Needs root for the
  * mount: when the mount fails, the test fails (nothing is skipped).
  */
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
+import { fill, mountTmpfs } from '../helpers/small-disk.js';
 import { cleanup, cli, cliJson, connectWrapped, decisionOf, executedCalls, fixture, onCleanup, processAlive, startDaemon, tempDir, textOf, waitFor, waitForSessions } from '../helpers/airlock.js';
 
 afterEach(cleanup);
@@ -17,30 +17,8 @@ afterEach(cleanup);
 function smallDisk(): string {
   const dir = join(tempDir('al-disk-'), 'data');
   mkdirSync(dir);
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0700', 'tmpfs', dir]);
-  onCleanup(() => {
-    try {
-      execFileSync('umount', ['-l', dir]);
-    } catch {
-      // already unmounted
-    }
-  });
+  mountTmpfs(dir, '4m', onCleanup);
   return dir;
-}
-
-/** Write until the disk says no; returns the filler's path. */
-function fill(dir: string): string {
-  const path = join(dir, 'filler');
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(16 * 1024, 1);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-  return path;
 }
 
 interface Status {
