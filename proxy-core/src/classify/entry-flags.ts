@@ -13,7 +13,15 @@ import { classifyTool, hiddenTextFlags, type ClassifyOptions, type Verdict } fro
 import { mayHaveFindings } from './hidden-text.js';
 
 /** The findings of an entry with nothing to find. */
-export const NO_FINDINGS: readonly string[] = [];
+const NO_FINDINGS: readonly string[] = [];
+
+/**
+ * The verdict of an entry whose text is already known to have nothing to find: a page whose whole text was
+ * checked at once (wrap/first-page.ts), and a listing taken from such a page.
+ */
+export function classifyClean(entry: unknown, opts: ClassifyOptions): Verdict {
+  return classifyTool(entry, opts, NO_FINDINGS);
+}
 
 /** Characters of entry text kept at most (past it, the cache starts over). */
 const MAX_CHARS = 32 * 1024 * 1024;

@@ -26,9 +26,9 @@
  *
  * All of its state is private: the relay tells it what happened (`observe`, …) and asks what is known (`ready`, …).
  */
-import { type Catalog, classifyTool, classifyTools } from '../classify/classify.js';
+import { type Catalog, classifyTools } from '../classify/classify.js';
 import { jsonText } from '../classify/definition.js';
-import { EntryFlags, NO_FINDINGS } from '../classify/entry-flags.js';
+import { classifyClean, EntryFlags } from '../classify/entry-flags.js';
 import { isObject, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DefinitionState } from '../policy/decide.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
@@ -347,7 +347,7 @@ export class ToolListing {
     if (this.cache && this.cache.key === key) return this.cache.catalog;
     const opts = { trustReadOnlyHints, withdrawn };
     const clean = this.raw !== null && this.raw === this.clean;
-    const catalog = classifyTools(this.raw ?? [], opts, (entry, i) => (clean ? classifyTool(entry, opts, NO_FINDINGS) : this.entryFlags.classify(entry, this.rawTexts[i]!, opts)));
+    const catalog = classifyTools(this.raw ?? [], opts, (entry, i) => (clean ? classifyClean(entry, opts) : this.entryFlags.classify(entry, this.rawTexts[i]!, opts)));
     catalog.problems.push(...this.listProblems);
     this.declarations.applyStrictest(catalog, (entry, text) => this.entryFlags.classify(entry, text, opts));
     this.cache = { key, catalog };

@@ -9,9 +9,9 @@
  * it would be told changed. A definition the broker has pinned as it is now goes by its hashes (the broker
  * holds its texts); any other goes with its texts, to be pinned or shown as changed.
  */
-import { type Catalog, classifyTool, classifyTools, stricter, type Verdict, verdictFor } from '../classify/classify.js';
+import { type Catalog, classifyTools, stricter, type Verdict, verdictFor } from '../classify/classify.js';
 import { DEFINITION_PARTS, type ToolDefinition } from '../classify/definition.js';
-import { NO_FINDINGS } from '../classify/entry-flags.js';
+import { classifyClean } from '../classify/entry-flags.js';
 import { frame, isObject } from '../jsonrpc/messages.js';
 import { decide, type DefinitionState } from '../policy/decide.js';
 import { annotateToolsResult } from './annotate.js';
@@ -150,7 +150,7 @@ export class ToolVerdicts {
     if (this.listing.listed) return undefined;
     const { trust, withdrawn } = this.trustInputs();
     const opts = { trustReadOnlyHints: trust, withdrawn };
-    const first = answerFirstPage(message, result, raw, (entry) => classifyTool(entry, opts, NO_FINDINGS), (v) => this.runsWithoutAsking(v));
+    const first = answerFirstPage(message, result, raw, (entry) => classifyClean(entry, opts), (v) => this.runsWithoutAsking(v));
     if (first) this.tell(first.advertised);
     return first?.line;
   }

@@ -10,9 +10,9 @@
  *
  * Pure: a cache of its own, nothing kept, nothing sent. It never sees a real entry, so it decides nothing.
  */
-import { classifyTool, classifyTools, isReadOnlyClass, type Verdict } from '../classify/classify.js';
+import { classifyTools, isReadOnlyClass, type Verdict } from '../classify/classify.js';
 import { jsonText } from '../classify/definition.js';
-import { EntryFlags, NO_FINDINGS } from '../classify/entry-flags.js';
+import { classifyClean, EntryFlags } from '../classify/entry-flags.js';
 import { AnnotatedListing } from './annotated-listing.js';
 import { answerFirstPage } from './first-page.js';
 import { PageBytes } from './page-bytes.js';
@@ -49,7 +49,7 @@ export function warmListingPath(): { verdicts: Verdict[]; asAWhole: boolean } {
     const bytes = Buffer.from(JSON.stringify(message));
     const page = PageBytes.of(round, bytes);
     const result = message.result as Record<string, unknown>;
-    const whole = answerFirstPage(message, result, bytes, (entry) => classifyTool(entry, opts, NO_FINDINGS), (v) => isReadOnlyClass(v.class));
+    const whole = answerFirstPage(message, result, bytes, (entry) => classifyClean(entry, opts), (v) => isReadOnlyClass(v.class));
     asAWhole &&= whole !== undefined;
     new AnnotatedListing().answer(message, result, [...SAMPLE], () => texts, {
       inputs: [],
