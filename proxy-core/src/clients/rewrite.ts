@@ -324,7 +324,10 @@ export async function changeServers(action: Action, req: ChangeRequest | Protect
     }
   } catch (err) {
     // the files not unprotected keep their entries protected: no choice stands for them
-    if (action === 'unprotect') await record([], todo.filter((e) => jobs.slice(changed).some((j) => j.path === e.location.path)));
+    if (action === 'unprotect') {
+      const unchanged = new Set(jobs.slice(changed).map((j) => j.path));
+      await record([], todo.filter((e) => unchanged.has(e.location.path)));
+    }
     throw err;
   }
   const done: ChangeOutcome['result'] = action === 'protect' ? 'protected' : 'unprotected';

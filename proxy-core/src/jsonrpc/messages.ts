@@ -55,7 +55,7 @@ export function idKey(id: JsonRpcId): string {
   if (typeof id !== 'number') return `s:${id}`;
   // a number JSON cannot hold (1e400 reads as Infinity) keeps a key of its own, as it always had: a request with
   // one is refused, and a notification naming one finds nothing
-  return Number.isFinite(id) ? `n:${lastNumericId.of(id)}` : `n:${String(id)}`;
+  return `n:${Number.isFinite(id) ? lastNumericId.of(id) : id}`;
 }
 
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcResponse {
