@@ -5,6 +5,7 @@
  * number) cannot be made to run something other than what was judged. Pure: a line in, a verdict out.
  */
 import { CONTROL_CHARACTERS } from '../classify/classify.js';
+import { lineText } from './line-text.js';
 import { errorResponse, isId, isObject, type JsonRpcId, type JsonRpcResponse, type Message } from './messages.js';
 
 export const PARSE_ERROR = -32700;
@@ -21,7 +22,7 @@ const BOM = '\uFEFF';
 
 /** Parse one line; a leading BOM is accepted. `undefined` when the line is not JSON. */
 export function parseLine(line: Buffer): unknown {
-  let text = line.toString('utf8');
+  let text = lineText(line);
   if (text.startsWith(BOM)) text = text.slice(1);
   try {
     return JSON.parse(text);

@@ -13,6 +13,7 @@
 import { isObject } from '../jsonrpc/messages.js';
 import { annotatedText, annotateToolsResult, annotationsOf } from './annotate.js';
 import type { Verdict } from '../classify/classify.js';
+import { ANNOTATION_ESTIMATE, aroundTools, LineBytes } from './line-bytes.js';
 import type { PageBytes } from './page-bytes.js';
 
 /** What one entry was annotated as. */
@@ -83,8 +84,7 @@ export class AnnotatedListing {
     const texts = textsOf();
     const counts = new Map<string, number>();
     for (const t of tools) if (isObject(t) && typeof t.name === 'string') counts.set(t.name, (counts.get(t.name) ?? 0) + 1);
-    // the tools array goes where the NUL is (JSON.stringify escapes every NUL of the message's own)
-    const [head, tail] = withTools(message, result, '\u0000').split('\u0000') as [string, string];
+    const [head, tail] = aroundTools(message, result);
     // written straight into the line's bytes: each entry's place in them is known as it is written, and no entry's
     // annotated text outlives its writing (a page of 10,000 entries is not held twice, as texts and as bytes)
     let estimate = head.length + tail.length + 2 * tools.length + 64;
@@ -139,60 +139,6 @@ export class AnnotatedListing {
   }
 }
 
-/** What an entry's annotations add to its text, about (the line's first guess at its size; it grows past it). */
-const ANNOTATION_ESTIMATE = 320;
-
-/** A line's bytes, written piece by piece into one buffer that grows as it must. */
-class LineBytes {
-  private buf: Buffer;
-  private at = 0;
-
-  constructor(estimate: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(estimate, 256));
-  }
-
-  get length(): number {
-    return this.at;
-  }
-
-  private room(n: number): void {
-    if (this.at + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
-    this.buf.copy(next, 0, 0, this.at);
-    this.buf = next;
-  }
-
-  text(s: string): void {
-    // at most 3 bytes per UTF-16 unit
-    this.room(s.length * 3);
-    this.at += this.buf.write(s, this.at, 'utf8');
-  }
-
-  bytes(from: Buffer, start: number, end: number): void {
-    this.room(end - start);
-    this.at += from.copy(this.buf, this.at, start, end);
-  }
-
-  /** The bytes written; in a buffer of their own size unless little of it is left over. */
-  done(): Buffer {
-    const used = this.buf.subarray(0, this.at);
-    return this.buf.length - this.at > this.buf.length / 8 ? Buffer.from(used) : used;
-  }
-}
-
 function sameInputs(a: readonly unknown[], b: readonly unknown[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
-/** The message as JSON with `result.tools` written as the given JSON text (members in their order). */
-function withTools(message: Record<string, unknown>, result: Record<string, unknown>, tools: string): string {
-  const members = (o: Record<string, unknown>, key: string, text: string): string => {
-    const out: string[] = [];
-    for (const k of Object.keys(o)) {
-      if (k === key) out.push(`${JSON.stringify(k)}:${text}`);
-      else if (o[k] !== undefined) out.push(`${JSON.stringify(k)}:${JSON.stringify(o[k])}`);
-    }
-    return `{${out.join(',')}}`;
-  };
-  return members(message, 'result', members(result, 'tools', tools));
 }

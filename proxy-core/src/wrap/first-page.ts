@@ -4,9 +4,10 @@
  * (annotated-listing.ts) spends most of that wait on what it keeps for later pages: each entry's JSON text, the
  * key under which its hidden-text findings, its declaration and its annotated bytes are kept. With no listing
  * of the wrapper's own there is nothing to reuse, and no verdict to weigh but the entry's own (verdicts.ts reads
- * only the entry then). So the page's text is checked for hidden text once, each entry is classified, and the
- * answer is written by one JSON.stringify: the very bytes the usual way writes (annotate.ts). What the usual way
- * reads first is read once the answer has left (client-requests.ts).
+ * only the entry then). So the page's text is checked for hidden text once (the text the relay parsed, not
+ * decoded again: jsonrpc/line-text.ts), each entry is classified, and the answer is written entry by entry into
+ * its bytes (line-bytes.ts): the very bytes the usual way writes (annotate.ts). What the usual way reads first is
+ * read once the answer has left (client-requests.ts).
  *
  * Only a page whose text shows nothing to find (hidden-text.ts `jsonTextMayHaveFindings`) and whose entries are
  * each an object with a name no other entry has: anything else goes the usual way, which says what is wrong.
@@ -14,8 +15,10 @@
 import { isAscii } from 'node:buffer';
 import type { Verdict } from '../classify/classify.js';
 import { jsonTextMayHaveFindings } from '../classify/hidden-text.js';
-import { frame, isObject } from '../jsonrpc/messages.js';
-import { annotateToolsResult } from './annotate.js';
+import { lineText } from '../jsonrpc/line-text.js';
+import { isObject } from '../jsonrpc/messages.js';
+import { annotationsOf } from './annotate.js';
+import { ANNOTATION_ESTIMATE, aroundTools, LineBytes } from './line-bytes.js';
 
 const DEL = 0x7f;
 
@@ -30,7 +33,7 @@ export function answerFirstPage(
   raw: Buffer,
   verdictOf: (entry: unknown) => Verdict,
   runsWithoutAsking: (v: Verdict) => boolean,
-): { line: string; advertised: Map<string, boolean> } | undefined {
+): { line: Buffer; advertised: Map<string, boolean> } | undefined {
   const tools = result.tools;
   if (!Array.isArray(tools)) return undefined;
   const names = new Set<string>();
@@ -39,8 +42,23 @@ export function answerFirstPage(
     names.add(entry.name);
   }
   // bytes that are all ASCII but DEL hold no character a check looks for: only the phrases are read
-  if (jsonTextMayHaveFindings(raw.toString('utf8'), isAscii(raw) && !raw.includes(DEL))) return undefined;
-  // every entry has a usable name of its own here: the annotation drops none (and so logs nothing)
-  const annotated = annotateToolsResult(result, (_name, entry) => verdictOf(entry), runsWithoutAsking, () => {});
-  return { line: frame({ ...message, result: annotated.result }), advertised: annotated.advertised };
+  if (jsonTextMayHaveFindings(lineText(raw), isAscii(raw) && !raw.includes(DEL))) return undefined;
+  // every entry has a usable name of its own here: annotate.ts would drop (and log) none, and writes each as this does
+  const [head, tail] = aroundTools(message, result);
+  const out = new LineBytes(head.length + tail.length + raw.length + tools.length * ANNOTATION_ESTIMATE);
+  out.text(head);
+  out.text('[');
+  const advertised = new Map<string, boolean>();
+  for (let i = 0; i < tools.length; i++) {
+    const entry = tools[i] as Record<string, unknown>;
+    const verdict = verdictOf(entry);
+    const readOnly = runsWithoutAsking(verdict);
+    advertised.set(entry.name as string, readOnly);
+    if (i > 0) out.text(',');
+    out.text(JSON.stringify({ ...entry, ...annotationsOf(entry, verdict, readOnly) }));
+  }
+  out.text(']');
+  out.text(tail);
+  out.text('\n');
+  return { line: out.done(), advertised };
 }

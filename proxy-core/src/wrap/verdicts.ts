@@ -146,7 +146,7 @@ export class ToolVerdicts {
    * The client's page answered as a whole while the wrapper has no listing of its own (first-page.ts: the line
    * to send, what the client was told remembered), or undefined: then the listing observes it and `answer` does.
    */
-  answerFirst(message: Record<string, unknown>, result: Record<string, unknown>, raw: Buffer): string | undefined {
+  answerFirst(message: Record<string, unknown>, result: Record<string, unknown>, raw: Buffer): Buffer | undefined {
     if (this.listing.listed) return undefined;
     const { trust, withdrawn } = this.trustInputs();
     const opts = { trustReadOnlyHints: trust, withdrawn };

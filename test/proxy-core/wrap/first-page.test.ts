@@ -40,12 +40,23 @@ describe('a page answered as a whole', () => {
     test(`is the very line the usual annotation writes (trusting hints: ${trust})`, () => {
       const { got, message, verdictOf, runs } = answer(PAGE, trust);
       const usual = annotateToolsResult(message.result, (_n, e) => verdictOf(e), runs, () => {});
-      expect(got?.line).toBe(frame({ ...message, result: usual.result }));
+      expect(got?.line.toString('utf8')).toBe(frame({ ...message, result: usual.result }));
       expect(got?.advertised).toEqual(usual.advertised);
       // what the client is told: only a trusted read-only claim is passed on as one
       expect(got?.advertised.get('last')).toBe(trust);
     });
   }
+
+  test('is the very line when the annotations add more than its first guess at the size (long titles, written twice more)', () => {
+    const titled = Array.from({ length: 20 }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' }, annotations: { title: `Títle ${i} ${'é'.repeat(2000)}`, readOnlyHint: i % 2 === 0 } }));
+    const { got, message, verdictOf, runs } = answer(titled, true);
+    const usual = annotateToolsResult(message.result, (_n, e) => verdictOf(e), runs, () => {});
+    const expected = frame({ ...message, result: usual.result });
+    // the first guess (the page's bytes and 320 a tool) is well short of it
+    expect(Buffer.byteLength(expected)).toBeGreaterThan(2 * Buffer.byteLength(JSON.stringify(message)));
+    expect(got?.line.toString('utf8')).toBe(expected);
+    expect(got?.advertised).toEqual(usual.advertised);
+  });
 
   const declined: [string, unknown[]][] = [
     ['a name listed twice', [...PAGE, PAGE[0]]],
