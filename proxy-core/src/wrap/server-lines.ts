@@ -127,12 +127,18 @@ function readEnvelope(line: Buffer): Envelope {
   return { oneIdKey: seen <= 1, deepest };
 }
 
-/** The quote that closes the string opening at `open` (one not escaped by an odd run of backslashes), or -1. */
+/**
+ * The quote that closes the string opening at `open`, or -1. Read byte by byte, each backslash taking the byte
+ * after it (in JSON every escape is a backslash and one byte, `\u` then four hex digits that hold neither a quote
+ * nor a backslash): most strings of a line are keys and short values, for which a call into Buffer.indexOf per
+ * string cost more than the bytes it skipped (a 5 MB page: 15 to 18 ms against 9, run once, as at start-up).
+ */
 function closingQuote(line: Buffer, open: number): number {
-  for (let at = line.indexOf(QUOTE, open + 1); at !== -1; at = line.indexOf(QUOTE, at + 1)) {
-    let slashes = 0;
-    while (line[at - 1 - slashes] === BACKSLASH) slashes++;
-    if (slashes % 2 === 0) return at;
+  const n = line.length;
+  for (let at = open + 1; at < n; at++) {
+    const c = line[at];
+    if (c === QUOTE) return at;
+    if (c === BACKSLASH) at++;
   }
   return -1;
 }

@@ -37,6 +37,30 @@ describe('a line with more than one "id" in it', () => {
     expect(got!.raw).toBe(JSON.stringify(got!.m));
   });
 
+  test('a string that holds an escaped quote and what looks like a key is one string, not a key', () => {
+    // spaced as JSON.stringify would not: only the server's own bytes keep them
+    const line = `{"jsonrpc":"2.0", "id":4, "result":{"id":1}, "note":${JSON.stringify('x","id":"y')}}`;
+    expect(read(line)[0]!.raw).toBe(line);
+  });
+
+  test('strings of quotes and runs of backslashes are skipped whole: a second "id" after them is found, and none is made up', () => {
+    const pieces = ['\\', '"', '\\"', '\\\\', 'id', '"id":', ' ', '{', ']', '\u0069d', 'é', '\n'];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let i = 0; i < 300; i++) {
+      let text = '';
+      for (let k = next() % 12; k > 0; k--) text += pieces[next() % pieces.length];
+      const key = JSON.stringify(text);
+      // a nested "id" too: the envelope is read (a line with one "id" in all is not)
+      const single = `{"jsonrpc":"2.0", "id":4, "result":{"id":1, ${key}:${key}, "k":[${key}]}, ${key === '"id"' ? '"x"' : key}:${key}}`;
+      expect(read(single)[0]!.raw).toBe(single);
+      const twice = `{"jsonrpc":"2.0","id":4,"result":{${key}:${key}},"note":${key},"id":"srv","method":"x"}`;
+      const [got] = read(twice);
+      expect(got!.m.id).toBe('srv');
+      expect(got!.raw).toBe(JSON.stringify(got!.m));
+    }
+  });
+
   test('an escaped spelling nested only: the bytes go on', () => {
     const line = '{"jsonrpc":"2.0","id":7,"result":{"\\u0069\\u0064":1,"id":2}}';
     expect(read(line)[0]!.raw).toBe(line);
