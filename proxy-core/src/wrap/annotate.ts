@@ -27,9 +27,14 @@ export function annotateToolsResult(
     const verdict = verdictOf(entry.name, entry);
     const readOnly = runsWithoutAsking(verdict);
     advertised.set(entry.name, readOnly);
-    tools.push({ ...entry, ...annotationsOf(entry, verdict, readOnly) });
+    tools.push(annotatedEntry(entry, verdict, readOnly));
   }
   return { result: { ...result, tools }, advertised };
+}
+
+/** An entry as the client sees it: its own members, with `annotations` and `_meta` replaced (annotationsOf). */
+export function annotatedEntry(entry: Record<string, unknown>, verdict: Verdict, readOnly: boolean): Record<string, unknown> {
+  return { ...entry, ...annotationsOf(entry, verdict, readOnly) };
 }
 
 /** What replaces an entry's `annotations` and `_meta` (in their places, or after its other members when absent). */

@@ -17,7 +17,7 @@ import type { Verdict } from '../classify/classify.js';
 import { jsonTextMayHaveFindings } from '../classify/hidden-text.js';
 import { lineText } from '../jsonrpc/line-text.js';
 import { isObject } from '../jsonrpc/messages.js';
-import { annotationsOf } from './annotate.js';
+import { annotatedEntry } from './annotate.js';
 import { ANNOTATION_ESTIMATE, aroundTools, LineBytes } from './line-bytes.js';
 
 const DEL = 0x7f;
@@ -43,7 +43,7 @@ export function answerFirstPage(
   }
   // bytes that are all ASCII but DEL hold no character a check looks for: only the phrases are read
   if (jsonTextMayHaveFindings(lineText(raw), isAscii(raw) && !raw.includes(DEL))) return undefined;
-  // every entry has a usable name of its own here: annotate.ts would drop (and log) none, and writes each as this does
+  // every entry has a usable name of its own here: annotate.ts would drop (and log) none
   const [head, tail] = aroundTools(message, result);
   const out = new LineBytes(head.length + tail.length + raw.length + tools.length * ANNOTATION_ESTIMATE);
   out.text(head);
@@ -55,7 +55,7 @@ export function answerFirstPage(
     const readOnly = runsWithoutAsking(verdict);
     advertised.set(entry.name as string, readOnly);
     if (i > 0) out.text(',');
-    out.text(JSON.stringify({ ...entry, ...annotationsOf(entry, verdict, readOnly) }));
+    out.text(JSON.stringify(annotatedEntry(entry, verdict, readOnly)));
   }
   out.text(']');
   out.text(tail);

@@ -60,6 +60,5 @@ export function aroundTools(message: Record<string, unknown>, result: Record<str
     return `{${out.join(',')}}`;
   };
   // the array goes where the NUL is (JSON.stringify escapes every NUL of the message's own)
-  const [head, tail] = members(message, 'result', members(result, 'tools', '\u0000')).split('\u0000') as [string, string];
-  return [head, tail];
+  return members(message, 'result', members(result, 'tools', '\u0000')).split('\u0000') as [string, string];
 }
