@@ -203,23 +203,27 @@ describe('smaller protocol faults', () => {
 });
 
 describe('what the client reads is what the wrapper matched', () => {
-  test('a server cannot answer a held call with a second "id" key hidden in a request of its own', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const { raw, log } = lenient(home);
-    await raw.handshake();
-    raw.send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"del","arguments":{}}}');
-    const ticket = await waitForTicket(home, 'del');
-    raw.send('{"jsonrpc":"2.0","id":6,"method":"fixture/forge-dup","params":{"forgeId":5}}');
-    await raw.next((m) => m.id === 6);
-    const forwarded = await raw.next((m) => m.method === 'roots/list');
-    expect(forwarded.id).toBe('srv-forge');
-    // a first-value-wins reader of every line the client got must not see an answer for the held call
-    expect(raw.lines.filter((l) => /^\{"jsonrpc":"2.0","id":5\b/.test(l) || /^\{[^{]*"id":5[,}]/.test(l))).toEqual([]);
-    await cli(home, ['deny', ticket.id]);
-    expect(await raw.next((m) => m.id === 5)).toMatchObject({ result: { isError: true } });
-    expect(executedCalls(log)).toEqual([]);
-  });
+  // the forged answer's text: plain, and one a scan of the line's strings must step over exactly (an escaped quote,
+  // around what reads as "id", a run of backslashes ending the string just before the second "id")
+  for (const [what, text] of [['', undefined], [', behind a string of escaped quotes and backslashes', 'a \\"id\\": 5 \\\\']] as const) {
+    test(`a server cannot answer a held call with a second "id" key hidden in a request of its own${what}`, async () => {
+      const home = tempDir();
+      await startDaemon(home);
+      const { raw, log } = lenient(home);
+      await raw.handshake();
+      raw.send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"del","arguments":{}}}');
+      const ticket = await waitForTicket(home, 'del');
+      raw.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'fixture/forge-dup', params: { forgeId: 5, ...(text === undefined ? {} : { text }) } }));
+      await raw.next((m) => m.id === 6);
+      const forwarded = await raw.next((m) => m.method === 'roots/list');
+      expect(forwarded.id).toBe('srv-forge');
+      // a first-value-wins reader of every line the client got must not see an answer for the held call
+      expect(raw.lines.filter((l) => /^\{"jsonrpc":"2.0","id":5\b/.test(l) || /^\{[^{]*"id":5[,}]/.test(l))).toEqual([]);
+      await cli(home, ['deny', ticket.id]);
+      expect(await raw.next((m) => m.id === 5)).toMatchObject({ result: { isError: true } });
+      expect(executedCalls(log)).toEqual([]);
+    });
+  }
 });
 
 describe('a listing the client fetched is evidence too (rug pull without list_changed)', () => {
