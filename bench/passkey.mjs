@@ -32,10 +32,13 @@ export async function passkeyRows({ quick = false } = {}) {
   const runs = quick ? 5 : 20;
   const home = mkdtempSync(join(tmpdir(), 'al-pkbench-'));
   const proc = await daemon(home);
-  const browser = await launchChromium();
-  const broker = await BrokerClient.connect({ dir: home, role: 'cli' });
   const client = new Client({ name: 'bench', version: '1' });
+  // started inside the try: a browser or a connection that fails still lets the daemon stop
+  let browser;
+  let broker;
   try {
+    browser = await launchChromium();
+    broker = await BrokerClient.connect({ dir: home, role: 'cli' });
     // a lower lease is stricter: no proof needed to set it, and each approval below then takes a touch
     await broker.call('settings.set', { key: 'presence-lease', value: '0' });
     await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'wrap', '--name', 'bench', '--client', 'bench', '--', process.execPath, FIXTURE], env: { ...process.env, AIRLOCK_HOME: home }, stderr: 'ignore' }));
@@ -82,8 +85,8 @@ export async function passkeyRows({ quick = false } = {}) {
     ];
   } finally {
     await client.close().catch(() => {});
-    broker.close();
-    await browser.close();
+    broker?.close();
+    await browser?.close();
     if (proc.exitCode === null && proc.signalCode === null) {
       proc.kill('SIGTERM');
       await new Promise((r) => proc.on('exit', r));

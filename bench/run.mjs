@@ -35,6 +35,10 @@ import { otlpRows } from './otlp.mjs';
 import { grantRows } from './grants.mjs';
 import { ROOT, CLI, RELAY, FIXTURE, EVERYTHING } from './paths.mjs';
 import { quantile, median } from './stats.mjs';
+import { chromiumPath } from '../test/helpers/chromium.mjs';
+
+// the UI and passkey measures drive Chromium: without it the run would stop at them, minutes in; say so first
+chromiumPath();
 
 const QUICK = process.argv.includes('--quick');
 const ROUNDS = QUICK ? 2 : 6;

@@ -118,7 +118,8 @@ export async function cardLatency(quick) {
   const runs = quick ? 8 : 30;
   const home = mkdtempSync(join(tmpdir(), 'al-uibench-'));
   const d = await daemon(home, ['--ui', '--port', '0']);
-  const browser = await launchChromium();
+  // started inside the try: a browser that fails to start still lets the daemon stop
+  let browser;
   const origin = d.url.origin;
   const transport = new StdioClientTransport({
     command: process.execPath,
@@ -128,6 +129,7 @@ export async function cardLatency(quick) {
   });
   const client = new Client({ name: 'bench', version: '1' });
   try {
+    browser = await launchChromium();
     const cookie = await signIn(d.url);
     const page = await browser.context.newPage();
     await page.goto(uiLink(home));
@@ -155,7 +157,7 @@ export async function cardLatency(quick) {
     return { runs, card, event };
   } finally {
     await client.close().catch(() => {});
-    await browser.close();
+    await browser?.close();
     await d.stop();
     rmSync(home, { recursive: true, force: true });
   }
@@ -192,8 +194,9 @@ async function activity(quick) {
     }
     store.close();
     const d = await daemon(home, ['--ui', '--port', '0']);
-    const browser = await launchChromium();
+    let browser;
     try {
+      browser = await launchChromium();
       const cookie = await signIn(d.url);
       const overHttp = {};
       for (const [name, q] of QUERIES) {
@@ -235,7 +238,7 @@ async function activity(quick) {
       }
       return { inProcess, overHttp, drawn: median(drawn) };
     } finally {
-      await browser.close();
+      await browser?.close();
       await d.stop();
     }
   } finally {
