@@ -74,6 +74,8 @@ export class ServerProcess implements Transport {
   );
   private stopping: { child: ChildProcess; now: boolean; done: Promise<void> } | undefined;
   private stderrTail = '';
+  /** What the sends wait on while the server's stdin is full. */
+  private drained: Promise<void> | undefined;
   private exited = false;
   private exitInfo = '';
   /** Lines on stdout that were not JSON-RPC messages (samples kept for the report). */
@@ -172,15 +174,22 @@ export class ServerProcess implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const stdin = this.child?.stdin;
-      if (!stdin || this.exited || stdin.destroyed) {
-        reject(new Error('server is not running'));
-        return;
-      }
-      if (stdin.write(JSON.stringify(message) + '\n')) resolve();
-      else stdin.once('drain', () => resolve());
-    });
+    const stdin = this.child?.stdin;
+    if (!stdin || this.exited || stdin.destroyed) return Promise.reject(new Error('server is not running'));
+    if (stdin.write(JSON.stringify(message) + '\n')) return Promise.resolve();
+    // A server that stops reading its stdin: every send waits for the same drain, on one listener however many
+    // requests are out (a listener each piled up past Node's limit), and a server that exits instead ends the
+    // wait too (a drain never comes from a closed pipe).
+    return (this.drained ??= new Promise<void>((resolve) => {
+      const done = () => {
+        stdin.off('drain', done);
+        stdin.off('close', done);
+        this.drained = undefined;
+        resolve();
+      };
+      stdin.on('drain', done);
+      stdin.on('close', done);
+    }));
   }
 
   /**
