@@ -13,13 +13,16 @@ import { CLI, EVERYTHING, startDaemon } from '../helpers/airlock.js';
 import { dataDir } from '../../proxy-core/src/ipc/paths.js';
 import { CLIENT_CLIS, clientEnv, installClientCli, runClient, type ClientCli, type Run } from '../helpers/client-cli.js';
 
+// every client's install starts now, side by side (their downloads overlap); each test waits for its own only
+for (const cli of Object.values(CLIENT_CLIS)) installClientCli(cli).catch(() => {});
+
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-/** Install times, printed once so a slow registry shows in the log. */
-const timings: string[] = [];
+/** Install times, printed once so a slow registry shows in the log (an install two tests waited for, once). */
+const timings = new Set<string>();
 afterAll(() => {
-  if (timings.length) process.stderr.write(`client CLIs: ${timings.join(', ')}\n`);
+  if (timings.size) process.stderr.write(`client CLIs: ${[...timings].join(', ')}\n`);
 });
 
 interface World {
@@ -34,7 +37,7 @@ interface World {
 
 async function world(cli: ClientCli, extraEnv: Record<string, string> = {}): Promise<World> {
   const { bin, installMs } = await installClientCli(cli);
-  timings.push(`${cli.pkg}@${cli.version} ${installMs ? `installed in ${(installMs / 1000).toFixed(1)} s` : 'cached'}`);
+  timings.add(`${cli.pkg}@${cli.version} ${installMs ? `installed in ${(installMs / 1000).toFixed(1)} s` : 'cached'}`);
   const home = mkdtempSync(join(tmpdir(), 'al-real-'));
   dirs.push(home);
   const project = join(home, 'project');

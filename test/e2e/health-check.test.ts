@@ -21,7 +21,9 @@ afterEach(cleanup);
 const bins: Record<keyof typeof CLIENTS, string> = { claude: '', gemini: '', qwen: '' };
 
 beforeAll(async () => {
-  for (const name of Object.keys(CLIENTS) as (keyof typeof CLIENTS)[]) bins[name] = (await installClientCli(CLIENTS[name])).bin;
+  const names = Object.keys(CLIENTS) as (keyof typeof CLIENTS)[];
+  const installed = await Promise.all(names.map((name) => installClientCli(CLIENTS[name])));
+  names.forEach((name, i) => (bins[name] = installed[i]!.bin));
 }, 600_000);
 
 interface Place {

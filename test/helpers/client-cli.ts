@@ -4,7 +4,7 @@
  * client itself wrote and reads. An install that fails fails the test; nothing is skipped.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './airlock.js';
 
@@ -46,33 +46,98 @@ function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS
   });
 }
 
+/** This process's installs under way, by package@version: a second ask waits for the first. */
+const installing = new Map<string, Promise<{ bin: string; installMs: number }>>();
+
 /**
  * The path of the CLI's command, installing it first when this package@version is not in the cache. The
- * install goes to a temp folder renamed into place once complete, so a half install is never reused and two
- * test files installing at once do not step on each other.
+ * install goes to a temp folder renamed into place once complete, so a half install is never reused. One install
+ * of a package runs at a time across the test files too (a lock folder beside it, with its owner's pid): a second
+ * file waits for it rather than downloading the same hundreds of megabytes beside it.
  */
-export async function installClientCli(cli: ClientCli): Promise<{ bin: string; installMs: number }> {
+export function installClientCli(cli: ClientCli): Promise<{ bin: string; installMs: number }> {
+  const key = `${cli.pkg}@${cli.version}`;
+  let install = installing.get(key);
+  if (!install) {
+    install = installOnce(cli);
+    installing.set(key, install);
+    // a failed install is tried again by the next ask, not remembered
+    install.catch(() => installing.delete(key));
+  }
+  return install;
+}
+
+/** How often a file waiting for another's install looks again, and how long it waits at most. */
+const LOCK_POLL_MS = 500;
+const LOCK_WAIT_MS = 600_000;
+/** A lock folder still without its owner's pid after this long was left by a run that died making it. */
+const LOCK_UNNAMED_MS = 10_000;
+
+async function installOnce(cli: ClientCli): Promise<{ bin: string; installMs: number }> {
   const dir = join(CACHE, `${cli.pkg.replace(/[@/]/g, '_')}@${cli.version}`);
   const bin = join(dir, 'node_modules', '.bin', cli.bin);
-  if (existsSync(join(dir, '.complete')) && existsSync(bin)) return { bin, installMs: 0 };
+  const installed = () => existsSync(join(dir, '.complete')) && existsSync(bin);
+  if (installed()) return { bin, installMs: 0 };
   mkdirSync(CACHE, { recursive: true });
-  const tmp = mkdtempSync(join(CACHE, '.installing-'));
-  const started = Date.now();
-  const r = await run('npm', ['install', '--prefix', tmp, '--no-audit', '--no-fund', '--no-save', '--loglevel=error', `${cli.pkg}@${cli.version}`], { timeout: 600_000 });
-  if (r.code !== 0) {
-    rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`npm install ${cli.pkg}@${cli.version} failed (${r.code}): ${r.stderr.slice(-2000)}`);
+  const lock = `${dir}.lock`;
+  const waitedFrom = Date.now();
+  while (!takeLock(lock)) {
+    if (Date.now() - waitedFrom > LOCK_WAIT_MS) throw new Error(`waited ${LOCK_WAIT_MS / 1000} s for another install of ${cli.pkg}@${cli.version} (${lock})`);
+    await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
+    if (installed()) return { bin, installMs: 0 };
   }
-  writeFileSync(join(tmp, '.complete'), `${new Date().toISOString()}\n`);
   try {
+    // installed by the lock's last owner just before it let go
+    if (installed()) return { bin, installMs: 0 };
+    const tmp = mkdtempSync(join(CACHE, '.installing-'));
+    const started = Date.now();
+    const r = await run('npm', ['install', '--prefix', tmp, '--no-audit', '--no-fund', '--no-save', '--loglevel=error', `${cli.pkg}@${cli.version}`], { timeout: 600_000 });
+    if (r.code !== 0) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw new Error(`npm install ${cli.pkg}@${cli.version} failed (${r.code}): ${r.stderr.slice(-2000)}`);
+    }
+    writeFileSync(join(tmp, '.complete'), `${new Date().toISOString()}\n`);
+    rmSync(dir, { recursive: true, force: true });
     renameSync(tmp, dir);
-  } catch (err) {
-    // another run finished first: use its install
-    rmSync(tmp, { recursive: true, force: true });
-    if (!existsSync(join(dir, '.complete'))) throw err;
+    if (!existsSync(bin)) throw new Error(`${cli.pkg}@${cli.version} installed no ${cli.bin} command`);
+    return { bin, installMs: Date.now() - started };
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
   }
-  if (!existsSync(bin)) throw new Error(`${cli.pkg}@${cli.version} installed no ${cli.bin} command`);
-  return { bin, installMs: Date.now() - started };
+}
+
+/** Take the lock folder, or take over one whose owner has exited (a run killed mid-install). */
+function takeLock(lock: string): boolean {
+  try {
+    mkdirSync(lock);
+    writeFileSync(join(lock, 'pid'), String(process.pid));
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  let owner = NaN;
+  try {
+    owner = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+  } catch {
+    // made a moment ago, its pid not written yet: wait, unless its maker died before it could write it
+    try {
+      if (Date.now() - statSync(lock).mtimeMs < LOCK_UNNAMED_MS) return false;
+    } catch {
+      return false;
+    }
+  }
+  if (Number.isInteger(owner) && owner > 0 && alive(owner)) return false;
+  rmSync(lock, { recursive: true, force: true });
+  return false;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /**
