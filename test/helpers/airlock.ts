@@ -146,8 +146,6 @@ export interface WrapOptions {
   command: string;
   args: string[];
   env?: NodeJS.ProcessEnv;
-  /** The SDK client refuses messages over 10 MB unless told otherwise. */
-  maxBufferSize?: number;
   /** The wrapper's working directory (a server that serves "."). */
   cwd?: string;
 }
@@ -261,7 +259,6 @@ export async function connectWrapped(o: WrapOptions, capabilities: Record<string
     args: wrapArgs(o),
     env: { ...(process.env as Record<string, string>), AIRLOCK_HOME: o.home, ...(o.env as Record<string, string>) },
     stderr: 'pipe',
-    ...(o.maxBufferSize ? { maxBufferSize: o.maxBufferSize } : {}),
     ...(o.cwd ? { cwd: o.cwd } : {}),
   });
   let err = '';
