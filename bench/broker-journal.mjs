@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { pipelinedCalls, rawSession } from './raw-session.mjs';
 import { typicalRecord } from './journal-million.mjs';
 import { ROOT, CLI, FIXTURE } from './paths.mjs';
+import { startBroker } from './own-broker.mjs';
 
 const WRAPPERS = 8;
 const IN_FLIGHT = 32;
@@ -51,19 +52,6 @@ function treeCpu() {
   const self = process.cpuUsage();
   out.set(process.pid, (self.user + self.system) / 1000);
   return out;
-}
-
-function daemon(env) {
-  const extra = process.env.AIRLOCK_DAEMON_NODE_ARGS ? process.env.AIRLOCK_DAEMON_NODE_ARGS.split(' ') : [];
-  const proc = spawn(process.execPath, [...extra, CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d;
-      if (err.includes('broker running')) resolve(proc);
-    });
-    proc.on('exit', () => reject(new Error(err)));
-  });
 }
 
 function cli(env, ...args) {
@@ -125,7 +113,7 @@ export async function brokerJournalRows({ quick = false } = {}) {
   const calls = quick ? 1000 : 3000;
   const home = mkdtempSync(join(tmpdir(), 'al-broker-journal-'));
   const env = { ...process.env, AIRLOCK_HOME: home };
-  const broker = await daemon(env);
+  const broker = await startBroker(env);
   const rows = [];
   try {
     await cli(env, 'rules', 'add', 'allow', '--server', 'bench*', '--tool', '*');

@@ -5,18 +5,27 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CLI } from './paths.mjs';
+import { uiUrlFrom } from '../test/helpers/chromium.mjs';
 
 /**
- * Start `airlock daemon` (without presence proofs: benches approve as a script would) in `env`'s AIRLOCK_HOME
- * and wait until it listens; the process, with `stop()` that ends it and waits for its exit.
+ * Start `airlock daemon` with `args` (by default without presence proofs: benches approve as a script would) in
+ * `env`'s AIRLOCK_HOME and wait until it listens, and with `--ui` until it has printed its sign-in link: the
+ * process, with `url` (that link, a URL, for `--ui`) and `stop()` that ends it and waits for its exit.
+ * AIRLOCK_DAEMON_NODE_ARGS (node's own flags, `--cpu-prof` say) is passed to it.
  */
 export async function startBroker(env, args = ['--no-presence']) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const extra = process.env.AIRLOCK_DAEMON_NODE_ARGS ? process.env.AIRLOCK_DAEMON_NODE_ARGS.split(' ') : [];
+  const proc = spawn(process.execPath, [...extra, CLI, 'daemon', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const ui = args.includes('--ui');
   await new Promise((resolve, reject) => {
     let err = '';
     proc.stderr.on('data', (d) => {
       err += d;
-      if (err.includes('broker running')) resolve();
+      const url = uiUrlFrom(err);
+      if (err.includes('broker running') && (url || !ui)) {
+        proc.url = url;
+        resolve();
+      }
     });
     proc.on('exit', () => reject(new Error(`the broker exited: ${err}`)));
   });

@@ -3,7 +3,6 @@
 // simulated), against a broker that asks for presence proofs (no --no-presence) with presence-lease 0, so every
 // approval takes its own touch. Measured: from the authenticator's assertion (the DevTools event) to the MCP
 // client holding the call's answer, and from the click on "Allow once" to the same.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,27 +10,16 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
-import { launchChromium, uiLink, uiUrlFrom } from '../test/helpers/chromium.mjs';
+import { launchChromium, uiLink } from '../test/helpers/chromium.mjs';
 import { CLI, FIXTURE } from './paths.mjs';
 import { quantile } from './stats.mjs';
-
-/** `airlock daemon --ui` with presence proofs on, once it has printed its sign-in link. */
-function daemon(home) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--ui', '--port', '0'], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d;
-      if (err.includes('broker running') && uiUrlFrom(err)) resolve(proc);
-    });
-    proc.on('exit', () => reject(new Error(`daemon exited: ${err}`)));
-  });
-}
+import { startBroker } from './own-broker.mjs';
 
 export async function passkeyRows({ quick = false } = {}) {
   const runs = quick ? 5 : 20;
   const home = mkdtempSync(join(tmpdir(), 'al-pkbench-'));
-  const proc = await daemon(home);
+  // presence proofs on (no --no-presence): each approval below takes a touch
+  const proc = await startBroker({ ...process.env, AIRLOCK_HOME: home }, ['--ui', '--port', '0']);
   const client = new Client({ name: 'bench', version: '1' });
   // started inside the try: a browser or a connection that fails still lets the daemon stop
   let browser;
@@ -87,10 +75,7 @@ export async function passkeyRows({ quick = false } = {}) {
     await client.close().catch(() => {});
     broker?.close();
     await browser?.close();
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGTERM');
-      await new Promise((r) => proc.on('exit', r));
-    }
+    await proc.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }

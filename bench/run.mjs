@@ -34,6 +34,7 @@ import { activityRows } from './activity.mjs';
 import { otlpRows } from './otlp.mjs';
 import { grantRows } from './grants.mjs';
 import { ROOT, CLI, RELAY, FIXTURE, EVERYTHING } from './paths.mjs';
+import { startBroker } from './own-broker.mjs';
 import { quantile, median } from './stats.mjs';
 import { chromiumPath } from '../test/helpers/chromium.mjs';
 
@@ -72,19 +73,6 @@ async function connect(mode, server = [EVERYTHING, 'stdio']) {
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(transport);
   return { client, transport };
-}
-
-function daemon() {
-  const extra = process.env.AIRLOCK_DAEMON_NODE_ARGS ? process.env.AIRLOCK_DAEMON_NODE_ARGS.split(' ') : [];
-  const proc = spawn(node, [...extra, CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d;
-      if (err.includes('broker running')) resolve(proc);
-    });
-    proc.on('exit', () => reject(new Error(err)));
-  });
 }
 
 async function cli(...args) {
@@ -259,7 +247,7 @@ async function killLoss(runs = QUICK ? 3 : 8) {
 }
 
 // ---- run -------------------------------------------------------------------------------------------------
-const broker = await daemon();
+const broker = await startBroker(env);
 const brokerClient = await BrokerClient.connect({ dir: home });
 try {
   await cli('rules', 'add', 'allow', '--server', 'bench*', '--tool', '*');

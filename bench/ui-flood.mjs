@@ -3,7 +3,7 @@
 // on the UI port (the baseline, same run) and then with 5,000 raw TCP connections opened to it and held. On Linux
 // the broker is held to 1,024 file handles (prlimit), a small but common limit. Also: how many file handles the
 // broker holds while the connections are held. Owns its own `airlock daemon --ui`; not a test.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,22 +13,10 @@ import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { rawSession } from './raw-session.mjs';
 import { CLI, FIXTURE } from './paths.mjs';
 import { quantile } from './stats.mjs';
+import { startBroker } from './own-broker.mjs';
 
 const FLOOD = 5000;
 const HANDLES = 1024;
-
-function daemon(home) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence', '--ui', '--port', '0'], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d;
-      const m = /airlock: UI at http:\/\/localhost:(\d+)\//.exec(err);
-      if (m) resolve({ proc, port: Number(m[1]) });
-    });
-    proc.on('exit', () => reject(new Error(`daemon exited: ${err}`)));
-  });
-}
 
 async function flood(port, n) {
   const sockets = [];
@@ -48,11 +36,11 @@ async function flood(port, n) {
 export async function uiFloodRows({ quick = false } = {}) {
   const rounds = quick ? 10 : 40;
   const home = mkdtempSync(join(tmpdir(), 'al-floodbench-'));
-  const d = await daemon(home);
+  const d = await startBroker({ ...process.env, AIRLOCK_HOME: home }, ['--no-presence', '--ui', '--port', '0']);
   let limited = false;
   if (process.platform === 'linux') {
     try {
-      execFileSync('prlimit', ['--pid', String(d.proc.pid), `--nofile=${HANDLES}:${HANDLES}`]);
+      execFileSync('prlimit', ['--pid', String(d.pid), `--nofile=${HANDLES}:${HANDLES}`]);
       limited = true;
     } catch {
       // no prlimit: the broker keeps its own limit, and the note says so
@@ -87,10 +75,10 @@ export async function uiFloodRows({ quick = false } = {}) {
   };
   try {
     const base = await measure();
-    const held = await flood(d.port, FLOOD);
+    const held = await flood(Number(d.url.port), FLOOD);
     await new Promise((r) => setTimeout(r, 1000));
     // what the broker holds (the rest wait in the kernel's listen queue, which costs the broker no handle)
-    const fds = () => (process.platform === 'linux' ? readdirSync(`/proc/${d.proc.pid}/fd`).length : NaN);
+    const fds = () => (process.platform === 'linux' ? readdirSync(`/proc/${d.pid}/fd`).length : NaN);
     const inUse = fds();
     const under = await measure();
     for (const s of held) s.destroy();
@@ -118,9 +106,9 @@ export async function uiFloodRows({ quick = false } = {}) {
     await wrap.close();
     admin.close();
     await new Promise((resolve) => {
-      if (d.proc.exitCode !== null) return resolve();
-      d.proc.once('exit', resolve);
-      d.proc.kill('SIGTERM');
+      if (d.exitCode !== null) return resolve();
+      d.once('exit', resolve);
+      d.kill('SIGTERM');
     });
     rmSync(home, { recursive: true, force: true });
   }

@@ -4,7 +4,6 @@
 //     queries made in-process on the store, and the first page drawn in the browser
 //   - the renderer's JavaScript, gzipped
 // Debian's Chromium driven by playwright-core, a real broker, a real wrapped server and the MCP SDK client.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,10 +13,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { databasePath } from '../proxy-core/dist/ipc/paths.js';
-import { launchChromium, signIn, uiLink, uiUrlFrom } from '../test/helpers/chromium.mjs';
+import { launchChromium, signIn, uiLink } from '../test/helpers/chromium.mjs';
 import { seedJournal } from './journal-records.mjs';
 import { ROOT, CLI, FIXTURE } from './paths.mjs';
 import { median } from './stats.mjs';
+import { startBroker } from './own-broker.mjs';
 
 const DIST = join(ROOT, 'renderer', 'dist');
 const JOURNAL_ENTRIES = 100_000;
@@ -37,27 +37,6 @@ export function rendererSize() {
   const gz = (ext) => all.filter((f) => f.endsWith(ext)).reduce((n, f) => n + gzipSync(readFileSync(f), { level: 9 }).length, 0);
   const raw = (ext) => all.filter((f) => f.endsWith(ext)).reduce((n, f) => n + statSync(f).size, 0);
   return { jsGz: gz('.js'), jsRaw: raw('.js'), cssGz: gz('.css') };
-}
-
-function daemon(home, args = []) {
-  const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence', ...args], { env: { ...process.env, AIRLOCK_HOME: home }, stdio: ['ignore', 'ignore', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d;
-      const url = uiUrlFrom(err);
-      if (err.includes('broker running') && (url || !args.includes('--ui'))) resolve({ proc, url, stop: () => stop(proc) });
-    });
-    proc.on('exit', () => reject(new Error(`daemon exited: ${err}`)));
-  });
-}
-
-function stop(proc) {
-  return new Promise((resolve) => {
-    if (proc.exitCode !== null) return resolve();
-    proc.once('exit', resolve);
-    proc.kill('SIGTERM');
-  });
 }
 
 /** `auth`: the headers signIn gives (the session cookie and key). */
@@ -117,7 +96,7 @@ const WATCH_CARDS = () => {
 export async function cardLatency(quick) {
   const runs = quick ? 8 : 30;
   const home = mkdtempSync(join(tmpdir(), 'al-uibench-'));
-  const d = await daemon(home, ['--ui', '--port', '0']);
+  const d = await startBroker({ ...process.env, AIRLOCK_HOME: home }, ['--no-presence', '--ui', '--port', '0']);
   // started inside the try: a browser that fails to start still lets the daemon stop
   let browser;
   const origin = d.url.origin;
@@ -179,7 +158,7 @@ async function activity(quick) {
   const home = mkdtempSync(join(tmpdir(), 'al-uibench-'));
   try {
     // a broker makes its data dir; the journal is then filled directly, as 100,000 calls would have
-    await (await daemon(home)).stop();
+    await (await startBroker({ ...process.env, AIRLOCK_HOME: home })).stop();
     const store = new Store(databasePath(home));
     seedJournal(store, JOURNAL_ENTRIES, SEED_T0);
     const inProcess = {};
@@ -193,7 +172,7 @@ async function activity(quick) {
       inProcess[name] = median(times);
     }
     store.close();
-    const d = await daemon(home, ['--ui', '--port', '0']);
+    const d = await startBroker({ ...process.env, AIRLOCK_HOME: home }, ['--no-presence', '--ui', '--port', '0']);
     let browser;
     try {
       browser = await launchChromium();
