@@ -13,9 +13,6 @@ import { CLI, EVERYTHING, startDaemon } from '../helpers/airlock.js';
 import { dataDir } from '../../proxy-core/src/ipc/paths.js';
 import { CLIENT_CLIS, clientEnv, installClientCli, runClient, type ClientCli, type Run } from '../helpers/client-cli.js';
 
-// every client's install starts now, side by side (their downloads overlap); each test waits for its own only
-for (const cli of Object.values(CLIENT_CLIS)) installClientCli(cli).catch(() => {});
-
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 

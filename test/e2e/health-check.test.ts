@@ -21,9 +21,9 @@ afterEach(cleanup);
 const bins: Record<keyof typeof CLIENTS, string> = { claude: '', gemini: '', qwen: '' };
 
 beforeAll(async () => {
-  const names = Object.keys(CLIENTS) as (keyof typeof CLIENTS)[];
-  const installed = await Promise.all(names.map((name) => installClientCli(CLIENTS[name])));
-  names.forEach((name, i) => (bins[name] = installed[i]!.bin));
+  // one at a time: an install is mostly unpacking, CPU the tests beside this file need (side by side, the suite's
+  // neighbours took twice as long); another file's install of the same client is waited for, not repeated
+  for (const name of Object.keys(CLIENTS) as (keyof typeof CLIENTS)[]) bins[name] = (await installClientCli(CLIENTS[name])).bin;
 }, 600_000);
 
 interface Place {
