@@ -1,5 +1,6 @@
-// Judging a path rule in the wrapper: the cost of resolving one path argument as the kernel does (one lstat per
-// component, a readlink per symlink: proxy-core/src/policy/path-resolve.ts), against the baseline of one
+// Judging a path rule in the wrapper: the cost of resolving one path argument as the kernel does (what exists by
+// one lookup of the kernel's, util/real-path.ts; past it, one lstat per component and a readlink per symlink:
+// proxy-core/src/policy/path-resolve.ts), against the baseline of one
 // realpath(3) of the whole path (what a path rule cost before, and which reads `..` before symlinks). Both are
 // timed on the same tree in the same run: a path 8 folders deep through a symlinked folder, one with a `..` after
 // that symlink, and a file not yet written below it. Not a test: nothing here passes or fails.

@@ -16,9 +16,10 @@
  * wrapper in the same tick as the call. Windows normalises `..` as text before its kernel sees the path, so
  * there the two readings are the same.
  */
-import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { posix, win32 } from 'node:path';
+import { realPath } from '../util/real-path.js';
 
 export interface PathEnv {
   platform: NodeJS.Platform;
@@ -38,7 +39,8 @@ export interface PathEnv {
 export const systemPathEnv: PathEnv = {
   platform: process.platform,
   home: homedir(),
-  realpath: (p) => realpathSync.native(p),
+  // the kernel's own walk where it can be asked for (util/real-path.ts), realpath(3) elsewhere
+  realpath: realPath,
   readlink: (p) => {
     // no exception for the common case of a file not yet written: creating one costs more than the lstat
     const st = lstatSync(p, { throwIfNoEntry: false });
