@@ -24,11 +24,14 @@ async function trustedLenient(home: string): Promise<{ raw: RawWrapped; log: str
   return lenient(home);
 }
 
-/** A broker in a fresh home whose rule allows `tool` of the lenient server, and a wrapped raw session to it, shaken hands. */
-async function lenientAllowing(tool: string): Promise<{ home: string; raw: RawWrapped; log: string }> {
+/**
+ * A broker in a fresh home (with a rule that allows `allow` of the lenient server, when given) and a wrapped raw
+ * session to the lenient server, shaken hands.
+ */
+async function lenientSession(allow?: string): Promise<{ home: string; raw: RawWrapped; log: string }> {
   const home = tempDir();
   await startDaemon(home);
-  await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', tool]);
+  if (allow !== undefined) await cli(home, ['rules', 'add', 'allow', '--server', 'lenient', '--tool', allow]);
   const { raw, log } = lenient(home);
   await raw.handshake();
   return { home, raw, log };
@@ -47,7 +50,7 @@ describe('every tools/call is gated or refused, whatever its id', () => {
   ];
 
   test.each(oddIds)('a tools/call whose id is %s is refused with id null and never reaches the server', async (_what, idPart) => {
-    const { home, raw, log } = await lenientAllowing('read');
+    const { home, raw, log } = await lenientSession('read');
     await waitForSessions(home, 1);
     const comma = idPart ? `${idPart},` : '';
     raw.send(`{"jsonrpc":"2.0",${comma}"method":"tools/call","params":{"name":"del","arguments":{}}}`);
@@ -62,7 +65,7 @@ describe('every tools/call is gated or refused, whatever its id', () => {
   });
 
   test('the same holds inside a batch, next to a good call', async () => {
-    const { raw, log } = await lenientAllowing('read');
+    const { raw, log } = await lenientSession('read');
     raw.send('[{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"del"}},{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"read"}}]');
     await raw.next(isRefusal);
     await raw.next((m) => m.id === 5);
@@ -84,10 +87,7 @@ describe('what the wrapper judges is exactly what the server runs', () => {
   });
 
   test('a duplicate "method" key cannot turn a relayed ping into a call', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const { raw, log } = lenient(home);
-    await raw.handshake();
+    const { raw, log } = await lenientSession();
     raw.send('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"del","arguments":{}},"method":"ping"}');
     await raw.next((m) => m.id === 8);
     expect(executedCalls(log)).toEqual([]);
@@ -145,10 +145,7 @@ test('a tool name with a NUL (which a C-string server reads as "del") is refused
 
 describe('smaller protocol faults', () => {
   test('a line that is not JSON gets -32700 with id null; a leading BOM is accepted', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const { raw } = lenient(home);
-    await raw.handshake();
+    const { raw } = await lenientSession();
     raw.send('this is not json');
     const parseError = await raw.next((m) => m.id === null && (m.error as { code?: number } | undefined)?.code === -32700);
     expect((parseError.error as { message: string }).message).toMatch(/parse/);
@@ -159,10 +156,7 @@ describe('smaller protocol faults', () => {
   });
 
   test('a duplicate id while the first call is held is answered with id null; the held call keeps its id', async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const { raw, log } = lenient(home);
-    await raw.handshake();
+    const { home, raw, log } = await lenientSession();
     raw.send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"del","arguments":{"n":1}}}');
     const ticket = await waitForTicket(home, 'del');
     raw.send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"n":2}}}');
@@ -175,7 +169,7 @@ describe('smaller protocol faults', () => {
   });
 
   test('ids that print alike stay apart: 7 and "7" are two calls, 7.0 is 7 again, a cancel of 1e400 names no call', async () => {
-    const { home, raw, log } = await lenientAllowing('echo');
+    const { home, raw, log } = await lenientSession('echo');
     raw.send('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"del","arguments":{"n":1}}}');
     const ticket = await waitForTicket(home, 'del');
     raw.send('{"jsonrpc":"2.0","id":"7","method":"tools/call","params":{"name":"echo","arguments":{"text":"string seven"}}}');
@@ -189,10 +183,7 @@ describe('smaller protocol faults', () => {
   });
 
   test("a client id in Airlock's own namespace is refused, so it cannot swallow an answer", async () => {
-    const home = tempDir();
-    await startDaemon(home);
-    const { raw, log } = lenient(home);
-    await raw.handshake();
+    const { raw, log } = await lenientSession();
     raw.send('{"jsonrpc":"2.0","id":"airlock-internal:0:1","method":"tools/list"}');
     await raw.next(isRefusal);
     raw.send('{"jsonrpc":"2.0","id":"mine","method":"tools/list"}');
@@ -207,10 +198,7 @@ describe('what the client reads is what the wrapper matched', () => {
   // around what reads as "id", a run of backslashes ending the string just before the second "id")
   for (const [what, text] of [['', undefined], [', behind a string of escaped quotes and backslashes', 'a \\"id\\": 5 \\\\']] as const) {
     test(`a server cannot answer a held call with a second "id" key hidden in a request of its own${what}`, async () => {
-      const home = tempDir();
-      await startDaemon(home);
-      const { raw, log } = lenient(home);
-      await raw.handshake();
+      const { home, raw, log } = await lenientSession();
       raw.send('{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"del","arguments":{}}}');
       const ticket = await waitForTicket(home, 'del');
       raw.send(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'fixture/forge-dup', params: { forgeId: 5, ...(text === undefined ? {} : { text }) } }));
