@@ -16,10 +16,10 @@ import { CLIENT_CLIS, clientEnv, installClientCli, runClient, type ClientCli, ty
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-/** Install times, printed once so a slow registry shows in the log (an install two tests waited for, once). */
-const timings = new Set<string>();
+/** Install times, printed once so a slow registry shows in the log. */
+const timings: string[] = [];
 afterAll(() => {
-  if (timings.size) process.stderr.write(`client CLIs: ${[...timings].join(', ')}\n`);
+  if (timings.length) process.stderr.write(`client CLIs: ${timings.join(', ')}\n`);
 });
 
 interface World {
@@ -34,7 +34,7 @@ interface World {
 
 async function world(cli: ClientCli, extraEnv: Record<string, string> = {}): Promise<World> {
   const { bin, installMs } = await installClientCli(cli);
-  timings.add(`${cli.pkg}@${cli.version} ${installMs ? `installed in ${(installMs / 1000).toFixed(1)} s` : 'cached'}`);
+  timings.push(`${cli.pkg}@${cli.version} ${installMs ? `installed in ${(installMs / 1000).toFixed(1)} s` : 'cached'}`);
   const home = mkdtempSync(join(tmpdir(), 'al-real-'));
   dirs.push(home);
   const project = join(home, 'project');

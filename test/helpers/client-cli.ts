@@ -46,34 +46,19 @@ function run(command: string, args: string[], opts: { cwd?: string; env?: NodeJS
   });
 }
 
-/** This process's installs under way, by package@version: a second ask waits for the first. */
-const installing = new Map<string, Promise<{ bin: string; installMs: number }>>();
-
-/**
- * The path of the CLI's command, installing it first when this package@version is not in the cache. The
- * install goes to a temp folder renamed into place once complete, so a half install is never reused. One install
- * of a package runs at a time across the test files too (a lock folder beside it, with its owner's pid): a second
- * file waits for it rather than downloading the same hundreds of megabytes beside it.
- */
-export function installClientCli(cli: ClientCli): Promise<{ bin: string; installMs: number }> {
-  const key = `${cli.pkg}@${cli.version}`;
-  let install = installing.get(key);
-  if (!install) {
-    install = installOnce(cli);
-    installing.set(key, install);
-    // a failed install is tried again by the next ask, not remembered
-    install.catch(() => installing.delete(key));
-  }
-  return install;
-}
-
 /** How often a file waiting for another's install looks again, and how long it waits at most. */
 const LOCK_POLL_MS = 500;
 const LOCK_WAIT_MS = 600_000;
 /** A lock folder still without its owner's pid after this long was left by a run that died making it. */
 const LOCK_UNNAMED_MS = 10_000;
 
-async function installOnce(cli: ClientCli): Promise<{ bin: string; installMs: number }> {
+/**
+ * The path of the CLI's command, installing it first when this package@version is not in the cache. The
+ * install goes to a temp folder renamed into place once complete, so a half install is never reused. One install
+ * of a package runs at a time, across test files too (a lock folder beside it, with its owner's pid): a second
+ * asker waits for it rather than downloading the same hundreds of megabytes beside it.
+ */
+export async function installClientCli(cli: ClientCli): Promise<{ bin: string; installMs: number }> {
   const dir = join(CACHE, `${cli.pkg.replace(/[@/]/g, '_')}@${cli.version}`);
   const bin = join(dir, 'node_modules', '.bin', cli.bin);
   const installed = () => existsSync(join(dir, '.complete')) && existsSync(bin);
