@@ -132,8 +132,7 @@ export async function brokerJournalRows({ quick = false } = {}) {
       ]);
     }
   } finally {
-    broker.kill('SIGTERM');
-    await new Promise((r) => broker.on('exit', r));
+    await broker.stop();
     rmSync(home, { recursive: true, force: true });
   }
   return rows;

@@ -255,22 +255,20 @@ try {
   // thousands of allowed calls a second is what the tripwire is there to stop: off while the proxy is measured
   await cli('settings', 'tripwire', 'off');
   if (process.argv.includes('--throughput-only')) {
-    // just the broker's journal throughput (for profiling the broker: AIRLOCK_DAEMON_ARGS="--cpu-prof")
+    // just the broker's journal throughput (for profiling the broker: AIRLOCK_DAEMON_NODE_ARGS="--cpu-prof")
     for (const [tool, calls] of [['echo', THROUGHPUT_CALLS], ['delete_all', THROUGHPUT_CALLS], ['echo', THROUGHPUT_CALLS * 4]]) {
       const tp = await throughput(tool, calls);
       process.stdout.write(`${tool}: ${tp.rate.toFixed(0)}/s (${tp.total} calls answered in ${tp.answered.toFixed(2)} s, acknowledged in ${tp.elapsed.toFixed(2)} s, ${tp.complete} filed at ${tp.filed.toFixed(2)} s)\n`);
     }
     brokerClient.close();
-    broker.kill('SIGTERM');
-    await new Promise((r) => broker.on('exit', r));
+    await broker.stop();
     rmSync(home, { recursive: true, force: true });
     process.exit(0);
   }
   if (process.argv.includes('--kill-only')) {
     // just the journal-loss measure (a minute instead of several)
     for (const k of await killLoss()) process.stdout.write(`${k.lost} of ${k.ran} lost at ${k.rate.toFixed(0)} calls/s: ${k.ms.toFixed(1)} ms\n`);
-    broker.kill('SIGTERM');
-    await new Promise((r) => broker.on('exit', r));
+    await broker.stop();
     rmSync(home, { recursive: true, force: true });
     process.exit(0);
   }
@@ -340,8 +338,7 @@ try {
   // the measures that run brokers of their own (killed, flooded) and the UI's run last, with the proxy's broker
   // stopped, so none of them shares the machine with it
   brokerClient.close();
-  broker.kill('SIGTERM');
-  await new Promise((r) => broker.on('exit', r));
+  await broker.stop();
   process.stderr.write('broker killed under load…\n');
   rows.push(...(await brokerKillRows({ quick: QUICK })));
   process.stderr.write('UI port flooded…\n');
@@ -372,9 +369,6 @@ try {
   writeFileSync(join(ROOT, 'bench', 'results.md'), `${table}\n\n${ui}\n\n${meta}\n`);
   process.stdout.write(`${table}\n\n${ui}\n\n${meta}\n`);
 } finally {
-  if (broker.exitCode === null && broker.signalCode === null) {
-    broker.kill('SIGTERM');
-    await new Promise((r) => broker.on('exit', r));
-  }
+  await broker.stop();
   rmSync(home, { recursive: true, force: true });
 }

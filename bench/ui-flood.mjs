@@ -105,11 +105,7 @@ export async function uiFloodRows({ quick = false } = {}) {
   } finally {
     await wrap.close();
     admin.close();
-    await new Promise((resolve) => {
-      if (d.exitCode !== null) return resolve();
-      d.once('exit', resolve);
-      d.kill('SIGTERM');
-    });
+    await d.stop();
     rmSync(home, { recursive: true, force: true });
   }
 }
