@@ -3,9 +3,10 @@
  * the link first): a deny still holds, an allow does not stretch past its folder, the card shows no diff of a
  * guessed file and proposes no scope, and the snapshot is of the file that was written. A folder of a written
  * file swapped for a symlink before an undo: the undo writes and deletes nothing through it, forced or not. A
- * relative path given to the filesystem server: previewed where that server writes it. Ground truth is the disk
- * and what the fixture server logged as executed.
+ * relative path given to the filesystem server: previewed where that server writes it. A FIFO named by a path
+ * argument is judged without waiting on it. Ground truth is the disk and what the fixture server logged as executed.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -96,6 +97,28 @@ describe('a `..` after a symlink, against a server that opens the path as the ke
     expect(report.ok).toBe(true);
     expect(readFileSync(outside, 'utf8')).toBe('the original\n');
     expect(existsSync(join(notes, 'elsewhere.txt'))).toBe(false);
+  });
+});
+
+describe('a path argument naming a FIFO the agent made', () => {
+  test('is judged at once (nothing opened to block on): a deny on its folder holds, and the server runs nothing', async () => {
+    const home = tempDir();
+    const root = realpathSync(tempDir('al-home-'));
+    const notes = join(root, 'notes');
+    mkdirSync(notes);
+    execFileSync('mkfifo', [join(notes, 'pipe')]);
+    symlinkSync(join(notes, 'pipe'), join(root, 'innocent.txt'));
+    await startDaemon(home);
+    expect((await cli(home, ['rules', 'add', 'deny', '--server', 'fixture', '--tool', 'save_file', '--arg', `path=${notes}/**`])).code).toBe(0);
+    const f = fixture(home, ['--catalog', 'files']);
+    const w = await connectWrapped({ home, server: 'fixture', command: f.command, args: f.args, env: f.env });
+    await waitForSessions(home, 1);
+    // the FIFO itself, and a symlink outside the folder that leads to it: both are the file in ~/notes
+    for (const path of [join(notes, 'pipe'), join(root, 'innocent.txt')]) {
+      const denied = await w.client.callTool({ name: 'save_file', arguments: { path, content: 'x' } }, undefined, { timeout: 10_000 });
+      expect(decisionOf(denied), JSON.stringify(denied)).toMatchObject({ decision: 'deny', decidedBy: 'rule' });
+    }
+    expect(executedCalls(f.log, 'save_file')).toEqual([]);
   });
 });
 
