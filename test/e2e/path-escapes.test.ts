@@ -45,12 +45,18 @@ async function broker(home: string): Promise<BrokerClient> {
   return c;
 }
 
+/** A data dir, and a person's folder (its real path) holding `notes/`. */
+function personWithNotes(): { home: string; root: string; notes: string } {
+  const home = tempDir();
+  const root = realpathSync(tempDir('al-home-'));
+  const notes = join(root, 'notes');
+  mkdirSync(notes);
+  return { home, root, notes };
+}
+
 describe('a `..` after a symlink, against a server that opens the path as the kernel resolves it', () => {
   test('a deny on ~/.ssh holds; an allow on ~/notes does not stretch; the card and the snapshot name the file written', async () => {
-    const home = tempDir();
-    const root = realpathSync(tempDir('al-home-'));
-    const notes = join(root, 'notes');
-    mkdirSync(notes);
+    const { home, root, notes } = personWithNotes();
     mkdirSync(join(root, 'Dropbox'));
     mkdirSync(join(root, '.ssh'));
     symlinkSync(join(root, 'Dropbox'), join(notes, 'Dropbox'));
@@ -102,10 +108,7 @@ describe('a `..` after a symlink, against a server that opens the path as the ke
 
 describe('a path argument naming a FIFO the agent made', () => {
   test('is judged at once (nothing opened to block on): a deny on its folder holds, and the server runs nothing', async () => {
-    const home = tempDir();
-    const root = realpathSync(tempDir('al-home-'));
-    const notes = join(root, 'notes');
-    mkdirSync(notes);
+    const { home, root, notes } = personWithNotes();
     execFileSync('mkfifo', [join(notes, 'pipe')]);
     symlinkSync(join(notes, 'pipe'), join(root, 'innocent.txt'));
     await startDaemon(home);
@@ -124,9 +127,7 @@ describe('a path argument naming a FIFO the agent made', () => {
 
 describe('a symlink on the way changed while the call runs', () => {
   test('the snapshot of the file it named is not taken for what the call did', async () => {
-    const home = tempDir();
-    const root = realpathSync(tempDir('al-home-'));
-    mkdirSync(join(root, 'notes'));
+    const { home, root } = personWithNotes();
     mkdirSync(join(root, 'Dropbox'));
     mkdirSync(join(root, 'other'));
     symlinkSync(join(root, 'Dropbox'), join(root, 'notes', 'Dropbox'));
