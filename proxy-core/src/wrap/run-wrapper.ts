@@ -244,13 +244,18 @@ function writerWithBackpressure(target: Writable, source: () => Readable): { wri
     afterDrain = [];
     for (const fn of waiting) fn();
   };
-  // one chunk as it is; small ones joined (a copy of a few kilobytes is cheaper than a gathered write); a big
+  // one chunk as it is; small ones joined (a copy of a few kilobytes is cheaper than a gathered write), texts as
+  // one text (encoded once, in the write, rather than each into a Buffer of its own and then copied again); a big
   // message (a 10 MB result) is never copied: the stream gathers it with the rest in one write
   const write = (chunks: (Buffer | string)[]): boolean => {
     if (chunks.length === 1) return target.write(chunks[0]!);
     let bytes = 0;
-    for (const c of chunks) bytes += c.length;
-    if (bytes <= JOIN_MAX_BYTES) return target.write(Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));
+    let texts = true;
+    for (const c of chunks) {
+      bytes += c.length;
+      if (typeof c !== 'string') texts = false;
+    }
+    if (bytes <= JOIN_MAX_BYTES) return target.write(texts ? chunks.join('') : Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))));
     target.cork();
     let ok = true;
     for (const c of chunks) ok = target.write(c);
