@@ -43,6 +43,8 @@ export class JournalSender {
    * acknowledged, then JOURNAL_MERGE_MS more.
    */
   scheduleFlush(maxDelayMs = JOURNAL_DELAY_MS): void {
+    // every call asks this, nearly always with a flush already coming: that answer needs no clock
+    if (this.waitingSince !== null && (this.flushScheduled || this.sending)) return;
     const now = performance.now();
     this.waitingSince ??= now;
     if (this.flushScheduled || this.sending) return;
