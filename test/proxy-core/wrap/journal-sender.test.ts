@@ -1,9 +1,11 @@
 /**
  * The journal's way to the broker: spilled files replayed to a broker that came back go in batches as the live
- * ones do (at most MAX_SEGMENT entries and about MAX_SEGMENT_BYTES), in order, each file removed once sent.
+ * ones do (at most MAX_SEGMENT entries and about MAX_SEGMENT_BYTES), in order, each file removed once sent; what
+ * is held while a batch is out waits as any entry does (10 ms from the oldest of it), not a fixed time after the
+ * acknowledgement, so a steady stream of calls makes one batch per 10 ms.
  */
 import { readdirSync } from 'node:fs';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, test, vi } from 'vitest';
 import type { Channel } from '../../../proxy-core/src/ipc/channel.js';
 import { spillDir } from '../../../proxy-core/src/ipc/spill-file.js';
 import type { CallRecord } from '../../../proxy-core/src/protocol/api.js';
@@ -13,7 +15,10 @@ import { cleanup, tempDir } from '../../helpers/airlock.js';
 import { callRecord } from '../../helpers/records.js';
 
 // temp folders (tempDir) go after each test
-afterEach(cleanup);
+afterEach(() => {
+  vi.useRealTimers();
+  cleanup();
+});
 
 /** An executed call's record (it reached its server: the spill keeps it). */
 const ran = (id: string, args = '{}'): CallRecord => callRecord({ id, arguments: args, outcome: 'ok', forwardedAt: 2 });
@@ -54,5 +59,48 @@ describe('the journal sender', () => {
     }
     expect(sent.length).toBeGreaterThanOrEqual(3 + Math.ceil(2500 / MAX_SEGMENT) - 1);
     expect(readdirSync(spillDir(dir))).toEqual([]);
+  });
+
+  test('what is held while a batch is out goes 10 ms after the oldest of it was held, or at once when it has waited that long', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const q = new JournalQueue(tempDir(), 100_000, () => {});
+    const batches: string[][] = [];
+    let ack: (() => void) | undefined;
+    const channel = {
+      isOpen: true,
+      requestJson(_method: string, params: (string | Buffer)[]) {
+        batches.push((JSON.parse(params.map((p) => p.toString()).join('')) as { entries: CallRecord[] }).entries.map((e) => e.id));
+        return new Promise<void>((resolve) => (ack = resolve));
+      },
+    } as unknown as Channel;
+    const sender = new JournalSender(q, () => channel);
+    const hold = (id: string) => {
+      const r = ran(id);
+      q.add({ id, text: JSON.stringify(r), open: false, executed: true });
+      sender.scheduleFlush();
+    };
+    hold('a');
+    await vi.advanceTimersByTimeAsync(10);
+    expect(batches).toEqual([['a']]);
+    // b is held 1 ms into the batch's flight, which is acknowledged 3 ms later
+    await vi.advanceTimersByTimeAsync(1);
+    hold('b');
+    await vi.advanceTimersByTimeAsync(3);
+    ack!();
+    // not 2 ms after the acknowledgement: 10 ms after b was held
+    await vi.advanceTimersByTimeAsync(6);
+    expect(batches).toEqual([['a']]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(batches).toEqual([['a'], ['b']]);
+    // c is held at once, and the batch out takes 30 ms to be acknowledged: c has waited its 10 ms by then, and goes
+    hold('c');
+    await vi.advanceTimersByTimeAsync(30);
+    expect(batches).toEqual([['a'], ['b']]);
+    ack!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(batches).toEqual([['a'], ['b'], ['c']]);
+    ack!();
+    await vi.advanceTimersByTimeAsync(20);
+    expect(batches).toHaveLength(3);
   });
 });
