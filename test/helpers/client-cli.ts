@@ -6,7 +6,7 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './airlock.js';
+import { processAlive, ROOT } from './airlock.js';
 
 export interface ClientCli {
   pkg: string;
@@ -111,18 +111,9 @@ function takeLock(lock: string): boolean {
       return false;
     }
   }
-  if (Number.isInteger(owner) && owner > 0 && alive(owner)) return false;
+  if (Number.isInteger(owner) && owner > 0 && processAlive(owner)) return false;
   rmSync(lock, { recursive: true, force: true });
   return false;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
