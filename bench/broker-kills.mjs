@@ -4,7 +4,7 @@
 // Also: what one spill batch (the records written, fsync'd, while the broker is away) costs; while the broker is
 // up nothing is spilled, so the allowed call pays nothing for it. Runs its own broker in its own data dir (it
 // kills it); not a test: nothing here passes or fails. `node bench/broker-kills.mjs [--quick]` prints the rows.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,21 +13,10 @@ import Database from 'better-sqlite3';
 import { rawSession } from './raw-session.mjs';
 import { SpillFile } from '../proxy-core/dist/ipc/spill-file.js';
 import { CLI, FIXTURE } from './paths.mjs';
+import { startBroker } from './own-broker.mjs';
 
 const SESSIONS = 4;
 const IN_FLIGHT = 4;
-
-function startDaemon(env) {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    proc.stderr.on('data', (d) => {
-      err += d.toString();
-      if (err.includes('broker running')) resolve(proc);
-    });
-    proc.once('exit', () => reject(new Error(`broker-kills bench: the broker exited: ${err}`)));
-  });
-}
 
 function kill(proc) {
   return new Promise((resolve) => {
@@ -93,7 +82,7 @@ export async function brokerKillRows({ quick = false } = {}) {
   const kills = 10;
   const home = mkdtempSync(join(tmpdir(), 'airlock-kills-'));
   const env = { ...process.env, AIRLOCK_HOME: home };
-  let daemon = await startDaemon(env);
+  let daemon = await startBroker(env);
   const logs = [];
   const sessions = [];
   const allowedMs = [];
@@ -127,7 +116,7 @@ export async function brokerKillRows({ quick = false } = {}) {
       // down for a moment: calls are refused meanwhile
       const refusedBefore = refused;
       await until(() => refused > refusedBefore, 'calls to be refused while the broker is down');
-      daemon = await startDaemon(env);
+      daemon = await startBroker(env);
     }
     const before = ranTexts(logs).size;
     await until(() => ranTexts(logs).size >= before + 100, 'calls to run after the last restart');

@@ -10,9 +10,7 @@
 // show it to the broker as a changed definition (a pin that differs), on that very listing.
 // Imported by a runner that owns the broker (catalogRows({ home, env })), or run on its own
 // (`node bench/catalog.mjs`), which starts a broker in a temporary home. Not a test: nothing here passes or fails.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
@@ -20,6 +18,7 @@ import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { ROOT, CLI, RELAY } from './paths.mjs';
 import { median } from './stats.mjs';
 import { brokerAnswers } from './broker-state.mjs';
+import { withOwnBroker } from './own-broker.mjs';
 
 const SERVER = join(ROOT, 'bench', 'catalog-server.mjs');
 const TICKS_PER_MS = 100 / 1000; // USER_HZ is 100 on Linux
@@ -164,23 +163,11 @@ export async function catalogRows({ home, env, quick = false, sizes = [10, 1000,
 }
 
 // ---- on its own: a broker of its own in a temporary home -------------------------------------------------
+// (AIRLOCK_DAEMON_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the broker, as in run.mjs)
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const home = mkdtempSync(join(tmpdir(), 'al-bench-catalog-'));
-  const env = { ...process.env, AIRLOCK_HOME: home };
-  // AIRLOCK_DAEMON_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the broker (as in run.mjs)
-  const extra = process.env.AIRLOCK_DAEMON_NODE_ARGS ? process.env.AIRLOCK_DAEMON_NODE_ARGS.split(' ') : [];
-  const daemon = spawn(process.execPath, [...extra, CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  daemon.stderr.on('data', (d) => (err += d));
-  try {
-    await until(() => err.includes('broker running') || daemon.exitCode !== null, 'the broker to start');
-    if (daemon.exitCode !== null) throw new Error(`the broker exited: ${err}`);
+  await withOwnBroker('al-bench-catalog-', async ({ home, env }) => {
     const sizes = process.argv.includes('--sizes') ? process.argv[process.argv.indexOf('--sizes') + 1].split(',').map(Number) : undefined;
     const rows = await catalogRows({ home, env, quick: process.argv.includes('--quick'), sizes });
     process.stdout.write(`| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |\n|---|---|---|---|---|---|\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
-  } finally {
-    daemon.kill('SIGTERM');
-    await new Promise((r) => daemon.on('exit', r));
-    rmSync(home, { recursive: true, force: true });
-  }
+  });
 }

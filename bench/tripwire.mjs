@@ -5,9 +5,7 @@
 // (limits raised so it never trips: every call takes a place, a counter decrement) and off, alternating in
 // blocks in the same run. Imported by a runner that owns the broker (tripwireRows({ home, env })), or run on
 // its own (`node bench/tripwire.mjs`), which starts a broker in a temporary home. Not a test: nothing passes.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
@@ -17,6 +15,7 @@ import { CallBudget } from '../proxy-core/dist/wrap/call-budget.js';
 import { systemClock } from '../proxy-core/dist/util/clock.js';
 import { CLI, FIXTURE } from './paths.mjs';
 import { median } from './stats.mjs';
+import { withOwnBroker } from './own-broker.mjs';
 
 const SERVER = 'bench-tripwire';
 const BURST = 600;
@@ -155,19 +154,8 @@ export async function tripwireRows({ home, env, quick = false }) {
 
 // ---- on its own: a broker of its own in a temporary home -------------------------------------------------
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const home = mkdtempSync(join(tmpdir(), 'al-bench-tripwire-'));
-  const env = { ...process.env, AIRLOCK_HOME: home };
-  const daemon = spawn(process.execPath, [CLI, 'daemon', '--no-presence'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let err = '';
-  daemon.stderr.on('data', (d) => (err += d));
-  try {
-    await until(() => err.includes('broker running') || daemon.exitCode !== null, 'the broker to start');
-    if (daemon.exitCode !== null) throw new Error(`the broker exited: ${err}`);
+  await withOwnBroker('al-bench-tripwire-', async ({ home, env }) => {
     const rows = await tripwireRows({ home, env, quick: process.argv.includes('--quick') });
     process.stdout.write(`| measure | direct | byte relay | airlock wrap | airlock vs baseline | target |\n|---|---|---|---|---|---|\n${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}\n`);
-  } finally {
-    daemon.kill('SIGTERM');
-    await new Promise((r) => daemon.on('exit', r));
-    rmSync(home, { recursive: true, force: true });
-  }
+  });
 }
