@@ -91,8 +91,11 @@ describe('sign-in links', () => {
     const ui = await uiDaemon(home);
     const bin = tempDir('al-bin-');
     const record = join(bin, 'argv.json');
-    // an xdg-open that records exactly the arguments it was given
-    writeFileSync(join(bin, 'xdg-open'), `#!${process.execPath}\nrequire('fs').writeFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)));\n`, { mode: 0o755 });
+    // an xdg-open that records exactly the arguments it was given; it writes aside and renames, so the test
+    // never reads a record that exists but is still empty (the opener runs detached, beside the test)
+    const script = `const fs = require('fs'); const to = ${JSON.stringify(record)};\n`
+      + `fs.writeFileSync(to + '.part', JSON.stringify(process.argv.slice(2))); fs.renameSync(to + '.part', to);\n`;
+    writeFileSync(join(bin, 'xdg-open'), `#!${process.execPath}\n${script}`, { mode: 0o755 });
     const out = await cli(home, ['ui', '--open'], { PATH: `${bin}:${process.env.PATH}` });
     expect(out.code).toBe(0);
     await waitFor(() => existsSync(record), 10_000, 'the opener to run');
