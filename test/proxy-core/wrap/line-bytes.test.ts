@@ -28,6 +28,16 @@ describe('LineBytes', () => {
     expect(line.toString()).toBe('{"a":1}\n');
     expect(line.buffer.byteLength).toBeLessThan(1 << 20);
   });
+
+  test('a line that filled most of its guess is handed out where it was written, not copied', () => {
+    const out = new LineBytes(1 << 20);
+    const piece = 'x'.repeat(1000);
+    for (let i = 0; i < 600; i++) out.text(piece);
+    const line = out.done();
+    expect(line.toString()).toBe(piece.repeat(600));
+    // the same memory: a copy would touch as many fresh pages again as the line has
+    expect(line.buffer.byteLength).toBeGreaterThanOrEqual(1 << 20);
+  });
 });
 
 describe('aroundTools', () => {
