@@ -10,6 +10,7 @@ import type { CheckedParamsOf, HistoryItem, ResultOf } from '../protocol/api.js'
 import { events, history, historyExport, journal, RawJournal, sessionsList, sessionStory, subscribe, unsubscribe } from '../protocol/methods/journal.js';
 import { IpcError } from '../ipc/channel.js';
 import { type Bind, inSession } from './api/handlers.js';
+import { batchEntries } from './batch-entries.js';
 import { channelSubscriber } from './connection.js';
 import type { SessionRecord } from './db/sessions-table.js';
 import type { BrokerParts } from './parts.js';
@@ -28,7 +29,7 @@ export function bindJournal(on: Bind, b: BrokerParts): void {
       const watching = b.estop.watching;
       const ends = b.undo.awaitingEnds;
       if (watching || ends) {
-        const entries = raw ? p.entries() : p.entries;
+        const entries = raw ? (batchEntries(p.bytes) ?? []) : p.entries;
         if (watching) b.estop.watch(session, entries);
         if (ends) b.undo.takenIn(session.info.id, entries);
       }

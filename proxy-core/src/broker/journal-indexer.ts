@@ -11,6 +11,7 @@ import type { BrokerEvent, CallRecord } from '../protocol/api.js';
 import type { CallEvent, StoredCallSummary } from '../protocol/events.js';
 import type { IntakeRow } from './db/intake-log.js';
 import type { IntakeGroup, Store } from './db/store.js';
+import { batchEntries } from './batch-entries.js';
 import { checkEntry } from './validate.js';
 
 /**
@@ -145,13 +146,8 @@ export class JournalIndexer {
    */
   private check(row: IntakeRow): CallRecord[] {
     const { session: id, client, server } = row;
-    let entries: unknown;
-    try {
-      entries = JSON.parse(row.entries.toString('utf8'));
-    } catch {
-      entries = undefined;
-    }
-    if (!Array.isArray(entries)) {
+    const entries = batchEntries(row.entries);
+    if (!entries) {
       this.o.refused('a journal batch that is not a JSON array of entries', client);
       return [];
     }

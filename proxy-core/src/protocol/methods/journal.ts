@@ -90,8 +90,8 @@ const RAW_ENTRIES = Buffer.from(',"entries":[');
 /**
  * A wrapper's batch as its bytes. The broker's socket hands params of exactly the form `{"n":<count>,"entries":[…]}`
  * over unparsed (ipc/channel.ts `raw`), and the broker takes them into the journal as they are
- * (broker/journal-writer.ts): the entries are read, and checked, when they are filed. `bytes` is the array's text,
- * brackets included; `n` is how many entries the sender says it holds.
+ * (broker/journal-writer.ts): the entries are read (broker/batch-entries.ts), and checked, when they are filed.
+ * `bytes` is the array's text, brackets included; `n` is how many entries the sender says it holds.
  */
 export class RawJournal {
   constructor(
@@ -109,16 +109,6 @@ export class RawJournal {
     const open = i + RAW_ENTRIES.length - 1;
     if (params[params.length - 1] !== 0x7d /* } */ || params[params.length - 2] !== 0x5d /* ] */) return undefined;
     return new RawJournal(n, params.subarray(open, params.length - 1));
-  }
-
-  /** The entries, parsed (what must look at them as they arrive: the tripwire); [] when they are not an array. */
-  entries(): unknown[] {
-    try {
-      const v: unknown = JSON.parse(this.bytes.toString('utf8'));
-      return Array.isArray(v) ? v : [];
-    } catch {
-      return [];
-    }
   }
 }
 
