@@ -74,7 +74,13 @@ export class Channel {
     });
     socket.on('data', (chunk: Buffer) => {
       if (this.closed) return;
-      this.splitter.push(chunk);
+      try {
+        this.splitter.push(chunk);
+      } catch (err) {
+        // what a peer sent can never end the process reading it (a throw here would be uncaught): only its connection
+        this.destroy(new IpcError('bad-frame', `could not read what the peer sent: ${(err as Error).message}`));
+        return;
+      }
       if (this.splitter.pending > this.maxFrame) this.destroy(new IpcError('frame-too-large', 'frame too large'));
     });
     socket.on('error', (err) => this.finish(err));

@@ -34,6 +34,12 @@ describe('a channel with raw methods', () => {
     expect(JSON.parse(raw.bytes.toString())).toEqual([{ id: 'a', text: 'he said "hi"\n' }, { id: 'b' }]);
   });
 
+  test('a raw request cut short anywhere is never a throw: taken whole, or parsed (and refused) as JSON', () => {
+    const params = Buffer.from('{"n":2,"entries":[{"id":"a"},{"id":"b"}]}');
+    for (let end = 0; end < params.length; end++) expect(RawJournal.of(params.subarray(0, end))).toBeUndefined();
+    expect(RawJournal.of(params)?.bytes.toString()).toBe('[{"id":"a"},{"id":"b"}]');
+  });
+
   test('any other form is parsed as JSON: the params the handler gets are the object sent', async () => {
     const { peer, seen } = pair();
     await peer.request('journal', { entries: [{ id: 'x' }] });

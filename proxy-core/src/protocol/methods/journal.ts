@@ -105,8 +105,9 @@ export class RawJournal {
     let i = RAW_HEAD.length;
     let n = 0;
     while (i < params.length && i < RAW_HEAD.length + 6 && params[i]! >= 0x30 && params[i]! <= 0x39) n = n * 10 + params[i++]! - 0x30;
-    if (i === RAW_HEAD.length || n > 10_000 || params.compare(RAW_ENTRIES, 0, RAW_ENTRIES.length, i, i + RAW_ENTRIES.length) !== 0) return undefined;
     const open = i + RAW_ENTRIES.length - 1;
+    // (compare throws past the end of what it reads: the params may end anywhere)
+    if (i === RAW_HEAD.length || n > 10_000 || open >= params.length || params.compare(RAW_ENTRIES, 0, RAW_ENTRIES.length, i, i + RAW_ENTRIES.length) !== 0) return undefined;
     if (params[params.length - 1] !== 0x7d /* } */ || params[params.length - 2] !== 0x5d /* ] */) return undefined;
     return new RawJournal(n, params.subarray(open, params.length - 1));
   }
