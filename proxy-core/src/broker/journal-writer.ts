@@ -94,7 +94,7 @@ export class JournalWriter {
       client: session.info.client,
       server: session.info.server,
       at: this.clock.now(),
-      entries: raw ? entries.bytes : Buffer.from(JSON.stringify(entries)),
+      entries: raw ? entries.parts : Buffer.from(JSON.stringify(entries)),
       n,
     };
     return new Promise((resolve, reject) => {

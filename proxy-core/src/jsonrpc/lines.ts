@@ -1,7 +1,15 @@
 /**
  * Newline framing for stdio MCP and for Airlock's own sockets: one JSON message per line. Chunks are kept as
- * a list and joined once per line, so a 64 MB message costs one copy, not one per chunk.
+ * a list and joined once per line, so a 64 MB message costs one copy, not one per chunk; a reader that can take a
+ * line as the chunks it came in (`gathered`) is offered them first, and nothing is joined for a line it takes.
  */
+
+/**
+ * A line that came in more than one chunk, as those chunks (its newline and a CR before it left out), and its
+ * length: true when taken so, false to have it joined and handed to `onLine` as usual.
+ */
+export type GatheredLine = (parts: readonly Buffer[], length: number) => boolean;
+
 export class LineSplitter {
   private parts: Buffer[] = [];
   private partsLength = 0;
@@ -16,6 +24,7 @@ export class LineSplitter {
     private readonly onLine: (line: Buffer) => void,
     private readonly maxLine = Number.POSITIVE_INFINITY,
     private readonly onOverflow: (bytes: number) => void = () => {},
+    private readonly gathered?: GatheredLine,
   ) {}
 
   push(chunk: Buffer): void {
@@ -32,10 +41,15 @@ export class LineSplitter {
       if (this.partsLength === 0) {
         line = chunk.subarray(start, nl);
       } else {
-        this.parts.push(chunk.subarray(start, nl));
-        line = Buffer.concat(this.parts, this.partsLength + (nl - start));
+        if (nl > start) this.parts.push(chunk.subarray(start, nl));
+        const parts = this.parts;
+        const length = this.partsLength + (nl - start);
         this.parts = [];
         this.partsLength = 0;
+        start = nl + 1;
+        if (this.gathered && this.takenGathered(parts, length)) continue;
+        // a line whose newline began the next chunk is the one part it came in
+        line = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
       }
       start = nl + 1;
       if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
@@ -53,6 +67,14 @@ export class LineSplitter {
         this.onOverflow(seen);
       }
     }
+  }
+
+  /** Offer a line of several chunks to `gathered`, its CR cut off as `onLine`'s would be; `parts` stay as they are. */
+  private takenGathered(parts: readonly Buffer[], length: number): boolean {
+    const last = parts[parts.length - 1]!;
+    if (last[last.length - 1] !== 0x0d) return parts.length > 1 && this.gathered!(parts, length);
+    const cut = last.length === 1 ? parts.slice(0, -1) : [...parts.slice(0, -1), last.subarray(0, last.length - 1)];
+    return cut.length > 1 && this.gathered!(cut, length - 1);
   }
 
   /** Bytes held for a line that has not ended yet. */

@@ -34,10 +34,53 @@ describe('a channel with raw methods', () => {
     expect(JSON.parse(raw.bytes.toString())).toEqual([{ id: 'a', text: 'he said "hi"\n' }, { id: 'b' }]);
   });
 
-  test('a raw request cut short anywhere is never a throw: taken whole, or parsed (and refused) as JSON', () => {
+  test('a request that came in many chunks reaches the handler as those chunks, never joined; split in its head, it is joined and taken', async () => {
+    const { broker, peer, seen } = pair();
+    const entries = Array.from({ length: 300 }, (_, i) => JSON.stringify({ id: `c${i}`, text: 'é☕ "quoted" \\ '.repeat(i % 5) }));
+    const line = Buffer.from(`{"t":"req","id":7,"m":"journal","p":{"n":300,"entries":[${entries.join(',')}]}}\n`);
+    const answered = new Promise<void>((resolve) => broker.socket.once('data', () => resolve()));
+    const sendInChunks = (size: number, first = size) => {
+      peer.socket.write(line.subarray(0, first));
+      for (let at = first; at < line.length; at += size) peer.socket.write(line.subarray(at, Math.min(at + size, line.length)));
+    };
+    sendInChunks(4096);
+    // the head cut after 20 bytes, the closing brackets alone in their chunk: offered in parts, declined, taken joined
+    sendInChunks(line.length, 20);
+    peer.socket.write(line.subarray(0, line.length - 3));
+    peer.socket.write(line.subarray(line.length - 3));
+    await answered;
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toHaveLength(3);
+    const raws = seen.map((s) => s.params as RawJournal);
+    for (const raw of raws) {
+      expect(raw).toBeInstanceOf(RawJournal);
+      expect(raw.n).toBe(300);
+      expect(raw.bytes.toString()).toBe(`[${entries.join(',')}]`);
+    }
+    expect(raws[0]!.parts.length).toBeGreaterThan(3);
+    expect(Math.max(...raws[0]!.parts.map((p) => p.length))).toBeLessThanOrEqual(4096);
+  });
+
+  test('a raw request cut short anywhere, or split anywhere, is never a throw: taken whole, or parsed (and refused) as JSON', () => {
     const params = Buffer.from('{"n":2,"entries":[{"id":"a"},{"id":"b"}]}');
-    for (let end = 0; end < params.length; end++) expect(RawJournal.of(params.subarray(0, end))).toBeUndefined();
-    expect(RawJournal.of(params)?.bytes.toString()).toBe('[{"id":"a"},{"id":"b"}]');
+    const array = '[{"id":"a"},{"id":"b"}]';
+    for (let end = 0; end <= params.length; end++) {
+      const cut = params.subarray(0, end);
+      const whole = RawJournal.of(cut);
+      if (end === params.length) expect(whole?.bytes.toString()).toBe(array);
+      else expect(whole).toBeUndefined();
+      for (let at = 0; at <= end; at++) {
+        const parts = [cut.subarray(0, at), cut.subarray(at)];
+        const taken = RawJournal.of(parts);
+        if (taken) expect(taken.bytes.toString()).toBe(array);
+        for (let at2 = at; at2 <= end; at2 += 3) {
+          const three = RawJournal.of([cut.subarray(0, at), cut.subarray(at, at2), cut.subarray(at2)]);
+          if (three) expect(three.bytes.toString()).toBe(array);
+        }
+      }
+    }
+    // the head whole in the first part and the closing brackets in the last: taken in parts
+    expect(RawJournal.of([params.subarray(0, 25), params.subarray(25, 30), params.subarray(30)])?.parts).toHaveLength(3);
   });
 
   test('any other form is parsed as JSON: the params the handler gets are the object sent', async () => {

@@ -28,6 +28,27 @@ describe('LineSplitter', () => {
     expect(split([bytes.subarray(0, 8), bytes.subarray(8)])).toEqual(['{"t":"é😀"}']);
   });
 
+  test('a line of several chunks is offered as those chunks first, its CR cut off; one taken so is never joined', () => {
+    const offered: string[][] = [];
+    const joined: string[] = [];
+    const s = new LineSplitter(
+      (l) => joined.push(l.toString()),
+      Infinity,
+      () => {},
+      (parts, length) => {
+        const texts = parts.map((p) => p.toString());
+        offered.push(texts);
+        expect(length).toBe(texts.join('').length);
+        return texts.join('').startsWith('take');
+      },
+    );
+    for (const c of ['one\ntake', ' this', ' line\r\n', 'leave', ' that\r', '\ntake', ' the CR', '\r', '\n', 'last', '\nx']) s.push(Buffer.from(c));
+    s.flush();
+    expect(offered).toEqual([['take', ' this', ' line'], ['leave', ' that'], ['take', ' the CR']]);
+    // one chunk each: never offered; declined: joined as ever; a line whose newline began a chunk: the one part it was
+    expect(joined).toEqual(['one', 'leave that', 'last', 'x']);
+  });
+
   test('a large line in many chunks is joined once', () => {
     const big = 'x'.repeat(5_000_000);
     const chunks: Buffer[] = [];

@@ -24,14 +24,16 @@ export interface IntakeBatch {
   server: string;
   /** When the broker received it (its entries' events carry this time). */
   at: number;
-  /** The entries as a JSON array's text. */
-  entries: Buffer;
+  /** The entries as a JSON array's text (in one buffer, or the pieces of the chunks it came in). */
+  entries: Buffer | readonly Buffer[];
   /** How many entries the sender says it holds (what the backlog is counted in; the array itself decides). */
   n: number;
 }
 
 export interface IntakeRow extends IntakeBatch {
   seq: number;
+  /** Read back from the file: one buffer. */
+  entries: Buffer;
 }
 
 /** Where a waiting batch is: its header, its file, and its entries' bytes in it. */
@@ -102,9 +104,15 @@ export class IntakeLog {
     for (const b of batches) {
       const seq = this.nextSeq + rows.length;
       const head = Buffer.from(`${JSON.stringify({ seq, session: b.session, client: b.client, server: b.server, at: b.at, n: b.n })}\t`);
-      parts.push(head, b.entries, NEWLINE);
-      rows.push({ seq, session: b.session, client: b.client, server: b.server, at: b.at, n: b.n, gen: file.gen, offset: at + head.length, length: b.entries.length });
-      at += head.length + b.entries.length + 1;
+      parts.push(head);
+      let length = 0;
+      for (const piece of Buffer.isBuffer(b.entries) ? [b.entries] : b.entries) {
+        parts.push(piece);
+        length += piece.length;
+      }
+      parts.push(NEWLINE);
+      rows.push({ seq, session: b.session, client: b.client, server: b.server, at: b.at, n: b.n, gen: file.gen, offset: at + head.length, length });
+      at += head.length + length + 1;
     }
     try {
       let written = 0;

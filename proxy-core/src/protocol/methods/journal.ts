@@ -91,25 +91,40 @@ const RAW_ENTRIES = Buffer.from(',"entries":[');
  * A wrapper's batch as its bytes. The broker's socket hands params of exactly the form `{"n":<count>,"entries":[…]}`
  * over unparsed (ipc/channel.ts `raw`), and the broker takes them into the journal as they are
  * (broker/journal-writer.ts): the entries are read (broker/batch-entries.ts), and checked, when they are filed.
- * `bytes` is the array's text, brackets included; `n` is how many entries the sender says it holds.
+ * `parts` are the array's text, brackets included, as the pieces of the chunks it came in (never joined on the way
+ * to the intake's file); `n` is how many entries the sender says it holds.
  */
 export class RawJournal {
   constructor(
     readonly n: number,
-    readonly bytes: Buffer,
+    readonly parts: readonly Buffer[],
   ) {}
 
-  /** The params' bytes as a RawJournal; undefined when they are not of that form (they are parsed as JSON then). */
-  static of(params: Buffer): RawJournal | undefined {
-    if (params.length < RAW_HEAD.length + RAW_ENTRIES.length + 3 || params.compare(RAW_HEAD, 0, RAW_HEAD.length, 0, RAW_HEAD.length) !== 0) return undefined;
+  /**
+   * The params' bytes (one buffer, or the parts of the chunks they came in) as a RawJournal; undefined when they
+   * are not of that form (they are parsed as JSON then). The head is read from the first part, the closing
+   * brackets from the last: parts split elsewhere are declined (and offered again joined).
+   */
+  static of(params: Buffer | readonly Buffer[]): RawJournal | undefined {
+    const parts = Buffer.isBuffer(params) ? [params] : params;
+    const first = parts[0];
+    const last = parts[parts.length - 1];
+    if (!first || !last || first.length < RAW_HEAD.length + 1 + RAW_ENTRIES.length || last.length < 2 || first.compare(RAW_HEAD, 0, RAW_HEAD.length, 0, RAW_HEAD.length) !== 0) return undefined;
     let i = RAW_HEAD.length;
     let n = 0;
-    while (i < params.length && i < RAW_HEAD.length + 6 && params[i]! >= 0x30 && params[i]! <= 0x39) n = n * 10 + params[i++]! - 0x30;
+    while (i < first.length && i < RAW_HEAD.length + 6 && first[i]! >= 0x30 && first[i]! <= 0x39) n = n * 10 + first[i++]! - 0x30;
     const open = i + RAW_ENTRIES.length - 1;
-    // (compare throws past the end of what it reads: the params may end anywhere)
-    if (i === RAW_HEAD.length || n > 10_000 || open >= params.length || params.compare(RAW_ENTRIES, 0, RAW_ENTRIES.length, i, i + RAW_ENTRIES.length) !== 0) return undefined;
-    if (params[params.length - 1] !== 0x7d /* } */ || params[params.length - 2] !== 0x5d /* ] */) return undefined;
-    return new RawJournal(n, params.subarray(open, params.length - 1));
+    if (i === RAW_HEAD.length || n > 10_000 || open >= first.length || first.compare(RAW_ENTRIES, 0, RAW_ENTRIES.length, i, i + RAW_ENTRIES.length) !== 0) return undefined;
+    if (last[last.length - 1] !== 0x7d /* } */ || last[last.length - 2] !== 0x5d /* ] */) return undefined;
+    if (parts.length === 1) return new RawJournal(n, [first.subarray(open, first.length - 1)]);
+    const inner = parts.slice(1, -1);
+    const tail = last.subarray(0, last.length - 1);
+    return new RawJournal(n, [first.subarray(open), ...inner, ...(tail.length > 0 ? [tail] : [])]);
+  }
+
+  /** The array's text in one buffer (joined when it came in parts). */
+  get bytes(): Buffer {
+    return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts);
   }
 }
 
