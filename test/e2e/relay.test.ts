@@ -230,6 +230,21 @@ describe('bad input and lifecycle', () => {
     await raw.exited;
   });
 
+  test('lines that begin as an answer and end inside it, while the client lists: dropped, the listing answered, the wrapper lives', async () => {
+    const { home } = await startAirlock();
+    const fx = fixture(home, ['--cut-answers']);
+    const raw = rawWrap(home, fx.command, fx.args, fx.env);
+    await raw.init();
+    for (const id of [1, 2]) {
+      raw.send({ jsonrpc: '2.0', id, method: 'tools/list' });
+      expect(((await raw.response(id)).result as { tools: unknown[] }).tools.length).toBeGreaterThan(0);
+    }
+    expect(raw.stderr()).toMatch(/server wrote a line that is not JSON; dropped \(\{"jsonrpc":"2.0","id":12345678901\)/);
+    expect(raw.stderr()).not.toMatch(/ERR_OUT_OF_RANGE|could not be handled/);
+    raw.proc.stdin.end();
+    expect(await raw.exited).toBe(0);
+  });
+
   test('a response the server was never asked for is dropped: a waiting call cannot be forged complete', async () => {
     const { home } = await startAirlock();
     const fx = fixture(home);

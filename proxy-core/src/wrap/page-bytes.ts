@@ -61,7 +61,8 @@ export class PageBytes {
     } else {
       while (end < line.length && end - start <= MAX_ID_BYTES && NUMBER_BYTES.has(line[end]!)) end++;
     }
-    if (end === start || line.compare(RESULT, 0, RESULT.length, end, end + RESULT.length) !== 0) return undefined;
+    // (compare throws past the end of what it reads: a server's line may end anywhere)
+    if (end === start || end + RESULT.length > line.length || line.compare(RESULT, 0, RESULT.length, end, end + RESULT.length) !== 0) return undefined;
     const text = line.toString('utf8', start, end);
     let id: unknown;
     try {

@@ -37,3 +37,18 @@ describe('PageBytes.keep', () => {
     expect(again.same(kept)).toBe(true);
   });
 });
+
+describe('PageBytes.read', () => {
+  test('a line cut short anywhere (a server may end one wherever it likes) is no page, never a throw', () => {
+    for (const id of [7, 12345678901, '"req-1"']) {
+      const text = answer(0, 2).replace('"id":0', `"id":${id}`);
+      // only the prefix up to `"result":` is read (the body is compared byte for byte with a page kept, later)
+      const prefix = text.indexOf('"result":') + '"result":'.length;
+      for (let end = 0; end < text.length; end++) {
+        const read = PageBytes.read(Buffer.from(text.slice(0, end)));
+        if (end <= prefix) expect(read).toBeUndefined();
+      }
+      expect(PageBytes.read(Buffer.from(text))?.id).toBe(typeof id === 'string' ? JSON.parse(id) : id);
+    }
+  });
+});
