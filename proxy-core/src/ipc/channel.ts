@@ -169,7 +169,17 @@ export class Channel {
   /** Write a frame; false when the channel is closed (the caller decides whether that matters). */
   write(frame: Frame | Record<string, unknown>): boolean {
     if (this.closed) return false;
-    this.socket.write(JSON.stringify(frame) + '\n');
+    let text: string;
+    try {
+      text = JSON.stringify(frame);
+    } catch (err) {
+      // A value JSON.stringify cannot write (nested past what it can walk, which a peer's own answer relayed here
+      // can be): an answer says so instead, anything else is not sent. Never a throw: an answer is written in a
+      // promise's callback, where a throw would end the process.
+      if (frame.t !== 'res' || typeof frame.id !== 'number') return false;
+      text = JSON.stringify({ t: 'res', id: frame.id, ok: false, e: { code: 'unwritable', message: `the answer could not be written: ${(err as Error).message}` } });
+    }
+    this.socket.write(text + '\n');
     return true;
   }
 

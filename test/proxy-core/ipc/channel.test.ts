@@ -101,3 +101,24 @@ describe('a channel with raw methods', () => {
     expect(got).toEqual({ n: 1, entries: [{ id: 'a' }] });
   });
 });
+
+describe('what a channel cannot write', () => {
+  const deep = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels));
+
+  test('an answer nested past what JSON.stringify can walk is answered as unwritable, from a promise or not; the channel goes on', async () => {
+    const [broker, peer] = channelPair();
+    broker.setHandlers({ request: (method) => (method === 'later' ? Promise.resolve(deep(20_000)) : method === 'now' ? deep(20_000) : 'fine') });
+    for (const method of ['later', 'now']) await expect(peer.request(method)).rejects.toMatchObject({ code: 'unwritable' });
+    expect(await peer.request('other')).toBe('fine');
+  });
+
+  test('a notification that cannot be written is not sent, and is no throw', async () => {
+    const [broker, peer] = channelPair();
+    const seen: string[] = [];
+    peer.setHandlers({ notify: (m) => seen.push(m) });
+    expect(broker.write({ t: 'note', m: 'deep', p: deep(20_000) })).toBe(false);
+    broker.notify('plain', {});
+    await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual(['plain']);
+  });
+});
