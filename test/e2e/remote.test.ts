@@ -1,5 +1,6 @@
 /** `airlock wrap --url`: a remote server behind the same gate, over Streamable HTTP or the older HTTP+SSE. */
 import { spawn } from 'node:child_process';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -16,6 +17,7 @@ import {
   startDaemon,
   tempDir,
   textOf,
+  waitFor,
   waitForTicket,
 } from '../helpers/airlock.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -113,6 +115,47 @@ describe('remote servers', () => {
     const t0 = Date.now();
     await expect(connectRemote(home, ['--transport', 'http', '--url', `http://127.0.0.1:${port}/mcp`])).rejects.toThrow(/could not be reached/);
     expect(Date.now() - t0).toBeLessThan(5000);
+  });
+
+  test('a server whose every answer is an error nested 20,000 deep: the client hears an error for each request, the wrapper lives', async () => {
+    const home = tempDir();
+    await startDaemon(home);
+    const deep = '['.repeat(20_000) + ']'.repeat(20_000);
+    const server = createHttpServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        const id = (JSON.parse(body) as { id?: unknown }).id ?? null;
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32603,"message":"x","data":${deep}}}`);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    onCleanup(() => server.close());
+    const port = (server.address() as { port: number }).port;
+    const proc = spawn(process.execPath, [CLI, 'wrap', '--name', 'remote', '--client', 'test-client', '--transport', 'http', '--url', `http://127.0.0.1:${port}/mcp`], {
+      env: { ...process.env, AIRLOCK_HOME: home },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    onCleanup(() => proc.kill('SIGKILL'));
+    const answers: { id: unknown; error?: { message: string } }[] = [];
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
+        answers.push(JSON.parse(out.slice(0, nl)) as { id: unknown });
+        out = out.slice(nl + 1);
+      }
+    });
+    const ask = async (id: number, method: string) => {
+      proc.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: method === 'initialize' ? { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } : {} })}\n`);
+      await waitFor(() => answers.some((a) => a.id === id), 10_000, `an answer to ${method}`);
+      return answers.find((a) => a.id === id)!;
+    };
+    expect((await ask(1, 'initialize')).error).toBeDefined();
+    expect((await ask(2, 'ping')).error).toBeDefined();
+    expect(proc.exitCode).toBeNull();
+    expect(proc.signalCode).toBeNull();
   });
 
   test('bad remote flags are one-line usage errors', async () => {
