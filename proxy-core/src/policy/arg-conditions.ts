@@ -11,7 +11,7 @@
  * symlink loop) counts as matching, and so does a path either of whose readings matches.
  */
 import type { ArgCondition } from '../protocol/api.js';
-import { globToRegExp } from './glob.js';
+import { Glob, globMatch } from './glob.js';
 import { argPaths, kernelPath, pathApi, type PathEnv, systemPathEnv } from './path-resolve.js';
 
 export type { ArgCondition };
@@ -79,7 +79,7 @@ function conditionMatches(c: ArgCondition, args: Record<string, unknown>, action
   }
   const values = typeof v === 'string' ? [v] : Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string') ? (v as string[]) : null;
   if (values === null) return unsure;
-  const one = (s: string): boolean | null => (c.kind === 'glob' ? globToRegExp(c.glob).test(s) : pathUnder(c.glob, s, action, env));
+  const one = (s: string): boolean | null => (c.kind === 'glob' ? globMatch(c.glob, s) : pathUnder(c.glob, s, action, env));
   const results = values.map(one);
   // a path that cannot be judged (relative) is "no" for an allow and "yes" for a deny or an ask
   const judged = results.map((r) => (r === null ? unsure : r));
@@ -114,26 +114,8 @@ function pathUnder(glob: string, value: string, action: 'allow' | 'deny' | 'ask'
   }
   const pattern = firstWild === -1 ? realLiteral : [realLiteral, ...segments.slice(firstWild)].join(path.sep).replace(/\/\/+/g, '/');
   const fold = env.platform === 'darwin' || env.platform === 'win32';
-  const re = pathGlob(pattern, path.sep, fold);
-  const test = (real: string) => re.test(fold ? real.toLowerCase() : real);
+  const matcher = Glob.path(fold ? pattern.toLowerCase() : pattern, path.sep);
+  const test = (real: string) => matcher.test(fold ? real.toLowerCase() : real);
   return action === 'allow' ? readings.every(test) : readings.some(test);
 }
 
-function pathGlob(glob: string, sep: string, fold: boolean): RegExp {
-  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  const seg = `[^${esc(sep)}]`;
-  let src = '^';
-  const g = fold ? glob.toLowerCase() : glob;
-  for (let i = 0; i < g.length; i++) {
-    const ch = g[i]!;
-    if (ch === '*' && g[i + 1] === '*') {
-      // `dir/**` is the folder and everything under it
-      if (g[i + 2] === undefined && src.endsWith(esc(sep))) src = src.slice(0, -esc(sep).length) + `(?:${esc(sep)}.*)?`;
-      else src += '.*';
-      i++;
-    } else if (ch === '*') src += `${seg}*`;
-    else if (ch === '?') src += seg;
-    else src += esc(ch);
-  }
-  return new RegExp(src + '$', 'su');
-}
