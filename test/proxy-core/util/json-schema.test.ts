@@ -37,6 +37,27 @@ describe('validateStructuredContent', () => {
     if (!result.ok) expect(result.errors[0]).toMatch(/^output schema does not compile: /);
   });
 
+  test("a schema's patterns run in linear time: one that backtracks exponentially in JavaScript's engine is judged at once", () => {
+    const schema = { type: 'object', properties: { x: { type: 'string', pattern: '^(a+)+$' }, y: { type: 'string', pattern: '^[a-z]+-\\d{2}$' } } };
+    const t0 = performance.now();
+    const bad = validateStructuredContent(schema, { x: `${'a'.repeat(5000)}!`, y: 'ab-12' });
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.errors.join('\n')).toMatch(/^\/x must match pattern/);
+    expect(validateStructuredContent(schema, { x: 'aaa', y: 'ab-12' }).ok).toBe(true);
+    expect(validateStructuredContent(schema, { x: 'aaa', y: 'AB-12' }).ok).toBe(false);
+    // patternProperties too
+    const keyed = { type: 'object', patternProperties: { '^(a|aa)+$': { type: 'number' } } };
+    expect(validateStructuredContent(keyed, { [`${'a'.repeat(3000)}b`]: 'x', aa: 2 }).ok).toBe(true);
+    expect(validateStructuredContent(keyed, { aaaa: 'x' }).ok).toBe(false);
+  });
+
+  test('a pattern only a backtracking engine can run (a lookahead, a back-reference) is not checked: no finding from it', () => {
+    const schema = { type: 'object', properties: { x: { type: 'string', pattern: '^(?=a)' }, y: { type: 'string', pattern: '(b)\\1' }, n: { type: 'number' } } };
+    expect(validateStructuredContent(schema, { x: 'zzz', y: 'bc', n: 1 }).ok).toBe(true);
+    expect(validateStructuredContent(schema, { x: 'zzz', y: 'bc', n: 'one' }).ok).toBe(false);
+  });
+
   test('compiles each distinct schema once', () => {
     const schema = { type: 'object', properties: { unique: { const: 'cache-test' } } };
     const first = schemaValidator(schema);
