@@ -33,6 +33,7 @@ import { CallPipeline, type PipelineTimings } from './pipeline.js';
 import { InitCapture } from './restart.js';
 import { observeResourceChange } from './resource-changes.js';
 import { ConnectionEra } from './connection-era.js';
+import { guardedLines } from './line-guard.js';
 import { preview, readServerLine, type ServerLinesContext } from './server-lines.js';
 import type { CallStage } from './stages.js';
 import { TaskBook } from './tasks.js';
@@ -368,7 +369,8 @@ export class Relay {
     const lines = this.waiting;
     this.waiting = [];
     this.waitingBytes = 0;
-    for (const line of lines) this.fromClient(line);
+    const take = guardedLines('the client', this.o.log, (line) => this.fromClient(line));
+    for (const line of lines) take(line);
   }
 
   private reply(message: JsonRpcResponse): void {

@@ -13,7 +13,7 @@ import { tuneV8ForWrapper } from './v8-tuning.js';
 import { heldArgumentsPage } from './held-arguments.js';
 import type { UpstreamControl } from './estop.js';
 import { Relay } from './relay.js';
-import { preview } from './server-lines.js';
+import { guardedLines } from './line-guard.js';
 import { frame } from '../jsonrpc/messages.js';
 import { requestOf, START_FAILURE_WAIT_MS, startFailureAnswer } from './session-start.js';
 import type { Upstream } from './upstream.js';
@@ -129,18 +129,7 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
   let endingWith: number | undefined;
   /** Set once the server ended before any session began: the client's requests are answered with why. */
   let failedStart: ((line: Buffer) => void) | null = null;
-  /**
-   * A line's handling, however it ends: a line that makes it throw (a fault that hostile input found) costs that
-   * line, said in the log, never the wrapper and the client's session with it.
-   */
-  const guarded = (from: string, handle: (line: Buffer) => void) => (line: Buffer) => {
-    try {
-      handle(line);
-    } catch (err) {
-      log(`airlock: a line from ${from} could not be handled (${(err as Error).message}); dropped (${preview(line)})`);
-    }
-  };
-  const fromClient = new LineSplitter(guarded('the client', (line) => (failedStart ? failedStart(line) : relay.fromClient(line))), MAX_MESSAGE_BYTES, tooLong('the client sent'));
+  const fromClient = new LineSplitter(guardedLines('the client', log, (line) => (failedStart ? failedStart(line) : relay.fromClient(line))), MAX_MESSAGE_BYTES, tooLong('the client sent'));
 
   let exit!: (code: number) => void;
   const exited = new Promise<number>((resolve) => (exit = resolve));
@@ -162,7 +151,7 @@ export function runWrapper(o: WrapOptions, first: Upstream): Promise<number> {
     upstreamEnded = false;
     writeUpstream = writerWithBackpressure(next.input, () => process.stdin);
     const fromUpstream = new LineSplitter(
-      guarded('the server', (line) => {
+      guardedLines('the server', log, (line) => {
         if (upstream === next) relay.fromUpstream(line);
       }),
       MAX_MESSAGE_BYTES,

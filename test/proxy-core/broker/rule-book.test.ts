@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../../proxy-core/src/broker/broker.js';
+import { RuleBook } from '../../../proxy-core/src/broker/rule-book.js';
 import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import type { AskAnswer, Rule } from '../../../proxy-core/src/protocol/api.js';
 import { WrapperMethod } from '../../../proxy-core/src/protocol/names.js';
@@ -127,5 +128,27 @@ describe('a grant of N calls', () => {
     store.close();
     const again = setup(dir);
     expect(again.broker.rules().map((r) => r.id)).not.toContain(rule.id);
+  });
+});
+
+describe('a rule book of very many rules', () => {
+  test('200,000 rules (a database someone filled): the book opens, and the one grant among them still ends at its time', () => {
+    const clock = new FakeClock();
+    const grant = { id: 'r-grant', action: 'allow', server: 's', tool: 't', createdAt: 0, expiresAt: clock.now() + 60_000 } as Rule;
+    let rules: Rule[] = [...Array.from({ length: 200_000 }, (_, i) => ({ id: `r${i}`, action: 'deny', server: `s${i}`, tool: '*', createdAt: 0 }) as Rule), grant];
+    const removed: string[] = [];
+    const store = {
+      rules: () => rules,
+      removeRule: (id: string) => {
+        removed.push(id);
+        rules = rules.filter((r) => r.id !== id);
+        return true;
+      },
+    } as unknown as Store;
+    const book = new RuleBook({ store, clock, record: () => {} });
+    expect(book.list()).toHaveLength(200_001);
+    clock.advance(60_000);
+    expect(removed).toEqual(['r-grant']);
+    book.close();
   });
 });
