@@ -87,7 +87,15 @@ export class EventBus {
   }
 
   private deliver(sub: Subscription, e: BrokerEvent): boolean {
-    if (!sub.subscriber.send(e)) {
+    let sent: boolean;
+    try {
+      sent = sub.subscriber.send(e);
+    } catch {
+      // an event its reader cannot be sent (a detail read back from the database nested past what JSON.stringify
+      // can walk) is passed over; this runs in a turn of its own, where a throw would end the broker
+      sent = true;
+    }
+    if (!sent) {
       this.drop(sub, `too slow: events were not read (subscribe again with since=${sub.last})`);
       return false;
     }
