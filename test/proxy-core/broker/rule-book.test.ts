@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../../proxy-core/src/broker/broker.js';
 import { RuleBook } from '../../../proxy-core/src/broker/rule-book.js';
+import type { RecordEvent } from '../../../proxy-core/src/broker/events.js';
 import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import type { AskAnswer, Rule } from '../../../proxy-core/src/protocol/api.js';
 import { WrapperMethod } from '../../../proxy-core/src/protocol/names.js';
@@ -145,7 +146,7 @@ describe('a rule book of very many rules', () => {
         return true;
       },
     } as unknown as Store;
-    const book = new RuleBook({ store, clock, record: () => {} });
+    const book = new RuleBook({ store, clock, record: (() => ({})) as unknown as RecordEvent });
     expect(book.list()).toHaveLength(200_001);
     clock.advance(60_000);
     expect(removed).toEqual(['r-grant']);
