@@ -13,6 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, constants, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAX_NESTING, nestedDeeperThan } from '../jsonrpc/inbound.js';
 
 /** A spill file larger than this is not read whole (no wrapper writes one: it holds a downtime's records). */
 export const MAX_SPILL_FILE_BYTES = 256 * 2 ** 20;
@@ -64,7 +65,9 @@ export function readSpillFile(path: string): SpillRead {
     if (line.trim() === '') continue;
     try {
       const v: unknown = JSON.parse(line);
-      if (v !== null && typeof v === 'object' && !Array.isArray(v)) entries.push(v as Record<string, unknown>);
+      // an entry nested past what the journal reads (a file edited by someone) could never be sent on: it would
+      // stop the replay of every entry after it, each time it was tried
+      if (v !== null && typeof v === 'object' && !Array.isArray(v) && !nestedDeeperThan(v, MAX_NESTING)) entries.push(v as Record<string, unknown>);
       else unreadable++;
     } catch {
       unreadable++;

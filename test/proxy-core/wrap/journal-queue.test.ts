@@ -269,4 +269,16 @@ describe('the journal queue', () => {
     expect(q.readFile(path).map((e) => e.id)).toEqual(['ran-1']);
     expect(q.takeLost()).toEqual({ notRun: 0, executed: 2 });
   });
+
+  test('an entry nested past what can be written again (a file someone edited) is counted, the rest is read and sent on', () => {
+    const dir = tempDir();
+    const q = new JournalQueue(dir, 100, () => {});
+    const path = join(dir, 'x.jsonl');
+    const deep = `{"id":"deep","x":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+    writeFileSync(path, `${JSON.stringify(record('ran-1', true))}\n${deep}\n${JSON.stringify(record('ran-2', true))}\n`);
+    const entries = q.readFile(path);
+    expect(entries.map((e) => e.id)).toEqual(['ran-1', 'ran-2']);
+    expect(() => entries.map((e) => JSON.stringify(e))).not.toThrow();
+    expect(q.takeLost()).toEqual({ notRun: 0, executed: 1 });
+  });
 });
