@@ -73,6 +73,16 @@ describe('generateArguments', () => {
     expect(generateArguments(obj({ n: { type: 'integer', minimum: 10, exclusiveMinimum: true } })).args).toEqual({ n: 11 });
   });
 
+  test("a server's schema cannot make the generation allocate without bound, nor backtrack without end", () => {
+    const huge = generateValue({ type: 'string', minLength: 1e10 });
+    expect(String(huge.value).length).toBe(4096);
+    expect(huge.notes.join('\n')).toMatch(/cannot generate a string of 10000000000 characters/);
+    const t0 = performance.now();
+    const evil = generateValue({ type: 'string', minLength: 4000, pattern: '^(x+)+$' });
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(evil.notes.join('\n')).toMatch(/cannot generate a string matching/);
+  });
+
   test('a pattern the default value happens to satisfy gives no note', () => {
     expect(generateArguments(obj({ x: { type: 'string', pattern: '^t' } })).notes).toEqual([]);
   });

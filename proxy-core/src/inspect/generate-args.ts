@@ -4,6 +4,8 @@
  * says in a note so the report can suggest `--arg`.
  */
 
+import { patternMatches } from '../util/json-schema.js';
+
 export interface GeneratedArguments {
   args: Record<string, unknown>;
   /** Parts of the schema the generator could not honour. */
@@ -21,6 +23,8 @@ type SchemaObject = Record<string, unknown>;
 
 // Deep enough for real schemas, shallow enough that a self-referencing $ref cannot recurse for long.
 const MAX_DEPTH = 12;
+/** The longest string generated: a server's minLength of a billion is noted, not allocated. */
+const MAX_STRING = 4096;
 
 const FORMAT_EXAMPLES: Record<string, string> = {
   email: 'user@example.com',
@@ -145,16 +149,12 @@ function generateString(schema: SchemaObject, ctx: Context): string {
   let value = (format !== undefined ? FORMAT_EXAMPLES[format] : undefined) ?? 'test';
   const minLength = num(schema.minLength);
   const maxLength = num(schema.maxLength);
-  if (minLength !== undefined && value.length < minLength) value = value.padEnd(minLength, 'x');
+  if (minLength !== undefined && minLength > MAX_STRING) ctx.notes.push(`${ctx.path}: cannot generate a string of ${minLength} characters (${MAX_STRING} at most)`);
+  if (minLength !== undefined && value.length < minLength) value = value.padEnd(Math.min(minLength, MAX_STRING), 'x');
   if (maxLength !== undefined && value.length > maxLength) value = value.slice(0, Math.max(0, maxLength));
   if (typeof schema.pattern === 'string') {
-    let matches = false;
-    try {
-      matches = new RegExp(schema.pattern, 'u').test(value);
-    } catch {
-      matches = false;
-    }
-    if (!matches) ctx.notes.push(`${ctx.path}: cannot generate a string matching /${schema.pattern.slice(0, 80)}/`);
+    // (a server's pattern, run in linear time: one that backtracks must not hold the inspection)
+    if (!patternMatches(schema.pattern, value)) ctx.notes.push(`${ctx.path}: cannot generate a string matching /${schema.pattern.slice(0, 80)}/`);
   }
   return value;
 }

@@ -53,6 +53,15 @@ const linearRegExp: RegExpEngine = Object.assign(
   { code: 'linearRegExp' },
 );
 
+/** Does `value` match the schema pattern `pattern`, in linear time (false when it is no regular expression)? */
+export function patternMatches(pattern: string, value: string): boolean {
+  try {
+    return linearRegExp(pattern, 'u').test(value);
+  } catch {
+    return false;
+  }
+}
+
 function newAjv(dialect: Dialect): Ajv {
   // Formats are not checked: no format plugin, and no console warnings about unknown ones.
   const options = { strict: false, allErrors: true, validateFormats: false, logger: false, code: { regExp: linearRegExp } } as const;
