@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { batchEntries, PIECE } from '../../../proxy-core/src/broker/batch-entries.js';
+import { seeded } from '../../helpers/seeded.js';
 
 /** What a wrapper writes for a call, keys in its order. */
 function entry(i: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -36,14 +37,6 @@ const parsed = (text: string): unknown => {
   }
 };
 
-/** A seeded generator, so a failure can be run again. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 describe('batchEntries', () => {
   afterEach(() => vi.restoreAllMocks());
@@ -104,7 +97,7 @@ describe('batchEntries', () => {
   });
 
   test('random batches, valid and broken, read as JSON.parse reads them', () => {
-    const next = random(20261206);
+    const next = seeded(20261206);
     const word = () => ['},{"id":', '{"id":1}', ']', '[', ',', '"', '\\', 'é', 'text', '\n', '}'][Math.floor(next() * 11)]!;
     for (let round = 0; round < 60; round++) {
       const entries = Array.from({ length: 200 + Math.floor(next() * 1500) }, (_, i) => {

@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from 'vitest';
 import { Glob, globMatch } from '../../../proxy-core/src/policy/glob.js';
+import { seeded } from '../../helpers/seeded.js';
 
 // the readings the globs had as regular expressions (a `u` expression, code point by code point), as an oracle
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
@@ -30,17 +31,10 @@ function pathRegExp(glob: string, sep: string): RegExp {
   return new RegExp(`${src}$`, 'su');
 }
 
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 describe('globs', () => {
   test('names: what the regular expression matched, for random patterns and names', () => {
-    const next = random(7);
+    const next = seeded(7);
     const alphabet = ['a', 'b', '-', '.', '😀', '\n', 'é', '\uD83D', '\uDE00'];
     const pick = (from: string[]) => from[Math.floor(next() * from.length)]!;
     for (let round = 0; round < 4000; round++) {
@@ -51,7 +45,7 @@ describe('globs', () => {
   });
 
   test('paths: what the regular expression matched, `*` and `?` within a segment, `**` across, `dir/**` the folder too', () => {
-    const next = random(11);
+    const next = seeded(11);
     const parts = ['a', 'b', '/', '.', '😀', '\n'];
     const pick = (from: string[]) => from[Math.floor(next() * from.length)]!;
     for (let round = 0; round < 6000; round++) {
