@@ -51,7 +51,21 @@ const intakeOnDisk = (home: string) => {
     .flatMap((f) => readFileSync(join(home, f), 'utf8').split('\n'))
     .filter((l) => l.includes('\t'));
   const rows = lines.map((l) => ({ seq: (JSON.parse(l.slice(0, l.indexOf('\t'))) as { seq: number }).seq, entries: l.slice(l.indexOf('\t') + 1) }));
-  return { batches: rows.length, seqs: rows.map((r) => r.seq), text: rows.map((r) => r.entries).join('\n'), ids: rows.flatMap((r) => (JSON.parse(r.entries) as { id: string }[]).map((e) => e.id)) };
+  const entries = rows.flatMap((r) => JSON.parse(r.entries) as { id: string; outcome?: string; arguments?: unknown }[]);
+  return { batches: rows.length, seqs: rows.map((r) => r.seq), text: rows.map((r) => r.entries).join('\n'), ids: entries.map((e) => e.id), entries };
+};
+
+/**
+ * Has the call whose arguments hold `text` had its last copy taken in (on disk in the intake, or filed)? A call
+ * still running when a batch went has a first copy with its arguments and `pending`; its end follows in a later
+ * batch, without them.
+ */
+const endTakenIn = (home: string, text: string): boolean => {
+  const taken = intakeOnDisk(home).entries;
+  const filed = readDb(home, (db) => db.prepare('SELECT id, outcome FROM journal WHERE arguments LIKE ?').all(`%${text}%`) as { id: string; outcome: string }[]);
+  const ids = new Set([...taken.filter((e) => typeof e.arguments === 'string' && e.arguments.includes(text)).map((e) => e.id), ...filed.map((r) => r.id)]);
+  const ended = (outcome: string | undefined) => outcome !== undefined && outcome !== 'pending';
+  return [...ids].some((id) => filed.some((r) => r.id === id && ended(r.outcome)) || taken.some((e) => e.id === id && ended(e.outcome)));
 };
 
 const echoTexts = (log: string) => new Set(executedCalls(log, 'echo').map((e) => String((e.arguments as { text?: unknown }).text)));
@@ -141,7 +155,7 @@ describe("the journal's intake", () => {
     await waitFor(async () => ((await broker.call('status', {})).journalPending ?? 0) > 0, 20_000, 'entries taken in and not yet filed');
     // a call answered now, its entry acknowledged once its batch is taken in: searched for by its text
     await w.client.callTool({ name: 'echo', arguments: { text: 'needle-in-the-burst' } });
-    await waitFor(() => intakeOnDisk(home).text.includes('needle-in-the-burst') || readDb(home, (db) => db.prepare("SELECT COUNT(*) FROM journal WHERE arguments LIKE '%needle-in-the-burst%'").pluck().get() === 1), 10_000, 'the needle taken in');
+    await waitFor(() => endTakenIn(home, 'needle-in-the-burst'), 10_000, "the needle's end taken in");
     const found = await broker.call('history', { text: 'needle-in-the-burst', limit: 10 });
     await l.stop();
     expect(found.calls.map((c) => [c.tool, c.outcome])).toEqual([['echo', 'ok']]);
