@@ -37,21 +37,21 @@ export class LineSplitter {
         start = nl + 1;
         continue;
       }
+      const from = start;
+      start = nl + 1;
       let line: Buffer;
       if (this.partsLength === 0) {
-        line = chunk.subarray(start, nl);
+        line = chunk.subarray(from, nl);
       } else {
-        if (nl > start) this.parts.push(chunk.subarray(start, nl));
+        if (nl > from) this.parts.push(chunk.subarray(from, nl));
         const parts = this.parts;
-        const length = this.partsLength + (nl - start);
+        const length = this.partsLength + (nl - from);
         this.parts = [];
         this.partsLength = 0;
-        start = nl + 1;
         if (this.gathered && this.takenGathered(parts, length)) continue;
         // a line whose newline began the next chunk is the one part it came in
         line = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
       }
-      start = nl + 1;
       if (line.length > 0 && line[line.length - 1] === 0x0d) line = line.subarray(0, line.length - 1);
       if (line.length > 0) this.onLine(line);
     }
