@@ -140,14 +140,6 @@ export function httpUpstream(o: RemoteOptions): Upstream {
     else o.log(`airlock: could not deliver ${String(m.method ?? 'a response')} to the remote MCP server: ${err.message}`);
   };
 
-  const failedOne = (m: Message, err: unknown) => {
-    try {
-      answerWithError(m, err instanceof Error ? err : new Error(String(err)));
-    } catch (again) {
-      o.log(`airlock: could not answer a message that failed (${(again as Error).message})`);
-    }
-  };
-
   /** List the tools again for the wrapper itself, so the headers each tool asks for are the server's latest. */
   const relist = async () => {
     const id = `airlock-relist-${randomUUID()}`;
@@ -225,7 +217,7 @@ export function httpUpstream(o: RemoteOptions): Upstream {
     }
     // what goes wrong with one message is that message's (answered with why), never the wrapper's nor the chain's:
     // a rejection left unhandled here would end the process, and the chain would hold every later message back
-    if (isObject(m)) chain = chain.then(() => sendOne(m as Message)).catch((err: unknown) => failedOne(m as Message, err));
+    if (isObject(m)) chain = chain.then(() => sendOne(m as Message)).catch((err: unknown) => answerWithError(m as Message, err instanceof Error ? err : new Error(String(err))));
   });
   const input = new Writable({
     write(chunk: Buffer, _enc, done) {
