@@ -5,6 +5,8 @@
  * is filed whole, every entry in the journal.
  */
 import type { Socket } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterEach, expect, test } from 'vitest';
 import { connectBroker } from '../../proxy-core/src/ipc/connect.js';
 import { PING, WrapperMethod } from '../../proxy-core/src/protocol/names.js';
@@ -61,5 +63,14 @@ test('a batch that arrives in many small chunks is filed whole', async () => {
   expect(new Set(history.calls.map((c) => c.id))).toEqual(new Set(Array.from({ length: 400 }, (_, i) => `chunk-${i}`)));
   const last = history.calls.find((c) => c.id === 'chunk-399')!;
   expect(JSON.parse(last.arguments)).toEqual({ text: `é☕ "399" \\ ${'x'.repeat(798)}` });
+  // and the database file itself, read beside the broker (the history filed what waited first)
+  const db = new Database(join(home, 'airlock.db'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare("SELECT id, arguments FROM journal WHERE server = 'chunks' ORDER BY id").all() as { id: string; arguments: string }[];
+    expect(rows).toHaveLength(400);
+    expect(JSON.parse(rows.find((r) => r.id === 'chunk-399')!.arguments)).toEqual({ text: `é☕ "399" \\ ${'x'.repeat(798)}` });
+  } finally {
+    db.close();
+  }
   wrapper.destroy();
 });
