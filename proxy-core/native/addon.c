@@ -1,6 +1,7 @@
 /*
  * Airlock's optional native addon: the few system calls Node does not offer. Each source holds one concern
- * (reaper.c: orphans of a server's process tree, Linux only; peer.c: who is on the other end of a Unix socket);
+ * (reaper.c: orphans of a server's process tree, Linux only; peer.c: who is on the other end of a Unix socket;
+ * mtime.c: the times of many files at once, for the launcher);
  * this file names them to JavaScript.
  */
 #include "native.h"
@@ -12,6 +13,7 @@ static napi_value init(napi_env env, napi_value exports) {
     {"reap", NULL, airlock_reap, NULL, NULL, NULL, napi_default, NULL},
 #endif
     {"peerCredentials", NULL, airlock_peer_credentials, NULL, NULL, NULL, napi_default, NULL},
+    {"mtimeRange", NULL, airlock_mtime_range, NULL, NULL, NULL, napi_default, NULL},
   };
   napi_define_properties(env, exports, sizeof(props) / sizeof(props[0]), props);
   return exports;

@@ -2,17 +2,23 @@
  * The launcher (proxy-core/bin/airlock.js) starts `airlock wrap` from the build's bundle of its entry only while
  * that bundle is at least as new as every compiled file it was made from, and from the unbundled main.js
  * otherwise: a dist/ recompiled without its bundle never runs yesterday's wrapper. Checked on a copy of
- * proxy-core's bin/ and dist/, whose files' times the test sets (`wrap --help` needs no broker and no package).
+ * proxy-core's bin/ and dist/, whose files' times the test sets (`wrap --help` needs no broker and no package),
+ * both ways the launcher reads those times: through the native addon (proxy-core/native/mtime.c, two calls) when
+ * it is built, and through fs.statSync, one file at a time, when it is not.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { cleanup, ROOT, tempDir } from '../helpers/airlock.js';
 
 afterEach(cleanup);
 
 const LOADER = join(ROOT, 'test', 'fixtures', 'loader', 'log-modules.mjs');
+const ADDON = join(ROOT, 'proxy-core', 'native', 'build', 'Release', 'airlock_native.node');
+// the addon is built by `npm install` on Linux and macOS (CI builds it): a missing one fails here, not skips
+const addonHere = process.platform === 'linux' || process.platform === 'darwin';
 let copy = '';
 
 beforeEach(() => {
@@ -20,16 +26,27 @@ beforeEach(() => {
   for (const dir of ['bin', 'dist']) cpSync(join(ROOT, 'proxy-core', dir), join(copy, dir), { recursive: true, preserveTimestamps: true });
 });
 
-/** Run `airlock wrap ARGS` from the copy; the file: modules it loaded (copy-relative) and its stdout. */
-function wrap(args: string[]): { loaded: string[]; stdout: string } {
+/** The built addon, beside the copy's bin/ where the launcher looks for it. */
+function addAddon(): void {
+  mkdirSync(join(copy, 'native', 'build', 'Release'), { recursive: true });
+  cpSync(ADDON, join(copy, 'native', 'build', 'Release', 'airlock_native.node'));
+}
+
+/**
+ * Run `airlock wrap ARGS` from the copy; the file: modules it loaded, the files it stat'ed one by one and the
+ * addons it loaded (copy-relative), and its stdout.
+ */
+function wrap(args: string[]): { loaded: string[]; stats: string[]; addons: string[]; stdout: string } {
   const log = join(tempDir('al-log-'), 'modules');
   writeFileSync(log, '');
   const stdout = execFileSync(process.execPath, ['--import', LOADER, join(copy, 'bin', 'airlock.js'), 'wrap', ...args], {
     env: { ...process.env, AIRLOCK_TEST_MODULE_LOG: log },
     encoding: 'utf8',
   });
-  const loaded = readFileSync(log, 'utf8').split('\n').filter((u) => u.includes(copy)).map((u) => u.slice(u.indexOf(copy) + copy.length + 1));
-  return { loaded, stdout };
+  const lines = readFileSync(log, 'utf8').split('\n').filter((u) => u.includes(copy));
+  const inCopy = (u: string) => u.slice(u.indexOf(copy) + copy.length + 1).replace(/^bin\/\.\.\//, '');
+  const kind = (prefix: string) => lines.filter((u) => u.startsWith(prefix)).map(inCopy);
+  return { loaded: lines.filter((u) => u.startsWith('file:')).map(inCopy), stats: kind('stat '), addons: kind('dlopen '), stdout };
 }
 
 const inputs = (): string[] => (JSON.parse(readFileSync(join(copy, 'dist', 'wrap-bundle', 'inputs.json'), 'utf8')) as { inputs: string[] }).inputs;
@@ -49,25 +66,67 @@ test('a fresh bundle is what runs, and says the same as the unbundled entry', ()
   for (const c of chunks()) expect(readFileSync(join(copy, 'dist', c), 'latin1'), c).toMatch(/^[\x00-\x7f]*$/);
 });
 
-test('a compiled file newer than the bundle, or one gone, and main.js runs instead', () => {
-  const input = join(copy, 'dist', 'wrap', 'relay.js');
-  const oldest = Math.min(...chunks().map((c) => statSync(join(copy, 'dist', c)).mtimeMs));
-  const later = new Date(oldest + 60_000);
-  const before = readFileSync(input);
-  utimesSync(input, later, later);
-  const stale = wrap(['--help']);
-  expect(stale.loaded).not.toContain('dist/wrap-bundle/wrap.js');
-  expect(stale.loaded).toEqual(expect.arrayContaining(['dist/cli/main.js', 'dist/cli/wrap-main.js']));
-  expect(stale.stdout).toMatch(/^Usage: airlock wrap --name NAME/);
-  // the bundle rebuilt after it (its chunks as new): the bundle again
-  for (const c of chunks()) utimesSync(join(copy, 'dist', c), later, later);
-  expect(wrap(['--help']).loaded).toContain('dist/wrap-bundle/wrap.js');
-  // an input removed: not the bundle
-  rmSync(input);
-  expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
-  writeFileSync(input, before);
-  // no list of inputs at all: not the bundle
-  rmSync(join(copy, 'dist', 'wrap-bundle', 'inputs.json'));
-  expect(existsSync(join(copy, 'dist', 'wrap-bundle', 'wrap.js'))).toBe(true);
-  expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
+const WAYS: [string, boolean][] = [['through fs.statSync (no addon)', false]];
+if (addonHere) WAYS.push(['through the native addon', true]);
+
+describe.each(WAYS)('the bundle\'s freshness read %s', (_how, withAddon) => {
+  beforeEach(() => {
+    if (withAddon) addAddon();
+  });
+
+  test('the bundle when fresh; and read the way this test names', () => {
+    const fresh = wrap(['--help']);
+    expect(fresh.loaded).toContain('dist/wrap-bundle/wrap.js');
+    if (withAddon) {
+      expect(fresh.addons).toEqual(['native/build/Release/airlock_native.node']);
+      expect(fresh.stats).toEqual([]);
+    } else {
+      expect(fresh.addons).toEqual([]);
+      // every chunk and every input, one by one
+      expect(fresh.stats.length).toBe(chunks().length + inputs().length);
+    }
+  });
+
+  test('a compiled file newer than the bundle, or one gone, and main.js runs instead', () => {
+    const input = join(copy, 'dist', 'wrap', 'relay.js');
+    const oldest = Math.min(...chunks().map((c) => statSync(join(copy, 'dist', c)).mtimeMs));
+    const later = new Date(oldest + 60_000);
+    const before = readFileSync(input);
+    utimesSync(input, later, later);
+    const stale = wrap(['--help']);
+    expect(stale.loaded).not.toContain('dist/wrap-bundle/wrap.js');
+    expect(stale.loaded).toEqual(expect.arrayContaining(['dist/cli/main.js', 'dist/cli/wrap-main.js']));
+    expect(stale.stdout).toMatch(/^Usage: airlock wrap --name NAME/);
+    // the bundle rebuilt after it (its chunks as new): the bundle again
+    for (const c of chunks()) utimesSync(join(copy, 'dist', c), later, later);
+    expect(wrap(['--help']).loaded).toContain('dist/wrap-bundle/wrap.js');
+    // an input removed: not the bundle
+    rmSync(input);
+    expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
+    writeFileSync(input, before);
+    // no list of inputs at all: not the bundle
+    rmSync(join(copy, 'dist', 'wrap-bundle', 'inputs.json'));
+    expect(existsSync(join(copy, 'dist', 'wrap-bundle', 'wrap.js'))).toBe(true);
+    expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
+  });
+});
+
+test('the addon reads the times fs.statSync reads, and answers null for any file it cannot read', () => {
+  if (!addonHere) return;
+  expect(existsSync(ADDON)).toBe(true);
+  const { mtimeRange } = createRequire(import.meta.url)(ADDON) as { mtimeRange(dir: unknown, names?: unknown): [number, number] | null };
+  const dist = join(copy, 'dist');
+  const names = [...chunks(), ...inputs()];
+  // times the test sets, fractions of a millisecond included, so the two ways must agree to the last digit
+  names.forEach((n, i) => utimesSync(join(dist, n), 1.7e9 + i * 0.37, 1.7e9 + i * 0.37 + 0.000123));
+  const times = names.map((n) => statSync(join(dist, n)).mtimeMs);
+  expect(mtimeRange(dist, names)).toEqual([Math.min(...times), Math.max(...times)]);
+  expect(mtimeRange(dist, names.slice(3, 4))).toEqual([times[3], times[3]]);
+  // nothing it cannot read is taken for a time: the launcher then reads them one by one
+  for (const bad of [[...names, 'wrap/none.js'], [], [1], ['wrap-bundle/wrap.js\u0000x'], ['a'.repeat(5000)], 'wrap-bundle/wrap.js']) {
+    expect(mtimeRange(dist, bad)).toBeNull();
+  }
+  expect(mtimeRange('x'.repeat(5000), names)).toBeNull();
+  expect(mtimeRange('', names)).toBeNull();
+  expect(mtimeRange(dist)).toBeNull();
 });
