@@ -30,12 +30,12 @@ function freshWrapBundle() {
 /**
  * The chunks' oldest time and the inputs' newest, from the native addon (proxy-core/native/mtime.c) in two calls
  * rather than a hundred fs.statSync (4 to 5 ms of a wrapper's start before it can spawn its server), or null:
- * no addon (not built, another OS), an addon built before it had the call, or a file it could not read (missing,
- * or inside the desktop app's archive, which only Electron's fs reads). The wrapper loads the addon before its
- * spawn anyway (its reaper), so this adds no load.
+ * no addon (not built), an addon built before it had the call, or a file it could not read (missing, or inside
+ * the desktop app's archive, which only Electron's fs reads). Linux only: there the wrapper loads the addon
+ * before its spawn anyway (its reaper), so this adds no load; elsewhere it would.
  */
 function quickTimes(chunks, inputs) {
-  if (process.platform !== 'linux' && process.platform !== 'darwin') return null;
+  if (process.platform !== 'linux') return null;
   let addon;
   try {
     addon = createRequire(import.meta.url)('../native/build/Release/airlock_native.node');

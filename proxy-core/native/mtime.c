@@ -3,7 +3,7 @@
  * new as every compiled file it was made from (proxy-core/bin/airlock.js) stats about a hundred files before a
  * wrapper may spawn its server, and through fs.statSync each costs a wrapper's start some 45 µs (its Stats
  * object and four Dates, in code not yet compiled); here, about one system call each. Milliseconds as Node's
- * mtimeMs computes them, so the two ways compare alike.
+ * mtimeMs computes them, so the two ways compare alike. Linux only (the launcher uses it only there).
  */
 #include "native.h"
 #include <limits.h>
@@ -52,11 +52,7 @@ napi_value airlock_mtime_range(napi_env env, napi_callback_info info) {
       return null_value(env);
     struct stat st;
     if (stat(path, &st) != 0) return null_value(env);
-#ifdef __APPLE__
-    double ms = (double)st.st_mtimespec.tv_sec * 1000 + (double)st.st_mtimespec.tv_nsec / 1e6;
-#else
     double ms = (double)st.st_mtim.tv_sec * 1000 + (double)st.st_mtim.tv_nsec / 1e6;
-#endif
     if (i == 0 || ms < oldest) oldest = ms;
     if (i == 0 || ms > newest) newest = ms;
   }

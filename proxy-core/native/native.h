@@ -7,8 +7,8 @@
 #ifdef __linux__
 napi_value airlock_set_child_subreaper(napi_env env, napi_callback_info info);
 napi_value airlock_reap(napi_env env, napi_callback_info info);
+napi_value airlock_mtime_range(napi_env env, napi_callback_info info);
 #endif
 napi_value airlock_peer_credentials(napi_env env, napi_callback_info info);
-napi_value airlock_mtime_range(napi_env env, napi_callback_info info);
 
 #endif
