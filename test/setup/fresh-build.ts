@@ -7,7 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const bin = (...path: string[]) => join(ROOT, 'node_modules', ...path);
@@ -64,7 +64,8 @@ function staleAddon(): string[] {
   const addon = join(dir, 'build', 'Release', 'airlock_native.node');
   if (!existsSync(addon)) return [];
   const built = statSync(addon).mtimeMs;
-  return [...sources(dir, /\.(c|h)$/).filter((f) => !f.includes(`${join(dir, 'build')}`)), join(dir, 'binding.gyp')].filter((f) => statSync(f).mtimeMs > built);
+  const own = sources(dir, /\.(c|h)$/).filter((f) => !f.startsWith(join(dir, 'build') + sep));
+  return [...own, join(dir, 'binding.gyp')].filter((f) => statSync(f).mtimeMs > built);
 }
 
 /** `optional`: a build that may fail here (no compiler); what it left is then what the tests meet. */
