@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import {
   cleanup,
   cli,
@@ -56,6 +56,12 @@ afterAll(cleanup);
 
 const openPage = (hash?: string) => ui.openPage(hash);
 const pending = () => cliJson<{ id: string; tool: string }[]>(home, ['pending']);
+
+// a test that fails with its call still held would leave its card on every page after it, and the tests after it,
+// finding two cards where they look for one, would fail too: denied here, a failure stays that test's own
+afterEach(async () => {
+  for (const t of await pending()) await cli(home, ['deny', t.id]);
+});
 
 describe('approvals in the browser', () => {
   test('a held call appears as a card; Allow once runs it and the card leaves', async () => {
