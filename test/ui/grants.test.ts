@@ -5,9 +5,9 @@
  * keeps its answer buttons in view whatever the arguments' length. Every page is axe-clean.
  */
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { cleanup, cliJson, connectWrapped, executedCalls, fixture, tempDir, textOf, waitForSessions, waitForTicket, type Wrapped } from '../helpers/airlock.js';
-import { auditPage, card, screenshot, startUi, type UiSession, waitArmed } from './page-tools.js';
+import { auditPage, card, denyHeldCalls, screenshot, startUi, type UiSession, waitArmed } from './page-tools.js';
 
 let home: string;
 let ui: UiSession;
@@ -24,6 +24,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(cleanup);
+afterEach(() => denyHeldCalls(home));
 
 const ran = (text: string) => executedCalls(log, 'write_note').filter((e) => (e.arguments as { text?: string }).text === text).length;
 

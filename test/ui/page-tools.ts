@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { onCleanup, ROOT, type Daemon } from '../helpers/airlock.js';
+import { cli, cliJson, onCleanup, ROOT, type Daemon } from '../helpers/airlock.js';
 import { launchChromium } from '../helpers/chromium.mjs';
 import { startUiAirlock } from '../helpers/e2e.js';
 
@@ -92,6 +92,15 @@ export async function startUi(home: string, env: NodeJS.ProcessEnv = {}, o: { pr
 
 /** The approval card of a held call of `tool`. */
 export const card = (page: Page, tool: string): Locator => page.getByRole('article').filter({ hasText: tool });
+
+/**
+ * Deny every call still held, after each test of a suite whose tests share one broker: a test that fails with its
+ * call held would leave its card on every page after it, and the tests after it, finding two cards where they
+ * look for one, would fail too. Denied here, a failure stays that test's own.
+ */
+export async function denyHeldCalls(home: string): Promise<void> {
+  for (const t of await cliJson<{ id: string }[]>(home, ['pending'])) await cli(home, ['deny', t.id]);
+}
 
 /** Until the button has armed: the card marks its buttons aria-disabled for the first ~600 ms. */
 export async function waitArmed(button: Locator): Promise<void> {

@@ -22,7 +22,7 @@ import {
   waitForTicket,
   type Wrapped,
 } from '../helpers/airlock.js';
-import { auditPage, card, screenshot, startUi, type UiSession, waitArmed } from './page-tools.js';
+import { auditPage, card, denyHeldCalls, screenshot, startUi, type UiSession, waitArmed } from './page-tools.js';
 
 let home: string;
 let userHome: string;
@@ -57,11 +57,7 @@ afterAll(cleanup);
 const openPage = (hash?: string) => ui.openPage(hash);
 const pending = () => cliJson<{ id: string; tool: string }[]>(home, ['pending']);
 
-// a test that fails with its call still held would leave its card on every page after it, and the tests after it,
-// finding two cards where they look for one, would fail too: denied here, a failure stays that test's own
-afterEach(async () => {
-  for (const t of await pending()) await cli(home, ['deny', t.id]);
-});
+afterEach(() => denyHeldCalls(home));
 
 describe('approvals in the browser', () => {
   test('a held call appears as a card; Allow once runs it and the card leaves', async () => {

@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { HistoryItem, PinInfo, Ticket } from '../../proxy-core/src/protocol/api.js';
 import {
   cleanup,
@@ -23,7 +23,7 @@ import {
   waitForTicket,
   type Wrapped,
 } from '../helpers/airlock.js';
-import { auditPage, card, screenshot, startUi, type UiSession, waitArmed } from './page-tools.js';
+import { auditPage, card, denyHeldCalls, screenshot, startUi, type UiSession, waitArmed } from './page-tools.js';
 
 let home: string;
 let ui: UiSession;
@@ -47,6 +47,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(cleanup);
+afterEach(() => denyHeldCalls(home));
 
 const openPage = (hash?: string) => ui.openPage(hash);
 
