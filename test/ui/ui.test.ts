@@ -99,27 +99,58 @@ describe('approvals in the browser', () => {
 
   test('a stray Enter or click while the buttons arm does nothing; then the keyboard alone approves', async () => {
     const page = await openPage();
-    const call = notes.client.callTool({ name: 'write_note', arguments: { text: 'by keyboard' } });
-    const c = card(page, 'write_note');
-    await c.waitFor();
-    const allow = c.getByRole('button', { name: 'Allow once' });
-    // at once, before the buttons arm: Enter on the focused button and a click on Allow once
-    await page.keyboard.press('Enter');
-    await allow.click({ force: true });
-    expect(await allow.getAttribute('aria-disabled')).toBe('true');
-    expect((await pending()).filter((t) => t.tool === 'write_note')).toHaveLength(1);
-    expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'by keyboard')).toBe(false);
-    await waitArmed(allow);
-    // Tab from Deny to Allow once, then Enter
-    for (let i = 0; i < 8; i++) {
-      if ((await page.evaluate(() => document.activeElement?.textContent?.trim()))?.startsWith('Allow once')) break;
-      await page.keyboard.press('Tab');
+    // what the page saw of each stray input, as it came: whether the button it reached, and Allow once, were still
+    // arming then (aria-disabled). A machine so busy that an input lands after the buttons armed proves nothing
+    // either way: that try's call is settled and the test tries again with a new one.
+    await page.evaluate(() => {
+      const seen: { type: string; target: boolean; allow: boolean }[] = [];
+      (window as unknown as { strayInputs: typeof seen }).strayInputs = seen;
+      const arming = (el: Element | null | undefined) => el?.getAttribute('aria-disabled') === 'true';
+      const note = (e: Event) => {
+        const allow = [...document.querySelectorAll('article button')].find((b) => b.textContent?.trim().startsWith('Allow once'));
+        seen.push({ type: e.type, target: arming((e.target as Element | null)?.closest('button')), allow: arming(allow) });
+      };
+      window.addEventListener('keydown', note, true);
+      window.addEventListener('click', note, true);
+    });
+    const strayInputs = () => page.evaluate(() => (window as unknown as { strayInputs: { type: string; target: boolean; allow: boolean }[] }).strayInputs.splice(0));
+    const ranWith = (text: string) => executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === text);
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const text = `by keyboard ${attempt}`;
+      await strayInputs();
+      const call = notes.client.callTool({ name: 'write_note', arguments: { text } });
+      const c = card(page, 'write_note');
+      await c.waitFor();
+      const allow = c.getByRole('button', { name: 'Allow once' });
+      // at once, before the buttons arm: Enter on the focused button (Deny) and a click on Allow once
+      await page.keyboard.press('Enter');
+      // (a click that finds no Allow once, because the Enter answered the call, fails below, not here)
+      await allow.click({ force: true, timeout: 2_000 }).catch(() => {});
+      const inputs = await strayInputs();
+      expect(inputs.map((i) => i.type)).toEqual(expect.arrayContaining(['keydown', 'click']));
+      if (!inputs.every((i) => i.target && i.allow)) {
+        await denyHeldCalls(home);
+        await call;
+        await c.waitFor({ state: 'detached' });
+        continue;
+      }
+      // every one of them reached the card while it armed: none answered the call
+      expect((await pending()).filter((t) => t.tool === 'write_note')).toHaveLength(1);
+      expect(ranWith(text)).toBe(false);
+      await waitArmed(allow);
+      // Tab from Deny to Allow once, then Enter
+      for (let i = 0; i < 8; i++) {
+        if ((await page.evaluate(() => document.activeElement?.textContent?.trim()))?.startsWith('Allow once')) break;
+        await page.keyboard.press('Tab');
+      }
+      await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toMatch(/^Allow once\b/);
+      await page.keyboard.press('Enter');
+      expect(textOf(await call)).not.toMatch(/denied/i);
+      expect(ranWith(text)).toBe(true);
+      await page.close();
+      return;
     }
-    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toMatch(/^Allow once\b/);
-    await page.keyboard.press('Enter');
-    expect(textOf(await call)).not.toMatch(/denied/i);
-    expect(executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === 'by keyboard')).toBe(true);
-    await page.close();
+    throw new Error('in 5 tries, no stray input reached the card before its buttons armed (600 ms): the machine is too busy to tell');
   });
 
   test('Esc denies', async () => {
