@@ -7,9 +7,10 @@ import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const DIST = new URL('../dist/', import.meta.url);
-// a file of dist/ by a plain path where Node gives this file's directory (20.11 on): a stat of a URL parses it
-// first, about 1 ms over the ~90 files checked at every start of a wrapper
-const inDist = import.meta.dirname ? (rel) => `${import.meta.dirname}/../dist/${rel}` : (rel) => new URL(rel, DIST);
+// dist/ as a plain path where Node gives this file's directory (20.11 on): a stat of a URL parses it first, about
+// 1 ms over the ~90 files checked at every start of a wrapper; and the native addon reads plain paths only
+const DIST_PATH = import.meta.dirname ? `${import.meta.dirname}/../dist` : null;
+const inDist = DIST_PATH ? (rel) => `${DIST_PATH}/${rel}` : (rel) => new URL(rel, DIST);
 
 function freshWrapBundle() {
   try {
@@ -35,17 +36,16 @@ function freshWrapBundle() {
  * before its spawn anyway (its reaper), so this adds no load; elsewhere it would.
  */
 function quickTimes(chunks, inputs) {
-  if (process.platform !== 'linux') return null;
+  if (process.platform !== 'linux' || !DIST_PATH) return null;
   let addon;
   try {
     addon = createRequire(import.meta.url)('../native/build/Release/airlock_native.node');
   } catch {
     return null;
   }
-  if (typeof addon.mtimeRange !== 'function' || !import.meta.dirname) return null;
-  const dist = `${import.meta.dirname}/../dist`;
-  const built = addon.mtimeRange(dist, chunks);
-  const newest = built && addon.mtimeRange(dist, inputs);
+  if (typeof addon.mtimeRange !== 'function') return null;
+  const built = addon.mtimeRange(DIST_PATH, chunks);
+  const newest = built && addon.mtimeRange(DIST_PATH, inputs);
   return built && newest ? { built: built[0], newest: newest[1] } : null;
 }
 
