@@ -56,6 +56,8 @@ afterAll(cleanup);
 
 const openPage = (hash?: string) => ui.openPage(hash);
 const pending = () => cliJson<{ id: string; tool: string }[]>(home, ['pending']);
+/** A stray input as the page saw it come: its type, and whether the button it reached and Allow once were arming. */
+type StrayInput = { type: string; target: boolean; allow: boolean };
 
 afterEach(() => denyHeldCalls(home));
 
@@ -103,7 +105,7 @@ describe('approvals in the browser', () => {
     // arming then (aria-disabled). A machine so busy that an input lands after the buttons armed proves nothing
     // either way: that try's call is settled and the test tries again with a new one.
     await page.evaluate(() => {
-      const seen: { type: string; target: boolean; allow: boolean }[] = [];
+      const seen: StrayInput[] = [];
       (window as unknown as { strayInputs: typeof seen }).strayInputs = seen;
       const arming = (el: Element | null | undefined) => el?.getAttribute('aria-disabled') === 'true';
       const note = (e: Event) => {
@@ -113,7 +115,7 @@ describe('approvals in the browser', () => {
       window.addEventListener('keydown', note, true);
       window.addEventListener('click', note, true);
     });
-    const strayInputs = () => page.evaluate(() => (window as unknown as { strayInputs: { type: string; target: boolean; allow: boolean }[] }).strayInputs.splice(0));
+    const strayInputs = () => page.evaluate(() => (window as unknown as { strayInputs: StrayInput[] }).strayInputs.splice(0));
     const ranWith = (text: string) => executedCalls(notesLog, 'write_note').some((e) => (e.arguments as { text: string }).text === text);
     for (let attempt = 1; attempt <= 5; attempt++) {
       const text = `by keyboard ${attempt}`;
