@@ -7,7 +7,7 @@
  * it is built, and through fs.statSync, one file at a time, when it is not.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -104,6 +104,18 @@ describe.each(WAYS)('the bundle\'s freshness read %s', (_how, withAddon) => {
     // an input removed: not the bundle
     rmSync(input);
     expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
+    // an input made a symlink: read through it, as the kernel does; to a newer file, not the bundle; to an older
+    // one, the bundle; dangling, not the bundle
+    const target = join(tempDir('al-link-'), 'relay.js');
+    writeFileSync(target, before);
+    symlinkSync(target, input);
+    expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
+    const earlier = new Date(oldest - 60_000);
+    utimesSync(target, earlier, earlier);
+    expect(wrap(['--help']).loaded).toContain('dist/wrap-bundle/wrap.js');
+    rmSync(target);
+    expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
+    rmSync(input);
     writeFileSync(input, before);
     // no list of inputs at all: not the bundle
     rmSync(join(copy, 'dist', 'wrap-bundle', 'inputs.json'));
