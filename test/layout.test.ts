@@ -54,6 +54,24 @@ test('the mirror folders hold only tests, and no test is left in the old flat fo
   expect(walk(join(ROOT, 'test', 'unit'))).toEqual([]);
 });
 
+/**
+ * The end-to-end suites' folders, and the source folder of the same name when there is one: a test there that is
+ * named after one of that folder's modules tests the module, and belongs in the mirror (test/clients/edit.test.ts
+ * was proxy-core/src/clients/edit.ts's unit test, where nobody looking from the module would find it).
+ */
+const SUITES = ['e2e', 'clients', 'inspect', 'ui', 'app', 'service'] as const;
+
+test("no end-to-end suite holds a module's unit test", () => {
+  const misplaced: string[] = [];
+  for (const suite of SUITES) {
+    for (const file of walk(join(ROOT, 'test', suite))) {
+      const match = /^([^/.]+)(\.[^/.]+)?\.test\.ts$/.exec(posix(relative(join(ROOT, 'test', suite), file)));
+      if (match && existsSync(join(ROOT, 'proxy-core', 'src', suite, `${match[1]}.ts`))) misplaced.push(posix(relative(join(ROOT, 'test'), file)));
+    }
+  }
+  expect(misplaced, `move to test/proxy-core/<folder>/, or name the suite after what it drives`).toEqual([]);
+});
+
 test('every exception is still there, so the list cannot outlive its reasons', () => {
   for (const rel of EXCEPTIONS.keys()) expect(existsSync(join(ROOT, 'test', rel)), rel).toBe(true);
 });

@@ -10,7 +10,7 @@ import { syntaxFor } from '../../proxy-core/src/clients/formats/index.js';
 import { getAt } from '../../proxy-core/src/clients/docpath.js';
 import type { ClientId, DocPath, Format } from '../../proxy-core/src/clients/types.js';
 import { unwrap } from '../../proxy-core/src/clients/wrapped.js';
-import { TEST_LAUNCHER } from './home.js';
+import { TEST_LAUNCHER } from '../helpers/client-home.js';
 
 interface Case {
   format: Format;

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { makeHome, type TestHome } from './home.js';
+import { makeHome, type TestHome } from '../helpers/client-home.js';
 import { CLIENT_IDS } from '../../proxy-core/src/clients/index.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'airlock.js');

@@ -12,7 +12,7 @@ import { entryState } from '../../proxy-core/src/clients/entry-status.js';
 import type { KnownServer, WatchStateStore } from '../../proxy-core/src/clients/watch.js';
 import { MAX_CONFIG_BYTES } from '../../proxy-core/src/clients/config-file.js';
 import { fill, mountTmpfs } from '../helpers/small-disk.js';
-import { makeHome, TEST_LAUNCHER, type TestHome } from './home.js';
+import { makeHome, TEST_LAUNCHER, type TestHome } from '../helpers/client-home.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {

@@ -6,7 +6,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers, type ClientId } from '../../proxy-core/src/clients/index.js';
-import { CONFIGS, FIXTURE_PROJECT, fixture, makeHome, TEST_LAUNCHER, type TestHome } from './home.js';
+import { CONFIGS, FIXTURE_PROJECT, fixture, makeHome, TEST_LAUNCHER, type TestHome } from '../helpers/client-home.js';
 
 const CASES: { client: ClientId; ext: string }[] = [
   { client: 'claude-desktop', ext: 'json' },

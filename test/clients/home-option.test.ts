@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers, unwrap, wrapperHome, type ClientId } from '../../proxy-core/src/clients/index.js';
 import { parseWrapArgv, wrappedByHand } from '../../proxy-core/src/clients/wrapped.js';
-import { fixture, makeHome, TEST_LAUNCHER, type TestHome } from './home.js';
+import { fixture, makeHome, TEST_LAUNCHER, type TestHome } from '../helpers/client-home.js';
 
 const homes: TestHome[] = [];
 afterEach(() => {

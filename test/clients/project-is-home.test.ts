@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers, type ClientId } from '../../proxy-core/src/clients/index.js';
 import { allLocations } from '../../proxy-core/src/clients/discover.js';
-import { fixture, makeHome, TEST_LAUNCHER, type TestHome } from './home.js';
+import { fixture, makeHome, TEST_LAUNCHER, type TestHome } from '../helpers/client-home.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'airlock.js');
 

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { connectBroker } from '../../proxy-core/src/ipc/connect.js';
 import type { BrokerStatus } from '../../proxy-core/src/protocol/api.js';
 import { cleanup, cliJson, connectWrapped, fixture, startDaemon, tempDir, waitForSessions } from '../helpers/airlock.js';
-import { makeHome, type TestHome } from './home.js';
+import { makeHome, type TestHome } from '../helpers/client-home.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'airlock.js');
 

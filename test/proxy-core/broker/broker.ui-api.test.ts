@@ -12,7 +12,7 @@ import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import { SETTINGS } from '../../../proxy-core/src/protocol/settings.js';
 import type { AskAnswer } from '../../../proxy-core/src/protocol/api.js';
 import { WrapperMethod } from '../../../proxy-core/src/protocol/names.js';
-import { TEST_LAUNCHER } from '../../clients/home.js';
+import { TEST_LAUNCHER } from '../../helpers/client-home.js';
 import { FakeClock } from '../../helpers/fake-clock.js';
 import { channelPair } from '../../helpers/memory-channel.js';
 

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers } from '../../../proxy-core/src/clients/index.js';
-import { makeHome, TEST_LAUNCHER, type TestHome } from '../../clients/home.js';
+import { makeHome, TEST_LAUNCHER, type TestHome } from '../../helpers/client-home.js';
 
 const homes: TestHome[] = [];
 afterEach(() => {

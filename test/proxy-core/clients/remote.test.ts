@@ -7,7 +7,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { discoverClient, protectServers, unprotectServers, type ClientId } from '../../../proxy-core/src/clients/index.js';
-import { makeHome, TEST_LAUNCHER, type TestHome } from '../../clients/home.js';
+import { makeHome, TEST_LAUNCHER, type TestHome } from '../../helpers/client-home.js';
 
 const homes: TestHome[] = [];
 afterEach(() => {

@@ -2,10 +2,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { AUTO_PROTECT_KEY, startBroker, type RunningBroker } from '../../proxy-core/src/daemon/start.js';
-import { discoverClient, watchClientConfigs, type ClientConfigEvent, type ConfigWatcher, type Launcher } from '../../proxy-core/src/clients/index.js';
-import { NO_LAUNCHER } from '../../proxy-core/src/clients/watch.js';
-import { makeHome, TEST_LAUNCHER, type TestHome } from './home.js';
+import { AUTO_PROTECT_KEY, startBroker, type RunningBroker } from '../../../proxy-core/src/daemon/start.js';
+import { discoverClient, watchClientConfigs, type ClientConfigEvent, type ConfigWatcher, type Launcher } from '../../../proxy-core/src/clients/index.js';
+import { NO_LAUNCHER } from '../../../proxy-core/src/clients/watch.js';
+import { makeHome, TEST_LAUNCHER, type TestHome } from '../../helpers/client-home.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {

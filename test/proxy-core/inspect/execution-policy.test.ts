@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { classifyTool, type Verdict } from '../../proxy-core/src/classify/classify.js';
-import { ExecutionPolicy, NO_ANNOTATIONS_REASON, type ExecutionPolicyOptions } from '../../proxy-core/src/inspect/execution-policy.js';
+import { classifyTool, type Verdict } from '../../../proxy-core/src/classify/classify.js';
+import { ExecutionPolicy, NO_ANNOTATIONS_REASON, type ExecutionPolicyOptions } from '../../../proxy-core/src/inspect/execution-policy.js';
 
 const tool = (name: string, annotations?: unknown): Verdict =>
   classifyTool(annotations === undefined ? { name, inputSchema: { type: 'object' } } : { name, inputSchema: { type: 'object' }, annotations }, { trustReadOnlyHints: false });

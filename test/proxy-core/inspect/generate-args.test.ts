@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { generateArguments, generateValue, requiredProperties } from '../../proxy-core/src/inspect/generate-args.js';
-import { validateAgainstSchema } from '../../proxy-core/src/util/json-schema.js';
+import { generateArguments, generateValue, requiredProperties } from '../../../proxy-core/src/inspect/generate-args.js';
+import { validateAgainstSchema } from '../../../proxy-core/src/util/json-schema.js';
 
 const obj = (properties: Record<string, unknown>, required = Object.keys(properties)) => ({ type: 'object', properties, required });
 

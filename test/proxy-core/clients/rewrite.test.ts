@@ -11,11 +11,11 @@ import {
   resolveServerEntry,
   unprotectServers,
   type ClientId,
-} from '../../proxy-core/src/clients/index.js';
-import { ConcurrentEditError, writeFileAtomic } from '../../proxy-core/src/clients/atomic-write.js';
-import { backupPath } from '../../proxy-core/src/clients/backup.js';
-import { cliLauncher } from '../../proxy-core/src/cli/launcher.js';
-import { fixture, makeHome, TEST_LAUNCHER, type TestHome } from './home.js';
+} from '../../../proxy-core/src/clients/index.js';
+import { ConcurrentEditError, writeFileAtomic } from '../../../proxy-core/src/clients/atomic-write.js';
+import { backupPath } from '../../../proxy-core/src/clients/backup.js';
+import { cliLauncher } from '../../../proxy-core/src/cli/launcher.js';
+import { fixture, makeHome, TEST_LAUNCHER, type TestHome } from '../../helpers/client-home.js';
 
 const homes: TestHome[] = [];
 afterEach(() => {

@@ -1,6 +1,6 @@
 /** The one redaction every front end uses to show a command line: what it hides, and what it must leave alone. */
 import { describe, expect, test } from 'vitest';
-import { isSecretName, REDACTED, redactArgs, redactCommand } from '../../proxy-core/src/clients/redact.js';
+import { isSecretName, REDACTED, redactArgs, redactCommand } from '../../../proxy-core/src/clients/redact.js';
 
 const R = REDACTED;
 

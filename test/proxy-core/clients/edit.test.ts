@@ -1,13 +1,13 @@
 /** Text-level protect/unprotect on awkward layouts: each must round-trip exactly or be refused, never mangled. */
 import { describe, expect, test } from 'vitest';
-import { commandShape } from '../../proxy-core/src/clients/entries.js';
-import { protectText, unprotectText } from '../../proxy-core/src/clients/edit.js';
-import { syntaxFor } from '../../proxy-core/src/clients/formats/index.js';
-import { ConfigEditError, ConfigParseError } from '../../proxy-core/src/clients/formats/syntax.js';
-import { getAt } from '../../proxy-core/src/clients/docpath.js';
-import type { ClientId, DocPath, Format } from '../../proxy-core/src/clients/types.js';
-import { unwrap } from '../../proxy-core/src/clients/wrapped.js';
-import { TEST_LAUNCHER } from './home.js';
+import { commandShape } from '../../../proxy-core/src/clients/entries.js';
+import { protectText, unprotectText } from '../../../proxy-core/src/clients/edit.js';
+import { syntaxFor } from '../../../proxy-core/src/clients/formats/index.js';
+import { ConfigEditError, ConfigParseError } from '../../../proxy-core/src/clients/formats/syntax.js';
+import { getAt } from '../../../proxy-core/src/clients/docpath.js';
+import type { ClientId, DocPath, Format } from '../../../proxy-core/src/clients/types.js';
+import { unwrap } from '../../../proxy-core/src/clients/wrapped.js';
+import { TEST_LAUNCHER } from '../../helpers/client-home.js';
 
 interface Case {
   title: string;

@@ -1,6 +1,7 @@
 /** Config paths per client and OS, derived from the environment only (so Windows and macOS are testable here). */
 import { describe, expect, test } from 'vitest';
-import { clientLocations, type ClientId } from '../../proxy-core/src/clients/index.js';
+import { clientLocations } from '../../../proxy-core/src/clients/known-clients.js';
+import type { ClientId } from '../../../proxy-core/src/clients/types.js';
 
 const MAC = { env: { HOME: '/Users/ann' }, platform: 'darwin' as const, projectDir: '/Users/ann/proj' };
 const LINUX = { env: { HOME: '/home/ann' }, platform: 'linux' as const, projectDir: '/home/ann/proj' };

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { printable, scanJson, scanText, type PoisonKind } from '../../proxy-core/src/inspect/poisoning.js';
+import { printable, scanJson, scanText, type PoisonKind } from '../../../proxy-core/src/inspect/poisoning.js';
 
 const tags = (s: string) => [...s].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('');
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { parseArgOverride, resolveArgOverrides } from '../../proxy-core/src/inspect/arg-overrides.js';
+import { parseArgOverride, resolveArgOverrides } from '../../../proxy-core/src/inspect/arg-overrides.js';
 
 describe('parseArgOverride', () => {
   test.each<[string, string, unknown]>([
