@@ -66,9 +66,24 @@ describe('execution checks', () => {
     ]);
   });
 
+  test('arguments for a pattern Airlock cannot run are said to be unchecked, and the call the server refused says why', () => {
+    const checks = report.executed.find((e) => e.tool === 'by_code')?.checks ?? [];
+    expect(checks.find((c) => c.name === 'arguments')).toEqual({
+      name: 'arguments',
+      ok: true,
+      detail: 'probe arguments satisfy inputSchema; code: "test" not checked against /^(?=[A-Z])[A-Z]{3}$/ (a lookaround or back-reference, which Airlock does not run)',
+    });
+    expect(checks.find((c) => c.name === 'call')?.ok).toBe(false);
+    expect(findingsFor(report, 'by_code')).toEqual([
+      'warning: tools/call failed: MCP error -32602: code must be three capital letters',
+      'info: no outputSchema: structured results cannot be checked',
+      'info: probe arguments not fully checked (code: "test" not checked against /^(?=[A-Z])[A-Z]{3}$/ (a lookaround or back-reference, which Airlock does not run)); supply them with --arg by_code.KEY=JSON',
+    ]);
+  });
+
   test('the summary counts tools by class and findings by severity', () => {
-    expect(report.summary.toolsByClass).toEqual({ 'read-only-unchecked': 6 });
-    expect(report.summary.executed).toBe(6);
+    expect(report.summary.toolsByClass).toEqual({ 'read-only-unchecked': 7 });
+    expect(report.summary.executed).toBe(7);
     expect(report.summary.findingsBySeverity.error).toBe(report.findings.filter((f) => f.severity === 'error').length);
     // Worst first.
     expect(report.findings[0]?.severity).toBe('error');

@@ -4,7 +4,7 @@
  * says in a note so the report can suggest `--arg`.
  */
 
-import { patternMatches } from '../util/json-schema.js';
+import { patternMatch } from '../util/json-schema.js';
 
 export interface GeneratedArguments {
   args: Record<string, unknown>;
@@ -154,7 +154,11 @@ function generateString(schema: SchemaObject, ctx: Context): string {
   if (maxLength !== undefined && value.length > maxLength) value = value.slice(0, Math.max(0, maxLength));
   if (typeof schema.pattern === 'string') {
     // (a server's pattern, run in linear time: one that backtracks must not hold the inspection)
-    if (!patternMatches(schema.pattern, value)) ctx.notes.push(`${ctx.path}: cannot generate a string matching /${schema.pattern.slice(0, 80)}/`);
+    const match = patternMatch(schema.pattern, value);
+    const shown = `/${schema.pattern.slice(0, 80)}/`;
+    if (match === 'differs') ctx.notes.push(`${ctx.path}: cannot generate a string matching ${shown}`);
+    // the server's own check may refuse the value: the run's error is then the schema's, not the tool's
+    if (match === 'unchecked') ctx.notes.push(`${ctx.path}: ${JSON.stringify(value)} not checked against ${shown} (a lookaround or back-reference, which Airlock does not run)`);
   }
   return value;
 }

@@ -39,27 +39,43 @@ function dialectOf(schema: unknown): Dialect | undefined {
  */
 const linearRegExp: RegExpEngine = Object.assign(
   (pattern: string, flags: string): RegExpLike & { toString(): string } => {
-    // not a regular expression at all: the schema does not compile, and says so (compiling one never backtracks)
-    new RegExp(pattern, flags);
     // (Ajv keeps one engine object per `toString()`: each says its own pattern)
     const toString = () => `/${pattern}/${flags}`;
-    try {
-      const re = RE2JS.compile(RE2JS.translateRegExp(pattern));
-      return { test: (s: string) => re.matcher(s).find(), toString };
-    } catch {
-      return { test: () => true, toString };
-    }
+    const linear = linearPattern(pattern, flags);
+    return { test: linear === UNCHECKED ? () => true : linear, toString };
   },
   { code: 'linearRegExp' },
 );
 
-/** Does `value` match the schema pattern `pattern`, in linear time (false when it is no regular expression)? */
-export function patternMatches(pattern: string, value: string): boolean {
+const UNCHECKED = Symbol('unchecked');
+
+/**
+ * `pattern` as a test run in linear time, or UNCHECKED when RE2 cannot run it (a lookaround, a back-reference).
+ * Throws when it is no regular expression at all (compiling one in JavaScript's engine never backtracks).
+ */
+function linearPattern(pattern: string, flags: string): ((s: string) => boolean) | typeof UNCHECKED {
+  new RegExp(pattern, flags);
   try {
-    return linearRegExp(pattern, 'u').test(value);
+    const re = RE2JS.compile(RE2JS.translateRegExp(pattern));
+    return (s: string) => re.matcher(s).find();
   } catch {
-    return false;
+    return UNCHECKED;
   }
+}
+
+/**
+ * Whether `value` matches the schema pattern `pattern`, in linear time: 'unchecked' for a pattern RE2 cannot
+ * run, 'differs' for one that is no regular expression.
+ */
+export function patternMatch(pattern: string, value: string): 'matches' | 'differs' | 'unchecked' {
+  let linear: ReturnType<typeof linearPattern>;
+  try {
+    linear = linearPattern(pattern, 'u');
+  } catch {
+    return 'differs';
+  }
+  if (linear === UNCHECKED) return 'unchecked';
+  return linear(value) ? 'matches' : 'differs';
 }
 
 function newAjv(dialect: Dialect): Ajv {

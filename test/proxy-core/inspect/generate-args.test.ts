@@ -83,6 +83,13 @@ describe('generateArguments', () => {
     expect(evil.notes.join('\n')).toMatch(/cannot generate a string matching/);
   });
 
+  test('a pattern Airlock cannot run (a lookaround, a back-reference) is noted as unchecked, not as met or failed', () => {
+    const ahead = generateArguments(obj({ x: { type: 'string', pattern: '^(?=x)' } }));
+    expect(ahead.notes).toEqual(['x: "test" not checked against /^(?=x)/ (a lookaround or back-reference, which Airlock does not run)']);
+    const back = generateArguments(obj({ y: { type: 'string', pattern: '(t)\\1' } }));
+    expect(back.notes.join('\n')).toMatch(/^y: "test" not checked against \/\(t\)\\1\//);
+  });
+
   test('a pattern the default value happens to satisfy gives no note', () => {
     expect(generateArguments(obj({ x: { type: 'string', pattern: '^t' } })).notes).toEqual([]);
   });

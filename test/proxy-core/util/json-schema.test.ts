@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { schemaValidator, validateAgainstSchema, validateStructuredContent } from '../../../proxy-core/src/util/json-schema.js';
+import { patternMatch, schemaValidator, validateAgainstSchema, validateStructuredContent } from '../../../proxy-core/src/util/json-schema.js';
 
 const counted = { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'] };
 
@@ -88,4 +88,26 @@ describe('validateStructuredContent', () => {
 test('an $async schema is refused rather than treated as a pass', () => {
   const result = validateStructuredContent({ $async: true, type: 'object', required: ['a'] }, {});
   expect(result).toEqual({ ok: false, errors: ['output schema does not compile: $async schemas are not supported'] });
+});
+
+describe('patternMatch', () => {
+  test.each<[string, string, string]>([
+    ['^[a-z]+-\\d{2}$', 'ab-12', 'matches'],
+    ['^[a-z]+-\\d{2}$', 'ab-123', 'differs'],
+    ['^t', 'test', 'matches'],
+    // a lookahead and a back-reference: RE2 runs neither, so nothing is said either way
+    ['^(?=t)test$', 'test', 'unchecked'],
+    ['^(?=x)test$', 'test', 'unchecked'],
+    ['(t)\\1', 'test', 'unchecked'],
+    // no regular expression at all
+    ['([', 'test', 'differs'],
+  ])('/%s/ against %j: %s', (pattern, value, expected) => {
+    expect(patternMatch(pattern, value)).toBe(expected);
+  });
+
+  test('runs in linear time: a pattern that backtracks in JavaScript\'s engine answers at once', () => {
+    const t0 = performance.now();
+    expect(patternMatch('^(a+)+$', `${'a'.repeat(5000)}b`)).toBe('differs');
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
 });
