@@ -8,7 +8,8 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { Channel, IpcError } from '../ipc/channel.js';
 import { AUTH, HELLO, type Role, USER_ROLES, WRAPPER_ROLES } from '../protocol/names.js';
 import { brokerAddress } from '../ipc/paths.js';
-import { ensurePrivateDir, newNonce, proof, proofMatches } from '../ipc/secret.js';
+import { newNonce, proof, proofMatches } from '../ipc/secret.js';
+import { ensureOwnFolder } from '../util/own-folder.js';
 
 const HANDSHAKE_TIMEOUT_MS = 5000;
 /**
@@ -62,7 +63,8 @@ export interface Listening {
 /** Listen on the broker address for `dir`; each authenticated connection goes to `onConnection`. */
 export async function listenBroker(dir: string, secret: Buffer, onConnection: (channel: Channel, role: Role) => void, at?: ListenAt): Promise<Listening> {
   const { path, folder } = at ? { path: at.path, folder: null } : brokerAddress(dir);
-  if (folder) ensurePrivateDir(folder);
+  // (in /tmp when the data dir's path is too long for a socket: a place other people's processes reach too)
+  if (folder) ensureOwnFolder(folder, "the broker's socket folder");
   const state = await probe(path);
   if (state === 'alive') throw new AlreadyRunning(path);
   if (state === 'stale' && process.platform !== 'win32') unlinkSync(path);

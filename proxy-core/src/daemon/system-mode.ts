@@ -11,9 +11,10 @@
  * The service user must be a member of the users group (the unit's SupplementaryGroups) to give files to it.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, lstatSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SYSTEM_SECRET, SYSTEM_SOCKET } from '../ipc/system.js';
+import { ensureOwnFolder } from '../util/own-folder.js';
 
 export interface SystemMode {
   /** The folder of the socket and the secret's copy (the unit's RuntimeDirectory). */
@@ -33,18 +34,6 @@ export function systemSocketPath(mode: SystemMode): string {
   return join(mode.runDir, SYSTEM_SOCKET);
 }
 
-/** A folder that must be this process's own (made when missing), and its mode and group set. */
-function ownFolder(path: string, mode: number, what: string, gid?: number): void {
-  mkdirSync(path, { recursive: true, mode });
-  const st = lstatSync(path);
-  const uid = process.getuid!();
-  if (!st.isDirectory() || st.uid !== uid) {
-    throw new SystemModeError(`${what} ${path} is not a folder of this broker's user (uid ${uid}; it is uid ${st.uid}'s): refusing to use it`);
-  }
-  if (gid !== undefined) chownSync(path, -1, gid);
-  chmodSync(path, mode);
-}
-
 /** Checked and made before the broker takes its lock: a broker that cannot be kept apart does not start. */
 export function prepareSystemDirs(dataDir: string, mode: SystemMode): void {
   if (process.platform === 'win32' || typeof process.getuid !== 'function') throw new SystemModeError('--system is for Linux and macOS (see the README for Windows)');
@@ -52,8 +41,9 @@ export function prepareSystemDirs(dataDir: string, mode: SystemMode): void {
   if (!process.getgroups?.().includes(mode.gid)) {
     throw new SystemModeError(`this broker's user is not a member of the users group (gid ${mode.gid}), so it cannot open its socket to them: add it (the unit's SupplementaryGroups, or usermod -aG)`);
   }
-  ownFolder(dataDir, 0o700, 'the data dir');
-  ownFolder(mode.runDir, 0o750, 'the run folder', mode.gid);
+  // (util/own-folder.ts: a real folder of this user's, never a link; NotOwnFolderError says which and why)
+  ensureOwnFolder(dataDir, 'the data dir', 0o700);
+  ensureOwnFolder(mode.runDir, 'the run folder', 0o750, mode.gid);
 }
 
 /** The secret, readable by the users group: written aside, given its group and mode, then put in place whole. */

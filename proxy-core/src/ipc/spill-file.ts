@@ -11,9 +11,10 @@
  * No SQLite, no schema library: the wrapper stays light, and the broker checks every entry it reads.
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, constants, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_NESTING, nestedDeeperThan } from '../jsonrpc/inbound.js';
+import { ensureOwnFolder } from '../util/own-folder.js';
 
 /** A spill file larger than this is not read whole (no wrapper writes one: it holds a downtime's records). */
 export const MAX_SPILL_FILE_BYTES = 256 * 2 ** 20;
@@ -148,8 +149,7 @@ export class SpillFile {
   private open(): number {
     if (this.fd !== null) return this.fd;
     const dir = spillDir(this.dataDir);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (process.platform !== 'win32') chmodSync(dir, 0o700);
+    ensureOwnFolder(dir, 'the journal spill folder');
     const path = join(dir, `${this.pid}-${this.tag}-${++this.gen}.jsonl`);
     // O_EXCL and O_NOFOLLOW: a name someone placed there first (a link elsewhere) is never written through
     this.fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);

@@ -9,10 +9,9 @@
  * backup) creates everything silently.
  */
 import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { databaseBackupDir, databaseBackupPath, databasePath, secretPath } from '../../ipc/paths.js';
-import { ensurePrivateDir } from '../../ipc/secret.js';
+import { ensureOwnFolder, holdOwnFolder, type OwnFolder } from '../../util/own-folder.js';
 import { createPrivateFile, databaseError, databaseFiles, DatabaseFileError, errorCode, isCorruption } from './files.js';
 import { MIGRATIONS } from './migrations.js';
 import { Store } from './store.js';
@@ -235,7 +234,8 @@ export function databaseFailure(dir: string, err: unknown): Error {
  */
 export async function backupDatabase(store: Store, dir: string): Promise<string> {
   const folder = databaseBackupDir(dir);
-  ensurePrivateDir(folder);
+  // (a symlink there would have the user's whole database copied wherever it leads: util/own-folder.ts)
+  ensureOwnFolder(folder, 'the database backups folder');
   const target = databaseBackupPath(dir);
   const temp = `${target}.tmp-${process.pid}`;
   for (const f of databaseFiles(temp)) rmSync(f, { force: true });
@@ -272,15 +272,16 @@ export class DatabaseBackups {
 
   start(): void {
     // temp copies a killed broker left behind (the caller holds the broker lock: none is in use)
-    const folder = databaseBackupDir(this.dir);
-    const stale = (() => {
-      try {
-        return readdirSync(folder).filter((f) => f.startsWith('airlock.db.bak.tmp-'));
-      } catch {
-        return [];
-      }
-    })();
-    for (const f of stale) rmSync(join(folder, f), { force: true });
+    // (through the folder held: none is swept where a symlink leads; the backup itself then says why it failed)
+    let folder: OwnFolder | undefined;
+    try {
+      folder = holdOwnFolder(databaseBackupDir(this.dir), 'the database backups folder');
+      for (const f of readdirSync(folder.self)) if (f.startsWith('airlock.db.bak.tmp-')) rmSync(folder.at(f), { force: true });
+    } catch {
+      // not made yet, or not ours: nothing to sweep
+    } finally {
+      folder?.close();
+    }
     void this.run();
     this.timer = setInterval(() => void this.run(), this.intervalMs);
     this.timer.unref();

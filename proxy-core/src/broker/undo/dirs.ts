@@ -11,15 +11,14 @@
  * checked by lstat, and checked again just before each write and after it; a swap in the microseconds between
  * that check and the write is the race that remains there.
  */
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, type BigIntStats } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, mkdirSync, openSync, type BigIntStats } from 'node:fs';
 import { dirname, join, parse, sep } from 'node:path';
 import { argPaths, type PathEnv } from '../../policy/path-resolve.js';
+import { DIR_FLAGS, PROC_FD } from '../../util/own-folder.js';
 
 /** A folder's identity, `dev:ino` (as text: an inode may not fit a double). */
 export type FolderId = string;
 
-const PROC_FD = process.platform === 'linux' && existsSync('/proc/self/fd') ? '/proc/self/fd' : null;
-const DIR_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NOFOLLOW ?? 0);
 
 function idOf(st: BigIntStats): FolderId {
   return `${st.dev}:${st.ino}`;

@@ -7,11 +7,12 @@
  * A blob is written (a temporary name, then a rename) before the row that refers to it is committed; a blob
  * left without a row by a crash is swept at the next start.
  */
-import { existsSync, mkdirSync, readdirSync, chmodSync, unlinkSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, readdirSync, chmodSync, unlinkSync, writeFileSync, renameSync } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
+import { ensureOwnFolder, holdOwnFolder } from '../../util/own-folder.js';
 import { type Held, heldAlone, sha256, SYNC_BYTES } from './files.js';
 
 export const MB = 1024 * 1024;
@@ -35,6 +36,8 @@ export interface SnapshotTotals {
 export class SnapshotBlobs {
   readonly dir: string;
   private readonly stmts;
+  /** The folder was found to be a real one of this user's (at `open`, or since): blobs may be written in it. */
+  private ready = false;
 
   constructor(
     dataDir: string,
@@ -59,17 +62,23 @@ export class SnapshotBlobs {
    * links of files held for calls still running).
    */
   open(keep: readonly string[] = []): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    if (process.platform !== 'win32') chmodSync(this.dir, 0o700);
-    const known = new Set([...(this.stmts.all.all() as string[]), ...keep]);
-    for (const name of readdirSync(this.dir)) {
-      if (known.has(name)) continue;
-      try {
-        unlinkSync(join(this.dir, name));
-      } catch {
-        // a file we cannot remove is only wasted space
+    // a real folder of this user's only (util/own-folder.ts), and swept through the folder held: the sweep removes
+    // every name no row refers to, which in a folder a symlink led to would be everything there
+    const folder = holdOwnFolder(this.dir, "undo's snapshots folder");
+    try {
+      const known = new Set([...(this.stmts.all.all() as string[]), ...keep]);
+      for (const name of readdirSync(folder.self)) {
+        if (known.has(name)) continue;
+        try {
+          unlinkSync(folder.at(name));
+        } catch {
+          // a file we cannot remove is only wasted space
+        }
       }
+    } finally {
+      folder.close();
     }
+    this.ready = true;
     // the totals the cap reads, counted once a start from the blobs themselves (a row edited while the broker was
     // down does not make it prune too much or too little)
     this.recount();
@@ -104,6 +113,12 @@ export class SnapshotBlobs {
   async write(sha: string, content: Buffer): Promise<void> {
     const path = this.path(sha);
     if (this.kept(sha, path)) return;
+    // the folder failed its check at start (a symlink where it goes): checked again, and until it passes no call
+    // of a file tool runs (prepare.ts refuses it with this error), rather than its snapshot landing where the link leads
+    if (!this.ready) {
+      ensureOwnFolder(this.dir, "undo's snapshots folder");
+      this.ready = true;
+    }
     const tmp = join(this.dir, `.tmp-${randomBytes(8).toString('hex')}`);
     try {
       // a small one synchronously: the call waits on it, and thread-pool round trips cost more than the write

@@ -11,6 +11,7 @@ import { DEFAULT_UI_PORT, UiHostError } from '../../http/ui-host.js';
 import { dataDir } from '../../ipc/paths.js';
 import { installedService, ServiceMarkerError } from '../../ipc/system.js';
 import { SystemModeError } from '../../daemon/system-mode.js';
+import { NotOwnFolderError } from '../../util/own-folder.js';
 import { groupId } from '../../service/accounts.js';
 import { SERVICE_DEFAULTS } from '../../service/layout.js';
 import { parse } from '../args.js';
@@ -126,7 +127,7 @@ export async function run(argv: string[]): Promise<number> {
       ...(values['managed-policy'] !== undefined ? { managed: { path: values['managed-policy'] } } : {}),
     });
   } catch (err) {
-    if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError || err instanceof UiHostError || err instanceof SystemModeError) throw new CliError(err.message);
+    if (err instanceof AlreadyRunning || err instanceof DatabaseRefused || err instanceof DatabaseFileError || err instanceof UiHostError || err instanceof SystemModeError || err instanceof NotOwnFolderError) throw new CliError(err.message);
     if ((err as NodeJS.ErrnoException).code === 'EACCES' || (err as NodeJS.ErrnoException).code === 'EPERM') throw new CliError(`cannot set up the broker's files: ${(err as Error).message}`);
     throw err;
   }

@@ -1,0 +1,129 @@
+/**
+ * The folders Airlock makes for its own files, replaced by symlinks as the agent (the same user) or another
+ * person's process (in /tmp) can: undo's snapshots, the database's backups, the broker's socket folder. None is
+ * followed: nothing where a link leads is swept, written or given another mode, no file tool runs while its
+ * snapshot has nowhere safe to go, and the person is told which folder and why. Real daemon, real CLI, the
+ * filesystem server from npm; ground truth is the disk.
+ */
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { brokerAddress } from '../../proxy-core/src/ipc/paths.js';
+import { cleanup, cli, cliJson, connectWrapped, FILESYSTEM, onCleanup, startDaemon, tempDir, textOf, waitFor } from '../helpers/airlock.js';
+
+afterEach(cleanup);
+
+const modeOf = (p: string) => statSync(p).mode & 0o7777;
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+/** A folder of the user's with one file in it, of mode 0755: what a link may lead to. */
+function victim(): string {
+  const dir = tempDir();
+  chmodSync(dir, 0o755);
+  writeFileSync(join(dir, 'notes.txt'), 'precious');
+  return dir;
+}
+
+function untouched(dir: string): void {
+  expect(readdirSync(dir)).toEqual(['notes.txt']);
+  expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('precious');
+  expect(modeOf(dir)).toBe(0o755);
+}
+
+describe("undo's snapshots folder made a symlink", () => {
+  test('the broker sweeps nothing where it leads, no write_file runs until the folder is real again, and then undo works', async () => {
+    const home = tempDir();
+    const root = join(home, 'files');
+    mkdirSync(root);
+    // a broker's first start makes the folder; the agent swaps it while the broker is down
+    await (await startDaemon(home)).stop();
+    const elsewhere = victim();
+    rmSync(join(home, 'snapshots'), { recursive: true });
+    symlinkSync(elsewhere, join(home, 'snapshots'));
+
+    await startDaemon(home);
+    untouched(elsewhere);
+    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const target = join(root, 'a.txt');
+    writeFileSync(target, 'before');
+
+    const refused = await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'after' } });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/undo's snapshots folder .*snapshots is a symlink/);
+    expect(readFileSync(target, 'utf8')).toBe('before');
+    untouched(elsewhere);
+
+    // the link taken away: the next call makes the folder, is let through, and can be undone
+    unlinkSync(join(home, 'snapshots'));
+    const allowed = await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'after' } });
+    expect(allowed.isError).toBeFalsy();
+    expect(readFileSync(target, 'utf8')).toBe('after');
+    expect(lstatSync(join(home, 'snapshots')).isDirectory()).toBe(true);
+    expect(modeOf(join(home, 'snapshots'))).toBe(0o700);
+    let id: string | undefined;
+    await waitFor(async () => {
+      const history = await cliJson<{ id: string; tool: string; undo?: { available: boolean } }[]>(home, ['history']);
+      id = history.find((h) => h.tool === 'write_file' && h.undo?.available)?.id;
+      return id !== undefined;
+    }, 10_000, 'the allowed write_file to be undoable');
+    expect((await cli(home, ['undo', id!])).code).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe('before');
+    untouched(elsewhere);
+  });
+});
+
+describe("the database's backups folder made a symlink", () => {
+  test('no copy of the database goes where it leads, and the failed backup is an event', async () => {
+    const home = tempDir();
+    await (await startDaemon(home)).stop();
+    const elsewhere = victim();
+    rmSync(join(home, 'db-backups'), { recursive: true });
+    symlinkSync(elsewhere, join(home, 'db-backups'));
+
+    await startDaemon(home);
+    let failed: { type: string; detail: { error?: string } } | undefined;
+    await waitFor(async () => {
+      const events = await cliJson<{ type: string; detail: { error?: string } }[]>(home, ['history', '--events']);
+      failed = events.find((e) => e.type === 'database-backup-failed');
+      return failed !== undefined;
+    }, 10_000, 'the backup at start to fail');
+    expect(failed!.detail.error).toMatch(/the database backups folder .*db-backups is a symlink/);
+    untouched(elsewhere);
+  });
+});
+
+describe("the broker's socket folder in /tmp (a data dir too deep for a socket path)", () => {
+  /** A data dir whose socket goes to /tmp, and that folder. */
+  function deepHome(): { home: string; folder: string } {
+    const home = join(tempDir(), 'd'.repeat(120));
+    mkdirSync(home);
+    const { folder } = brokerAddress(home);
+    expect(folder?.startsWith(tmpdir())).toBe(true);
+    onCleanup(() => rmSync(folder!, { recursive: true, force: true }));
+    return { home, folder: folder! };
+  }
+
+  test('made a symlink first: the broker does not start, says which folder, and leaves where it leads alone', async () => {
+    const { home, folder } = deepHome();
+    const elsewhere = victim();
+    symlinkSync(elsewhere, folder);
+    const r = await cli(home, ['daemon', '--no-presence']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`the broker's socket folder ${folder} is a symlink`);
+    untouched(elsewhere);
+  });
+
+  test.runIf(isRoot)("made another user's folder first: the broker does not start, and says whose it is", async () => {
+    const { home, folder } = deepHome();
+    mkdirSync(folder, { mode: 0o777 });
+    chmodSync(folder, 0o777);
+    chownSync(folder, 65534, 65534);
+    const r = await cli(home, ['daemon', '--no-presence']);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(`the broker's socket folder ${folder} is uid 65534's folder, not this user's (uid 0)`);
+    expect(existsSync(join(folder, 'broker.sock'))).toBe(false);
+    expect(modeOf(folder)).toBe(0o777);
+  });
+});
