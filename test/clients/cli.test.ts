@@ -1,6 +1,7 @@
 /** The real `airlock clients/protect/unprotect` binary against a throwaway home. Needs `npm run build`. */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -87,6 +88,23 @@ describe('airlock protect / unprotect', () => {
     const u = await airlock(h, ['unprotect', 'cursor', '--all']);
     expect(u.code).toBe(0);
     expect(h.read()).toBe(CURSOR);
+  });
+
+  test("the data dir's backups folder made a symlink: protect changes nothing, writes nothing where it leads, and says why", async () => {
+    const h = setup();
+    const elsewhere = mkdtempSync(join(tmpdir(), 'al-elsewhere-'));
+    try {
+      mkdirSync(h.env.AIRLOCK_HOME, { recursive: true });
+      symlinkSync(elsewhere, join(h.env.AIRLOCK_HOME, 'backups'));
+      const p = await airlock(h, ['protect', 'cursor', 'a']);
+      expect(p.code).not.toBe(0);
+      expect(p.stderr).toContain(`the client configs' backups folder ${join(h.env.AIRLOCK_HOME, 'backups')} is a symlink`);
+      expect(p.stderr).toMatch(/\(file left untouched\)$/m);
+      expect(h.read()).toBe(CURSOR);
+      expect(readdirSync(elsewhere)).toEqual([]);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   test('--project reaches the project config', async () => {

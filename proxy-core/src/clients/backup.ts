@@ -2,10 +2,16 @@
  * The first-ever backup of a config file before Airlock changes it (never overwritten), and the original text of
  * the remote entries protect rewrote. Both hold secrets, so 0600.
  */
-import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { configBackupDir } from '../ipc/paths.js';
+import { ensureOwnFolder } from '../util/own-folder.js';
+
+/** The folder of the backups: a real one of the user's, never where a link leads (util/own-folder.ts). */
+function backupFolder(dataDir: string): void {
+  ensureOwnFolder(configBackupDir(dataDir), "the client configs' backups folder");
+}
 
 /** Where the backup of `realPath` lives under `dataDir`. */
 export function backupPath(dataDir: string, realPath: string): string {
@@ -17,7 +23,7 @@ export function backupPath(dataDir: string, realPath: string): string {
 /** Save `bytes` as the backup of `realPath` unless one exists. Returns the path and whether it was created now. */
 export async function saveFirstBackup(dataDir: string, realPath: string, bytes: Buffer): Promise<{ path: string; created: boolean }> {
   const path = backupPath(dataDir, realPath);
-  await mkdir(configBackupDir(dataDir), { recursive: true, mode: 0o700 });
+  backupFolder(dataDir);
   try {
     await writeFile(path, bytes, { flag: 'wx', mode: 0o600 });
     return { path, created: true };
@@ -61,8 +67,14 @@ export async function loadRemoteOriginals(dataDir: string, realPath: string): Pr
 
 export async function saveRemoteOriginals(dataDir: string, realPath: string, originals: Record<string, RemoteOriginal>): Promise<void> {
   const path = remoteOriginalsPath(dataDir, realPath);
-  await mkdir(configBackupDir(dataDir), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.${process.pid}.tmp`;
-  await writeFile(tmp, JSON.stringify(originals), { mode: 0o600 });
-  await rename(tmp, path);
+  backupFolder(dataDir);
+  // a new name, made by this write alone: one placed there first (a link to another file) is never written through
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writeFile(tmp, JSON.stringify(originals), { mode: 0o600, flag: 'wx' });
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
 }
