@@ -1,7 +1,7 @@
 /**
- * The folders Airlock makes for its own files, replaced by symlinks as the agent (the same user) or another
- * person's process (in /tmp) can: undo's snapshots, the database's backups, the broker's socket folder. None is
- * followed: nothing where a link leads is swept, written or given another mode, no file tool runs while its
+ * The folders Airlock makes for its own files, replaced by symlinks as the agent (the same user) or another person's
+ * process (in /tmp) can: undo's snapshots, the database's backups, the journal's spill, the broker's socket folder.
+ * None is followed: nothing where a link leads is swept, written or given another mode, no file tool runs while its
  * snapshot has nowhere safe to go, and the person is told which folder and why. Real daemon, real CLI, the
  * filesystem server from npm; ground truth is the disk.
  */
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { brokerAddress } from '../../proxy-core/src/ipc/paths.js';
-import { cleanup, cli, cliJson, connectWrapped, FILESYSTEM, onCleanup, startDaemon, tempDir, textOf, waitFor } from '../helpers/airlock.js';
+import { cleanup, cli, cliJson, connectWrapped, executedCalls, FILESYSTEM, fixture, onCleanup, startDaemon, tempDir, textOf, waitFor, waitForSessions } from '../helpers/airlock.js';
 
 afterEach(cleanup);
 
@@ -92,6 +92,32 @@ describe("the database's backups folder made a symlink", () => {
     expect(failed!.detail.error).toMatch(/the database backups folder .*db-backups is a symlink/);
     untouched(elsewhere);
   });
+});
+
+describe("the journal's spill folder made a symlink", () => {
+  test('a wrapper whose broker is away writes no spill file where it leads, and says why', async () => {
+    const home = tempDir();
+    const daemon = await startDaemon(home);
+    const fx = fixture(home);
+    const w = await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env });
+    await waitForSessions(home, 1);
+    expect((await w.client.callTool({ name: 'echo', arguments: { text: 'first' } })).isError).toBeFalsy();
+    const elsewhere = victim();
+    symlinkSync(elsewhere, join(home, 'spill'));
+    // frozen: the wrapper forwards what its policy allows until it gives up on the broker, and the entries of
+    // those calls have nowhere to go but the spill
+    process.kill(daemon.proc.pid!, 'SIGSTOP');
+    onCleanup(() => process.kill(daemon.proc.pid!, 'SIGCONT'));
+    let n = 0;
+    await waitFor(async () => {
+      await w.client.callTool({ name: 'echo', arguments: { text: `away-${++n}` } }).catch(() => {});
+      return /could not write the journal spill/.test(w.stderr());
+    }, 20_000, 'the wrapper to try its spill');
+    expect(executedCalls(fx.log, 'echo').length).toBeGreaterThan(1);
+    expect(w.stderr()).toContain(`the journal spill folder ${join(home, 'spill')} is a symlink`);
+    await w.close();
+    untouched(elsewhere);
+  }, 60_000);
 });
 
 describe("the broker's socket folder in /tmp (a data dir too deep for a socket path)", () => {
