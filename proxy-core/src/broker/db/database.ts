@@ -278,7 +278,7 @@ export class DatabaseBackups {
       folder = holdOwnFolder(databaseBackupDir(this.dir), 'the database backups folder');
       for (const f of readdirSync(folder.self)) if (f.startsWith('airlock.db.bak.tmp-')) rmSync(folder.at(f), { force: true });
     } catch {
-      // not made yet, or not ours: nothing to sweep
+      // not ours (a link, another user's): nothing is swept there, and the backup says why it is not made
     } finally {
       folder?.close();
     }

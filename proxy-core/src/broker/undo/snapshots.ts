@@ -112,13 +112,13 @@ export class SnapshotBlobs {
   /** Write the bytes unless a blob with them is already kept; the reference is taken by `ref`, in a transaction. */
   async write(sha: string, content: Buffer): Promise<void> {
     const path = this.path(sha);
-    if (this.kept(sha, path)) return;
     // the folder failed its check at start (a symlink where it goes): checked again, and until it passes no call
     // of a file tool runs (prepare.ts refuses it with this error), rather than its snapshot landing where the link leads
     if (!this.ready) {
       ensureOwnFolder(this.dir, "undo's snapshots folder");
       this.ready = true;
     }
+    if (this.kept(sha, path)) return;
     const tmp = join(this.dir, `.tmp-${randomBytes(8).toString('hex')}`);
     try {
       // a small one synchronously: the call waits on it, and thread-pool round trips cost more than the write
