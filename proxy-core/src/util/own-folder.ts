@@ -1,10 +1,10 @@
 /**
- * A folder Airlock makes for files of its own (undo's snapshots, the broker's socket, the database's backups, the
- * journal's spill files): made when missing, and used only when it is a real folder of this process's user, never
- * a symlink. The agent Airlock gates runs as the same user, and another person's process may reach /tmp: either can
- * put a symlink where such a folder goes. Followed, the broker would set the mode of, write into and sweep whatever
- * it points to (a snapshots folder made a link to ~/Documents lost every file there to the sweep of blobs no row
- * refers to). Refused instead, with the folder named and what to do.
+ * A folder Airlock makes for files of its own (undo's snapshots, the broker's socket, the database's and the client
+ * configs' backups, the journal's spill files): made when missing, and used only when it is a real folder of this
+ * process's user, never a symlink. The agent Airlock gates runs as the same user, and another person's process may
+ * reach /tmp: either can put a symlink where such a folder goes. Followed, Airlock would set the mode of, write into
+ * and sweep whatever it points to (a snapshots folder made a link to ~/Documents would lose every file there to the
+ * sweep of blobs no row refers to). Refused instead, with the folder named and what to do.
  *
  * The check is made on the folder opened (O_NOFOLLOW, then fstat and fchmod), not on a path looked up again after
  * it. On Linux a held folder's files are reached through `/proc/self/fd/N/<name>`, which the kernel resolves through
