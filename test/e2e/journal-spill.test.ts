@@ -1,13 +1,14 @@
 /**
  * Executed calls are never lost from the journal, whatever happens to the broker: frozen, then killed, while
- * wrappers are busy; wrappers that exit while it is down; a flood of refused calls while it is away. Ground
- * truth is the fixture servers' own log of what they ran, compared with the journal's rows on disk.
+ * wrappers are busy; killed and started again and again under load; wrappers that exit while it is down; a flood
+ * of refused calls while it is away. Ground truth is the fixture servers' own log of what they ran, compared with
+ * the journal's rows on disk.
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cleanup, connectWrapped, decisionOf, executedCalls, fixture, startDaemon, tempDir, waitFor, waitForSessions, type Wrapped } from '../helpers/airlock.js';
+import { cleanup, cli, connectWrapped, decisionOf, executedCalls, fixture, startDaemon, tempDir, waitFor, waitForSessions, type Wrapped } from '../helpers/airlock.js';
 
 afterEach(cleanup);
 
@@ -110,6 +111,46 @@ describe('the broker frozen and then killed under load', () => {
     expect(taken.length).toBeGreaterThan(0);
     expect(taken.filter((e) => e.detail.error !== undefined)).toEqual([]);
   }, 90_000);
+
+  test('killed and started again 6 times under load: every call a server ran is journaled, a denied tool never ran, and each wrapper answers after the last start', async () => {
+    const home = tempDir();
+    let daemon = await startDaemon(home);
+    await cli(home, ['rules', 'add', 'deny', '--server', 'fixture', '--tool', 'write_note']);
+    const fixtures = [0, 1].map(() => fixture(home));
+    const wrapped: Wrapped[] = [];
+    for (const fx of fixtures) wrapped.push(await connectWrapped({ home, trust: true, command: fx.command, args: fx.args, env: fx.env }));
+    await waitForSessions(home, 2);
+    const logs = fixtures.map((f) => f.log);
+    const loads = wrapped.map((w, i) => load(w, `w${i}`));
+    // beside the allowed calls, calls of the denied tool, through every kill and start
+    let denying = true;
+    let deniedTries = 0;
+    const denied = wrapped.map(async (w, i) => {
+      for (let n = 0; denying; n++, deniedTries++) await w.client.callTool({ name: 'write_note', arguments: { text: `denied-${i}-${n}` } }).catch(() => {});
+    });
+    for (let round = 0; round < 6; round++) {
+      // some calls run while it is up, then it dies in the middle of them
+      const before = ranTexts(logs).size;
+      await waitFor(() => ranTexts(logs).size >= before + 10, 20_000, `calls to run (round ${round})`);
+      await killNow(daemon.proc.pid!, daemon.proc);
+      daemon = await startDaemon(home);
+    }
+    denying = false;
+    for (const l of loads) await l.stop();
+    await Promise.all(denied);
+    // each wrapper is back with the last broker: a call is answered and runs
+    for (const [i, w] of wrapped.entries()) {
+      await waitFor(async () => {
+        await w.client.callTool({ name: 'echo', arguments: { text: `after-${i}` } });
+        return ranTexts([logs[i]!]).has(`after-${i}`);
+      }, 20_000, `wrapper ${i} to run a call again`);
+    }
+    const ran = ranTexts(logs).size;
+    await waitFor(() => missing(home, logs).length === 0, 20_000, 'the journal to hold every call that ran').catch(() => {});
+    expect({ ran, missing: missing(home, logs).length }).toEqual({ ran, missing: 0 });
+    expect(deniedTries).toBeGreaterThan(20);
+    expect(logs.flatMap((log) => executedCalls(log, 'write_note'))).toEqual([]);
+  }, 120_000);
 
   test('a flood of refused calls while it is down pushes no executed call out; what is not kept is counted and reported', async () => {
     const home = tempDir();
