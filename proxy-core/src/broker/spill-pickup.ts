@@ -10,10 +10,10 @@
  * (store.ts), so a file replayed twice changes nothing.
  */
 import { readdirSync, renameSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
 import type { CallRecord } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
 import { parseSpillName, readSpillFile, spillDir } from '../ipc/spill-file.js';
+import { holdOwnFolderThere, type OwnFolder } from '../util/own-folder.js';
 import { checkEntry } from './validate.js';
 
 export interface SpillPickupOptions {
@@ -68,24 +68,42 @@ export class SpillPickup {
   scan(): number {
     if (this.o.paused?.()) return 0;
     const dir = spillDir(this.o.dataDir);
+    // read and removed through the folder held: where a symlink stands instead, no wrapper writes (they refuse it
+    // too, and say so), and nothing where it leads is read or removed
+    let folder: OwnFolder | null;
+    try {
+      folder = holdOwnFolderThere(dir, 'the journal spill folder');
+    } catch {
+      return 0;
+    }
+    if (folder === null) return 0; // no spill folder yet
+    try {
+      return this.scanFolder(folder);
+    } finally {
+      folder.close();
+    }
+  }
+
+  private scanFolder(folder: OwnFolder): number {
     let names: string[];
     try {
-      names = readdirSync(dir);
+      names = readdirSync(folder.self);
     } catch {
-      return 0; // no spill folder yet
+      return 0;
     }
     const alive = this.o.alive ?? pidAlive;
     let committed = 0;
     for (const name of names.sort()) {
       const parsed = parseSpillName(name);
       if (!parsed || this.reported.has(name) || alive(parsed.pid)) continue;
-      const path = join(dir, name);
+      const path = folder.at(name);
       let read: ReturnType<typeof readSpillFile>;
       try {
         read = readSpillFile(path);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // its wrapper removed it meanwhile
-        this.setAside(path, name, (err as Error).message);
+        // (said with the folder's own path, not the descriptor's it was reached through)
+        this.setAside(path, name, (err as Error).message.replaceAll(folder.self, folder.path));
         continue;
       }
       const entries: CallRecord[] = [];

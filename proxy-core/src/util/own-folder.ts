@@ -92,6 +92,17 @@ export function holdOwnFolder(path: string, what: string, mode = 0o700, gid?: nu
   };
 }
 
+/** `holdOwnFolder` of a folder that is there (null when nothing is: it is not made). */
+export function holdOwnFolderThere(path: string, what: string, mode = 0o700): OwnFolder | null {
+  try {
+    lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  return holdOwnFolder(path, what, mode);
+}
+
 /** `holdOwnFolder`, let go at once: the folder is there, this user's, and of mode `mode` (and group `gid`). */
 export function ensureOwnFolder(path: string, what: string, mode = 0o700, gid?: number): void {
   holdOwnFolder(path, what, mode, gid).close();
