@@ -5,7 +5,7 @@
  * snapshot has nowhere safe to go, and the person is told which folder and why. Real daemon, real CLI, the
  * filesystem server from npm; ground truth is the disk.
  */
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -70,6 +70,35 @@ describe("undo's snapshots folder made a symlink", () => {
     }, 10_000, 'the allowed write_file to be undoable');
     expect((await cli(home, ['undo', id!])).code).toBe(0);
     expect(readFileSync(target, 'utf8')).toBe('before');
+    untouched(elsewhere);
+  });
+  test('swapped for a symlink while the broker runs: snapshots still go to the folder it holds, none where the link leads, and undo reads them there', async () => {
+    const home = tempDir();
+    const root = join(home, 'files');
+    mkdirSync(root);
+    await startDaemon(home);
+    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const target = join(root, 'a.txt');
+    writeFileSync(target, 'one');
+    expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'two' } })).isError).toBeFalsy();
+
+    // the agent moves the folder aside and puts a link to another folder in its place
+    const elsewhere = victim();
+    renameSync(join(home, 'snapshots'), join(home, 'moved'));
+    symlinkSync(elsewhere, join(home, 'snapshots'));
+    expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'three' } })).isError).toBeFalsy();
+    expect(readFileSync(target, 'utf8')).toBe('three');
+    let id: string | undefined;
+    await waitFor(async () => {
+      const history = await cliJson<{ id: string; tool: string; arguments: string; undo?: { available: boolean } }[]>(home, ['history']);
+      id = history.find((h) => h.tool === 'write_file' && h.arguments.includes('three') && h.undo?.available)?.id;
+      return id !== undefined;
+    }, 10_000, 'the second write_file to be undoable');
+    untouched(elsewhere);
+    expect(readdirSync(join(home, 'moved')).length).toBeGreaterThan(0);
+    expect((await cli(home, ['undo', id!])).code).toBe(0);
+    expect(readFileSync(target, 'utf8')).toBe('two');
     untouched(elsewhere);
   });
 });

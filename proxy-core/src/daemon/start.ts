@@ -169,6 +169,7 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       for (const c of broker.connections()) c.destroy();
       await closing;
       await backups.stop(true);
+      broker.undo.close();
       store.close();
       lock.release();
     },

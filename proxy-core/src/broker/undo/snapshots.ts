@@ -12,7 +12,7 @@ import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { ensureOwnFolder, holdOwnFolder } from '../../util/own-folder.js';
+import { holdOwnFolder, type OwnFolder } from '../../util/own-folder.js';
 import { type Held, heldAlone, sha256, SYNC_BYTES } from './files.js';
 
 export const MB = 1024 * 1024;
@@ -36,8 +36,12 @@ export interface SnapshotTotals {
 export class SnapshotBlobs {
   readonly dir: string;
   private readonly stmts;
-  /** The folder was found to be a real one of this user's (at `open`, or since): blobs may be written in it. */
-  private ready = false;
+  /**
+   * The folder, checked to be a real one of this user's (util/own-folder.ts) and held for the broker's life: every
+   * blob and held link is reached through it (on Linux, by its descriptor), so a folder swapped for a symlink while
+   * the broker runs is not followed either. Null until that check passes: at `open`, or at the next use after it.
+   */
+  private folder: OwnFolder | null = null;
 
   constructor(
     dataDir: string,
@@ -64,30 +68,43 @@ export class SnapshotBlobs {
   open(keep: readonly string[] = []): void {
     // a real folder of this user's only (util/own-folder.ts), and swept through the folder held: the sweep removes
     // every name no row refers to, which in a folder a symlink led to would be everything there
-    const folder = holdOwnFolder(this.dir, "undo's snapshots folder");
-    try {
-      const known = new Set([...(this.stmts.all.all() as string[]), ...keep]);
-      for (const name of readdirSync(folder.self)) {
-        if (known.has(name)) continue;
-        try {
-          unlinkSync(folder.at(name));
-        } catch {
-          // a file we cannot remove is only wasted space
-        }
+    const folder = this.held();
+    const known = new Set([...(this.stmts.all.all() as string[]), ...keep]);
+    for (const name of readdirSync(folder.self)) {
+      if (known.has(name)) continue;
+      try {
+        unlinkSync(folder.at(name));
+      } catch {
+        // a file we cannot remove is only wasted space
       }
-    } finally {
-      folder.close();
     }
-    this.ready = true;
     // the totals the cap reads, counted once a start from the blobs themselves (a row edited while the broker was
     // down does not make it prune too much or too little)
     this.recount();
   }
 
+  /**
+   * Let the folder go: the broker is stopping, or a write in it failed (a folder removed while held takes no new
+   * file; the next use checks the path again, and makes the folder anew when nothing is there).
+   */
+  close(): void {
+    this.folder?.close();
+    this.folder = null;
+  }
+
+  /**
+   * The folder, held; checked again when it failed before (a symlink where it goes): until it passes, what needs
+   * it throws, so no call of a file tool runs (prepare.ts refuses it with this error) and no undo reads where a
+   * link leads.
+   */
+  private held(): OwnFolder {
+    return (this.folder ??= holdOwnFolder(this.dir, "undo's snapshots folder"));
+  }
+
   /** Where a held file's link goes (a name no blob can have). */
   heldPath(name: string): string {
     if (!/^\.held-[0-9a-f]{16}$/.test(name)) throw new Error(`not a held file: ${name.slice(0, 80)}`);
-    return join(this.dir, name);
+    return this.held().at(name);
   }
 
   /** Let go of a held file. */
@@ -106,20 +123,18 @@ export class SnapshotBlobs {
 
   private path(sha: string): string {
     if (!SHA.test(sha)) throw new Error(`not a snapshot id: ${sha.slice(0, 80)}`);
-    return join(this.dir, sha);
+    return this.held().at(sha);
+  }
+
+  private tempPath(): string {
+    return this.held().at(`.tmp-${randomBytes(8).toString('hex')}`);
   }
 
   /** Write the bytes unless a blob with them is already kept; the reference is taken by `ref`, in a transaction. */
   async write(sha: string, content: Buffer): Promise<void> {
     const path = this.path(sha);
-    // the folder failed its check at start (a symlink where it goes): checked again, and until it passes no call
-    // of a file tool runs (prepare.ts refuses it with this error), rather than its snapshot landing where the link leads
-    if (!this.ready) {
-      ensureOwnFolder(this.dir, "undo's snapshots folder");
-      this.ready = true;
-    }
     if (this.kept(sha, path)) return;
-    const tmp = join(this.dir, `.tmp-${randomBytes(8).toString('hex')}`);
+    const tmp = this.tempPath();
     try {
       // a small one synchronously: the call waits on it, and thread-pool round trips cost more than the write
       if (content.length <= SYNC_BYTES) {
@@ -131,6 +146,7 @@ export class SnapshotBlobs {
       }
     } catch (err) {
       await unlink(tmp).catch(() => {});
+      this.close();
       throw err;
     }
   }
@@ -162,9 +178,14 @@ export class SnapshotBlobs {
   ref(sha: string, content: Buffer): void {
     const path = this.path(sha);
     if (!existsSync(path)) {
-      const tmp = join(this.dir, `.tmp-${randomBytes(8).toString('hex')}`);
-      writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
-      renameSync(tmp, path);
+      const tmp = this.tempPath();
+      try {
+        writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
+        renameSync(tmp, path);
+      } catch (err) {
+        this.close();
+        throw err;
+      }
     }
     this.stmts.add.run(sha, content.length);
   }
@@ -178,7 +199,7 @@ export class SnapshotBlobs {
       try {
         unlinkSync(this.path(sha));
       } catch {
-        // already gone: nothing to free
+        // already gone (or the folder is not one to remove from): nothing to free
       }
     }
   }
@@ -186,8 +207,9 @@ export class SnapshotBlobs {
   /** The bytes of a blob, checked against their hash: a damaged or missing blob is an error, never restored. */
   async read(sha: string): Promise<Buffer> {
     let data: Buffer;
+    const path = this.path(sha);
     try {
-      data = await readFile(this.path(sha));
+      data = await readFile(path);
     } catch (err) {
       throw new Error(`the snapshot ${sha.slice(0, 12)}… is missing from ${this.dir} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`);
     }

@@ -222,24 +222,28 @@ describe('snapshots before a call', () => {
     const { broker, files, dir } = setup();
     const w = await wrapper(broker);
     writeFileSync(join(files, 'a.txt'), 'before');
+    // the folder the broker holds removed, a file where it was
     rmSync(join(dir, 'snapshots'), { recursive: true });
     writeFileSync(join(dir, 'snapshots'), 'not a folder');
-    // the prior state was read: the call may run; storing it (while the call runs) fails
+    // the prior state was read: the call may run; storing it (while the call runs) fails: a removed folder takes no
+    // new file, and the broker lets go of it
     expect(await w.prepare('p1', 'write_file', { path: join(files, 'a.txt') })).toEqual({ ok: true, undoable: true });
     await broker.undo.idle();
-    expect(broker.events({ limit: 10 }).events.find((e) => e.type === 'snapshot-failed')?.detail).toMatchObject({ callId: 'p1', error: 'ENOTDIR' });
+    expect(broker.events({ limit: 10 }).events.find((e) => e.type === 'snapshot-failed')?.detail).toMatchObject({ callId: 'p1', error: 'ENOENT' });
     await w.journal({ id: 'p1', tool: 'write_file' });
-    expect(entry(broker, 'p1').undo).toMatchObject({ available: false, reason: expect.stringMatching(/could not be stored \(ENOTDIR\)/) });
-    // from now on a snapshot is stored before its call is let through, and one that cannot be refuses the call
+    expect(entry(broker, 'p1').undo).toMatchObject({ available: false, reason: expect.stringMatching(/could not be stored \(ENOENT\)/) });
+    // from now on a snapshot is stored before its call is let through, and one that cannot be refuses the call:
+    // the path is checked again, and a file there is no folder to keep snapshots in
     expect(await w.prepare('p2', 'write_file', { path: join(files, 'a.txt') })).toEqual({
       ok: false,
       undoable: false,
-      reason: expect.stringMatching(/could not record the snapshot of .*a\.txt \(ENOTDIR\) before the call, so the call was not run/),
+      reason: expect.stringMatching(/could not record the snapshot of .*a\.txt \(undo's snapshots folder .*snapshots is not a folder: .*\) before the call, so the call was not run/),
     });
+    // the file taken away: the next snapshot makes the folder anew, and its call runs
     rmSync(join(dir, 'snapshots'));
-    mkdirSync(join(dir, 'snapshots'), { mode: 0o700 });
     expect(await w.prepare('p3', 'write_file', { path: join(files, 'a.txt') })).toEqual({ ok: true, undoable: true });
     await broker.undo.idle();
+    expect(statSync(join(dir, 'snapshots')).isDirectory()).toBe(true);
   });
 
   test("the filesystem server's write_file holds the old file by a link until the call is over, then keeps a copy", async () => {
