@@ -130,9 +130,10 @@ export class CallEnds {
         paths.push({ ...p, after, ...(dirsAfter ? { dirsAfter } : {}) });
         continue;
       }
-      const linkPath = this.ctx.blobs.heldPath(p.held.name);
+      let linkPath: string;
       let bytes: Buffer;
       try {
+        linkPath = this.ctx.blobs.heldPath(p.held.name);
         bytes = await readHeld(linkPath, p.held);
       } catch (err) {
         this.ctx.records.update(callId, { state: 'unavailable', reason: `${p.path}: ${why(err)}` }, now());

@@ -72,7 +72,8 @@ export class Undo {
       caps: () => this.caps(),
       prune: (keep) => this.prune(keep),
       readBefore: (entry) =>
-        entry.held ? readHeld(this.blobs.heldPath(entry.held.name), entry.held) : entry.before.type === 'file' ? this.blobs.read(entry.before.sha256) : Promise.reject(new Error('not a file')),
+        // (a held link's path can throw: the snapshots folder checked again and refused; a rejection, as a read's)
+        entry.held ? Promise.resolve(entry.held).then((held) => readHeld(this.blobs.heldPath(held.name), held)) : entry.before.type === 'file' ? this.blobs.read(entry.before.sha256) : Promise.reject(new Error('not a file')),
       sessionCommand: sessionCommands(db),
       running: this.running,
     };

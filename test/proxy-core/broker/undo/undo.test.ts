@@ -246,6 +246,27 @@ describe('snapshots before a call', () => {
     expect(statSync(join(dir, 'snapshots')).isDirectory()).toBe(true);
   });
 
+  test('the snapshots folder removed and a symlink put in its place while the broker runs: nothing goes where it leads, and the next call is refused saying why', async () => {
+    const { broker, files, dir } = setup();
+    const w = await wrapper(broker);
+    writeFileSync(join(files, 'a.txt'), 'before');
+    const elsewhere = mkdtempSync(join(tmpdir(), 'al-elsewhere-'));
+    dirs.push(elsewhere);
+    rmSync(join(dir, 'snapshots'), { recursive: true });
+    symlinkSync(elsewhere, join(dir, 'snapshots'));
+    // the folder held is gone: neither the old file's link nor a copy can be kept in it; the call was let through
+    expect(await w.prepare('p1', 'write_file', { path: join(files, 'a.txt') })).toEqual({ ok: true, undoable: true });
+    await broker.undo.idle();
+    expect(broker.events({ limit: 10 }).events.find((e) => e.type === 'snapshot-failed')?.detail).toMatchObject({ callId: 'p1' });
+    // the path is checked again, and a link is no folder to keep snapshots in
+    expect(await w.prepare('p2', 'write_file', { path: join(files, 'a.txt') })).toEqual({
+      ok: false,
+      undoable: false,
+      reason: expect.stringMatching(/could not record the snapshot of .*a\.txt \(undo's snapshots folder .*snapshots is a symlink: .*\) before the call/),
+    });
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
   test("the filesystem server's write_file holds the old file by a link until the call is over, then keeps a copy", async () => {
     const { broker, files, dir } = setup();
     const w = await wrapper(broker);
