@@ -34,6 +34,8 @@ export interface OwnFolder {
   /** The folder itself, as a path to list. */
   readonly self: string;
   at(name: string): string;
+  /** The folder is no longer there to write in: removed while held (or, where not held, no longer a folder at its path). */
+  gone(): boolean;
   close(): void;
 }
 
@@ -53,7 +55,7 @@ export function holdOwnFolder(path: string, what: string, mode = 0o700, gid?: nu
   if (process.platform === 'win32' || typeof process.getuid !== 'function') {
     // no O_NOFOLLOW nor owners here: a link is refused by its look, and the path used as it is
     if (lstatSync(path).isSymbolicLink()) throw refused(what, path, 'a symlink');
-    return { path, self: path, at: (name) => join(path, name), close: () => {} };
+    return byPath(path);
   }
   let fd: number;
   try {
@@ -77,7 +79,7 @@ export function holdOwnFolder(path: string, what: string, mode = 0o700, gid?: nu
   }
   if (!PROC_FD) {
     closeSync(fd);
-    return { path, self: path, at: (name) => join(path, name), close: () => {} };
+    return byPath(path);
   }
   const self = `${PROC_FD}/${fd}`;
   let open = true;
@@ -85,10 +87,29 @@ export function holdOwnFolder(path: string, what: string, mode = 0o700, gid?: nu
     path,
     self,
     at: (name) => `${self}/${name}`,
+    // a removed folder has no link left to it
+    gone: () => !open || fstatSync(fd).nlink === 0,
     close: () => {
       if (open) closeSync(fd);
       open = false;
     },
+  };
+}
+
+/** A folder checked once, then used by its path (no descriptor to hold it by here). */
+function byPath(path: string): OwnFolder {
+  return {
+    path,
+    self: path,
+    at: (name) => join(path, name),
+    gone: () => {
+      try {
+        return !lstatSync(path).isDirectory();
+      } catch {
+        return true;
+      }
+    },
+    close: () => {},
   };
 }
 

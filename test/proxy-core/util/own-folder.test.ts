@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { ensureOwnFolder, holdOwnFolder, NotOwnFolderError, PROC_FD } from '../../../proxy-core/src/util/own-folder.js';
@@ -78,5 +78,20 @@ describe('holdOwnFolder', () => {
     }
     // let go: the descriptor's path no longer names it
     expect(() => readdirSync(folder.self)).toThrow();
+  });
+
+  test('gone: a held folder removed is gone; one moved elsewhere is still there to write in', () => {
+    const base = tempDir();
+    const moved = holdOwnFolder(join(base, 'a'), 'the test folder');
+    const removed = holdOwnFolder(join(base, 'b'), 'the test folder');
+    try {
+      renameSync(join(base, 'a'), join(base, 'a2'));
+      rmSync(join(base, 'b'), { recursive: true });
+      expect(moved.gone()).toBe(false);
+      expect(removed.gone()).toBe(true);
+    } finally {
+      moved.close();
+      removed.close();
+    }
   });
 });

@@ -42,6 +42,12 @@ export class SnapshotBlobs {
    * the broker runs is not followed either. Null until that check passes: at `open`, or at the next use after it.
    */
   private folder: OwnFolder | null = null;
+  /**
+   * Folders found removed after a failed write, still open until `close`: a write in flight may still name one by
+   * its descriptor, and a descriptor closed then could be reused for another folder before that write lands. (One
+   * a removal: a failure with the folder still there, a full disk, keeps the folder held.)
+   */
+  private readonly letGo: OwnFolder[] = [];
 
   constructor(
     dataDir: string,
@@ -83,12 +89,20 @@ export class SnapshotBlobs {
     this.recount();
   }
 
-  /**
-   * Let the folder go: the broker is stopping, or a write in it failed (a folder removed while held takes no new
-   * file; the next use checks the path again, and makes the folder anew when nothing is there).
-   */
+  /** Let every folder go: the broker is stopping. */
   close(): void {
+    for (const f of this.letGo.splice(0)) f.close();
     this.folder?.close();
+    this.folder = null;
+  }
+
+  /**
+   * A write in the folder failed. Were it removed while held (it takes no new file), the next use checks the path
+   * again: nothing there, and the folder is made anew; a link, and it is refused.
+   */
+  private checkAgain(): void {
+    if (!this.folder?.gone()) return;
+    this.letGo.push(this.folder);
     this.folder = null;
   }
 
@@ -146,7 +160,7 @@ export class SnapshotBlobs {
       }
     } catch (err) {
       await unlink(tmp).catch(() => {});
-      this.close();
+      this.checkAgain();
       throw err;
     }
   }
@@ -183,7 +197,7 @@ export class SnapshotBlobs {
         writeFileSync(tmp, content, { mode: 0o600, flag: 'wx' });
         renameSync(tmp, path);
       } catch (err) {
-        this.close();
+        this.checkAgain();
         throw err;
       }
     }
