@@ -169,7 +169,6 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       for (const c of broker.connections()) c.destroy();
       await closing;
       await backups.stop(true);
-      broker.undo.close();
       store.close();
       lock.release();
     },

@@ -37,17 +37,13 @@ export class SnapshotBlobs {
   readonly dir: string;
   private readonly stmts;
   /**
-   * The folder, checked to be a real one of this user's (util/own-folder.ts) and held for the broker's life: every
+   * The folder, checked to be a real one of this user's (util/own-folder.ts) and held for the process's life: every
    * blob and held link is reached through it (on Linux, by its descriptor), so a folder swapped for a symlink while
    * the broker runs is not followed either. Null until that check passes: at `open`, or at the next use after it.
+   * A held folder is never closed, not even when let go (`checkAgain`): a write in flight may still name it by its
+   * descriptor, and a descriptor closed then could be given to another folder before that write lands.
    */
   private folder: OwnFolder | null = null;
-  /**
-   * Folders found removed after a failed write, still open until `close`: a write in flight may still name one by
-   * its descriptor, and a descriptor closed then could be reused for another folder before that write lands. (One
-   * a removal: a failure with the folder still there, a full disk, keeps the folder held.)
-   */
-  private readonly letGo: OwnFolder[] = [];
 
   constructor(
     dataDir: string,
@@ -89,21 +85,13 @@ export class SnapshotBlobs {
     this.recount();
   }
 
-  /** Let every folder go: the broker is stopping. */
-  close(): void {
-    for (const f of this.letGo.splice(0)) f.close();
-    this.folder?.close();
-    this.folder = null;
-  }
-
   /**
    * A write in the folder failed. Were it removed while held (it takes no new file), the next use checks the path
-   * again: nothing there, and the folder is made anew; a link, and it is refused.
+   * again: nothing there, and the folder is made anew; a link, and it is refused. (One descriptor kept open a
+   * removal; a failure with the folder still there, a full disk, keeps the folder held.)
    */
   private checkAgain(): void {
-    if (!this.folder?.gone()) return;
-    this.letGo.push(this.folder);
-    this.folder = null;
+    if (this.folder?.gone()) this.folder = null;
   }
 
   /**

@@ -207,11 +207,6 @@ export class Undo {
     return this.after.idle();
   }
 
-  /** Let the snapshots folder go: the broker is stopping, and its database closes next. */
-  close(): void {
-    this.blobs.close();
-  }
-
   // ---- reading -------------------------------------------------------------------------------------------
 
   /** A history page, each entry with what undo can do for it. */
