@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { brokerAddress } from '../../proxy-core/src/ipc/paths.js';
-import { cleanup, cli, cliJson, connectWrapped, executedCalls, FILESYSTEM, fixture, onCleanup, startDaemon, tempDir, textOf, waitFor, waitForSessions } from '../helpers/airlock.js';
+import { cleanup, cli, cliJson, connectWrapped, executedCalls, fixture, onCleanup, startDaemon, tempDir, textOf, waitFor, waitForSessions } from '../helpers/airlock.js';
+import { airlockWithFilesystem } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
@@ -25,6 +26,18 @@ function victim(): string {
   return dir;
 }
 
+/**
+ * A data dir a broker made its folders in (one start, then stopped), whose folder `name` the agent has since
+ * replaced by a symlink to `victim()`: that folder.
+ */
+async function swappedForLink(home: string, name: string): Promise<string> {
+  await (await startDaemon(home)).stop();
+  const elsewhere = victim();
+  rmSync(join(home, name), { recursive: true });
+  symlinkSync(elsewhere, join(home, name));
+  return elsewhere;
+}
+
 function untouched(dir: string): void {
   expect(readdirSync(dir)).toEqual(['notes.txt']);
   expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('precious');
@@ -34,18 +47,9 @@ function untouched(dir: string): void {
 describe("undo's snapshots folder made a symlink", () => {
   test('the broker sweeps nothing where it leads, no write_file runs until the folder is real again, and then undo works', async () => {
     const home = tempDir();
-    const root = join(home, 'files');
-    mkdirSync(root);
-    // a broker's first start makes the folder; the agent swaps it while the broker is down
-    await (await startDaemon(home)).stop();
-    const elsewhere = victim();
-    rmSync(join(home, 'snapshots'), { recursive: true });
-    symlinkSync(elsewhere, join(home, 'snapshots'));
-
-    await startDaemon(home);
+    const elsewhere = await swappedForLink(home, 'snapshots');
+    const { root, w } = await airlockWithFilesystem(home, 'write_file');
     untouched(elsewhere);
-    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
-    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
     const target = join(root, 'a.txt');
     writeFileSync(target, 'before');
 
@@ -74,11 +78,7 @@ describe("undo's snapshots folder made a symlink", () => {
   });
   test('swapped for a symlink while the broker runs: snapshots still go to the folder it holds, none where the link leads, and undo reads them there', async () => {
     const home = tempDir();
-    const root = join(home, 'files');
-    mkdirSync(root);
-    await startDaemon(home);
-    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
-    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const { root, w } = await airlockWithFilesystem(home, 'write_file');
     const target = join(root, 'a.txt');
     writeFileSync(target, 'one');
     expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'two' } })).isError).toBeFalsy();
@@ -106,10 +106,7 @@ describe("undo's snapshots folder made a symlink", () => {
 describe("the database's backups folder made a symlink", () => {
   test('no copy of the database goes where it leads, and the failed backup is an event', async () => {
     const home = tempDir();
-    await (await startDaemon(home)).stop();
-    const elsewhere = victim();
-    rmSync(join(home, 'db-backups'), { recursive: true });
-    symlinkSync(elsewhere, join(home, 'db-backups'));
+    const elsewhere = await swappedForLink(home, 'db-backups');
 
     await startDaemon(home);
     let failed: { type: string; detail: { error?: string } } | undefined;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import { cleanup, cli, cliJson, connectWrapped, decisionOf, FILESYSTEM, MEMORY, startDaemon, tempDir, waitForSessions, waitForTicket } from '../helpers/airlock.js';
+import { airlockWithFilesystem } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
@@ -97,10 +98,7 @@ describe('ask for what cannot be undone', () => {
 
   test('approve --always --undoable from the CLI: pending offers it, and the rule it makes lets only undoable calls run', async () => {
     const home = tempDir();
-    const root = join(home, 'files');
-    mkdirSync(root);
-    await startDaemon(home);
-    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+    const { root, w } = await airlockWithFilesystem(home);
     const target = join(root, 'a.md');
     const call = w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'one' } });
     const ticket = await waitForTicket(home, 'write_file');

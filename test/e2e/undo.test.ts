@@ -5,14 +5,15 @@
  * and a session rolled back with one undo failing; the replaced file kept as the snapshot itself, and that snapshot
  * written into by the agent refused. Ground truth is the disk and the server's own state.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
-import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, FILESYSTEM, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+import { cleanup, CLI, cli, cliJson, cliUndo, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+import { airlockWithFilesystem } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
@@ -20,20 +21,10 @@ afterEach(cleanup);
 const finished = (home: string, tool: string, count = 1): Promise<HistoryItem[]> =>
   finishedCalls(home, tool, { count, keep: (x) => !x.id.startsWith('undo-') });
 
-/** The filesystem server, wrapped, on a folder of its own; `allow`: the tools a rule lets through without asking. */
-async function filesystem(home: string, allow?: string) {
-  const root = join(home, 'files');
-  mkdirSync(root);
-  await startDaemon(home);
-  const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
-  if (allow) await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', allow]);
-  return { root, w };
-}
-
 describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
   test('an approved write_file, undone: the bytes and the mode are back; undoing the undo redoes it', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home);
+    const { root, w } = await airlockWithFilesystem(home);
     const target = join(root, 'notes.txt');
     writeFileSync(target, 'the original\nsecond line\n');
     chmodSync(target, 0o640);
@@ -74,7 +65,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('a file the call created is removed by its undo', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home, 'write_file');
+    const { root, w } = await airlockWithFilesystem(home, 'write_file');
     const target = join(root, 'new.txt');
     expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'fresh' } })).isError).toBeFalsy();
     expect(existsSync(target)).toBe(true);
@@ -85,7 +76,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('a file someone else changed after the call: a conflict, and nothing is overwritten unless forced', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home, 'write_file');
+    const { root, w } = await airlockWithFilesystem(home, 'write_file');
     const target = join(root, 'shared.txt');
     writeFileSync(target, 'before');
     await w.client.callTool({ name: 'write_file', arguments: { path: target, content: 'by the model' } });
@@ -108,7 +99,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('the file the server replaced becomes the snapshot itself; written into by the agent, it is refused, never restored', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home, 'write_file');
+    const { root, w } = await airlockWithFilesystem(home, 'write_file');
     const target = join(root, 'kept.txt');
     writeFileSync(target, 'the original bytes\n');
     chmodSync(target, 0o640);
@@ -135,7 +126,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('a rollback of three calls with one failing: its residue is reported, the other two are undone', async () => {
     const home = tempDir();
-    const { root, w } = await filesystem(home, '*');
+    const { root, w } = await airlockWithFilesystem(home, '*');
     const [a, b, c] = ['a.txt', 'b.txt', 'c.txt'].map((n) => join(root, n)) as [string, string, string];
     writeFileSync(a, 'a before');
     writeFileSync(b, 'b before');

@@ -1,14 +1,17 @@
 /**
  * The one end-to-end set-up: a broker (`airlock daemon`, optionally with its UI host) in a fresh home, the
- * broker's client when a test talks to it directly, a fixture server behind `airlock wrap` with the real MCP SDK
- * client connected to it (or a client config's entry started as a client starts it), and all of it stopped and
+ * broker's client when a test talks to it directly, a fixture server (or the filesystem server from npm) behind
+ * `airlock wrap` with the real MCP SDK client connected to it (or a client config's entry started as a client
+ * starts it), and all of it stopped and
  * removed by the next `cleanup()` (airlock.ts). Every step waits on a readiness signal (the daemon's own lines,
  * the MCP handshake), never on time.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { connectWrapped, type Daemon, fixture, onCleanup, startDaemon, tempDir, type WrapOptions, type Wrapped } from './airlock.js';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { cli, connectWrapped, type Daemon, FILESYSTEM, fixture, onCleanup, startDaemon, tempDir, type WrapOptions, type Wrapped } from './airlock.js';
 
 export interface AirlockOptions {
   /** The data dir to use: a fresh temp folder unless given (a broker started again on the same data). */
@@ -92,6 +95,19 @@ export async function airlockWithFixture(o: FixtureOptions & { daemon?: AirlockO
   const { daemon, ...wrap } = o;
   const airlock = await startAirlock(daemon);
   return { ...airlock, ...(await wrapFixture(airlock.home, wrap)) };
+}
+
+/**
+ * A broker in `home` and the filesystem server from npm wrapped against it as server "filesystem", on a folder of
+ * its own (`root`, made here); `allow`: the tools an allow rule lets through without asking.
+ */
+export async function airlockWithFilesystem(home: string, allow?: string): Promise<{ root: string; w: Wrapped }> {
+  const root = join(home, 'files');
+  mkdirSync(root);
+  await startAirlock({ home });
+  const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+  if (allow) await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', allow]);
+  return { root, w };
 }
 
 /**
