@@ -54,7 +54,7 @@ export function holdOwnFolder(path: string, what: string, mode = 0o700, gid?: nu
   }
   if (process.platform === 'win32' || typeof process.getuid !== 'function') {
     // no O_NOFOLLOW nor owners here: a link is refused by its look, and the path used as it is
-    if (lstatSync(path).isSymbolicLink()) throw refused(what, path, 'a symlink');
+    if (isLink(path)) throw refused(what, path, 'a symlink');
     return byPath(path);
   }
   let fd: number;

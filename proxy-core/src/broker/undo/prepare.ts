@@ -153,14 +153,17 @@ export class CallSnapshots {
         }
         // a file the server replaces (never writes into) is held by a link: the call waits for that, not a copy
         const name = spec.replaces && this.storageFailed === null ? `.held-${randomBytes(8).toString('hex')}` : null;
-        let linkPath: string | null;
-        try {
-          linkPath = name ? this.ctx.blobs.heldPath(name) : null;
-        } catch (err) {
-          // the snapshots folder is not one to keep anything in now (a symlink where it goes): the call waits for none
-          return { kind: 'refuse', reason: `the snapshot of ${real} (${why(err)})` };
+        let kept: ReturnType<typeof hold> = null;
+        if (name) {
+          let linkPath: string;
+          try {
+            linkPath = this.ctx.blobs.heldPath(name);
+          } catch (err) {
+            // the snapshots folder is not one to keep anything in now (a symlink where it goes): the call waits for none
+            return { kind: 'refuse', reason: `the snapshot of ${real} (${why(err)})` };
+          }
+          kept = hold(real, linkPath, name);
         }
-        const kept = name && linkPath ? hold(real, linkPath, name) : null;
         if (kept) {
           entries.push({ arg, path: real, before: kept.state, held: kept.held, dirs, raw: value });
           if (kept.held.size > caps.fileBytes) return notUndoable(`${real} is ${mb(kept.held.size)}, over the snapshot cap of ${mb(caps.fileBytes)} per file`);

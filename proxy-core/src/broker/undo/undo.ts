@@ -71,9 +71,12 @@ export class Undo {
       blobs: this.blobs,
       caps: () => this.caps(),
       prune: (keep) => this.prune(keep),
-      readBefore: (entry) =>
-        // (a held link's path can throw: the snapshots folder checked again and refused; a rejection, as a read's)
-        entry.held ? Promise.resolve(entry.held).then((held) => readHeld(this.blobs.heldPath(held.name), held)) : entry.before.type === 'file' ? this.blobs.read(entry.before.sha256) : Promise.reject(new Error('not a file')),
+      // async: a held link's path can throw (the snapshots folder checked again and refused), a rejection as a read's
+      readBefore: async (entry) => {
+        if (entry.held) return readHeld(this.blobs.heldPath(entry.held.name), entry.held);
+        if (entry.before.type === 'file') return this.blobs.read(entry.before.sha256);
+        throw new Error('not a file');
+      },
       sessionCommand: sessionCommands(db),
       running: this.running,
     };
