@@ -12,7 +12,7 @@
 import { readdirSync, renameSync, unlinkSync } from 'node:fs';
 import type { CallRecord } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
-import { parseSpillName, readSpillFile, spillDir } from '../ipc/spill-file.js';
+import { parseSpillName, readSpillFile, SPILL_FOLDER, spillDir } from '../ipc/spill-file.js';
 import { holdOwnFolderThere, type OwnFolder } from '../util/own-folder.js';
 import { checkEntry } from './validate.js';
 
@@ -72,7 +72,7 @@ export class SpillPickup {
     // too, and say so), and nothing where it leads is read or removed
     let folder: OwnFolder | null;
     try {
-      folder = holdOwnFolderThere(dir, 'the journal spill folder');
+      folder = holdOwnFolderThere(dir, SPILL_FOLDER);
     } catch {
       return 0;
     }

@@ -7,6 +7,10 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { secretPath } from './paths.js';
 
+/**
+ * The data dir itself, made 0700: it may be reached through a symlink, where the person put it. The folders
+ * Airlock makes inside it are checked as its own instead (util/own-folder.ts).
+ */
 export function ensurePrivateDir(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (process.platform !== 'win32') chmodSync(dir, 0o700);

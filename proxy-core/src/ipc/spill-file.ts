@@ -25,6 +25,9 @@ export function spillDir(dataDir: string): string {
   return join(dataDir, 'spill');
 }
 
+/** How the spill folder is named to a person when it is not a real folder of theirs (util/own-folder.ts). */
+export const SPILL_FOLDER = 'the journal spill folder';
+
 /** The pid, tag and generation a spill file's name holds; null for a name no wrapper writes. */
 export function parseSpillName(name: string): { pid: number; tag: string; gen: number } | null {
   const m = NAME.exec(name);
@@ -149,7 +152,7 @@ export class SpillFile {
   private open(): number {
     if (this.fd !== null) return this.fd;
     const dir = spillDir(this.dataDir);
-    ensureOwnFolder(dir, 'the journal spill folder');
+    ensureOwnFolder(dir, SPILL_FOLDER);
     const path = join(dir, `${this.pid}-${this.tag}-${++this.gen}.jsonl`);
     // O_EXCL and O_NOFOLLOW: a name someone placed there first (a link elsewhere) is never written through
     this.fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);

@@ -226,6 +226,9 @@ export function databaseFailure(dir: string, err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
+/** How the backups folder is named to a person when it is not a real folder of theirs (util/own-folder.ts). */
+const BACKUPS_FOLDER = 'the database backups folder';
+
 /**
  * Copy the live database to `<data>/db-backups/airlock.db.bak` with SQLite's online backup, which copies
  * a batch of pages per event-loop turn (calls keep flowing) and stays consistent while writes go on. Written
@@ -235,7 +238,7 @@ export function databaseFailure(dir: string, err: unknown): Error {
 export async function backupDatabase(store: Store, dir: string): Promise<string> {
   const folder = databaseBackupDir(dir);
   // (a symlink there would have the user's whole database copied wherever it leads: util/own-folder.ts)
-  ensureOwnFolder(folder, 'the database backups folder');
+  ensureOwnFolder(folder, BACKUPS_FOLDER);
   const target = databaseBackupPath(dir);
   const temp = `${target}.tmp-${process.pid}`;
   for (const f of databaseFiles(temp)) rmSync(f, { force: true });
@@ -275,7 +278,7 @@ export class DatabaseBackups {
     // (through the folder held: none is swept where a symlink leads; the backup itself then says why it failed)
     let folder: OwnFolder | undefined;
     try {
-      folder = holdOwnFolder(databaseBackupDir(this.dir), 'the database backups folder');
+      folder = holdOwnFolder(databaseBackupDir(this.dir), BACKUPS_FOLDER);
       for (const f of readdirSync(folder.self)) if (f.startsWith('airlock.db.bak.tmp-')) rmSync(folder.at(f), { force: true });
     } catch {
       // not ours (a link, another user's): nothing is swept there, and the backup says why it is not made
