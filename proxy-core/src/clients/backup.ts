@@ -6,11 +6,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { configBackupDir } from '../ipc/paths.js';
-import { ensureOwnFolder } from '../util/own-folder.js';
+import { inOwnFolder, type OwnFolder } from '../util/own-folder.js';
 
-/** The folder of the backups: a real one of the user's, never where a link leads (util/own-folder.ts). */
-function backupFolder(dataDir: string): void {
-  ensureOwnFolder(configBackupDir(dataDir), "the client configs' backups folder");
+/**
+ * Run `fn` in the folder of the backups, held: a real one of the user's, never where a link leads, even one put
+ * in its place while `fn` writes (util/own-folder.ts).
+ */
+function inBackupFolder<T>(dataDir: string, fn: (folder: OwnFolder) => Promise<T>): Promise<T> {
+  return inOwnFolder(configBackupDir(dataDir), "the client configs' backups folder", fn);
 }
 
 /** Where the backup of `realPath` lives under `dataDir`. */
@@ -23,14 +26,16 @@ export function backupPath(dataDir: string, realPath: string): string {
 /** Save `bytes` as the backup of `realPath` unless one exists. Returns the path and whether it was created now. */
 export async function saveFirstBackup(dataDir: string, realPath: string, bytes: Buffer): Promise<{ path: string; created: boolean }> {
   const path = backupPath(dataDir, realPath);
-  backupFolder(dataDir);
-  try {
-    await writeFile(path, bytes, { flag: 'wx', mode: 0o600 });
-    return { path, created: true };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return { path, created: false };
-    throw err;
-  }
+  const created = await inBackupFolder(dataDir, async (folder) => {
+    try {
+      await writeFile(folder.at(basename(path)), bytes, { flag: 'wx', mode: 0o600 });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  });
+  return { path, created };
 }
 
 /**
@@ -66,15 +71,16 @@ export async function loadRemoteOriginals(dataDir: string, realPath: string): Pr
 }
 
 export async function saveRemoteOriginals(dataDir: string, realPath: string, originals: Record<string, RemoteOriginal>): Promise<void> {
-  const path = remoteOriginalsPath(dataDir, realPath);
-  backupFolder(dataDir);
-  // a new name, made by this write alone: one placed there first (a link to another file) is never written through
-  const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
-  try {
-    await writeFile(tmp, JSON.stringify(originals), { mode: 0o600, flag: 'wx' });
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
+  const name = basename(remoteOriginalsPath(dataDir, realPath));
+  await inBackupFolder(dataDir, async (folder) => {
+    // a new name, made by this write alone: one placed there first (a link to another file) is never written through
+    const tmp = folder.at(`${name}.${randomBytes(6).toString('hex')}.tmp`);
+    try {
+      await writeFile(tmp, JSON.stringify(originals), { mode: 0o600, flag: 'wx' });
+      await rename(tmp, folder.at(name));
+    } catch (err) {
+      await unlink(tmp).catch(() => {});
+      throw err;
+    }
+  });
 }

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_NESTING, nestedDeeperThan } from '../jsonrpc/inbound.js';
-import { ensureOwnFolder } from '../util/own-folder.js';
+import { inOwnFolder } from '../util/own-folder.js';
 
 /** A spill file larger than this is not read whole (no wrapper writes one: it holds a downtime's records). */
 export const MAX_SPILL_FILE_BYTES = 256 * 2 ** 20;
@@ -152,11 +152,11 @@ export class SpillFile {
   private open(): number {
     if (this.fd !== null) return this.fd;
     const dir = spillDir(this.dataDir);
-    ensureOwnFolder(dir, SPILL_FOLDER);
-    const path = join(dir, `${this.pid}-${this.tag}-${++this.gen}.jsonl`);
-    // O_EXCL and O_NOFOLLOW: a name someone placed there first (a link elsewhere) is never written through
-    this.fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
-    this.path = path;
+    const name = `${this.pid}-${this.tag}-${++this.gen}.jsonl`;
+    // made in the folder checked (a symlink put in its place meanwhile is not followed), with O_EXCL and
+    // O_NOFOLLOW: a name someone placed there first (a link elsewhere) is never written through
+    this.fd = inOwnFolder(dir, SPILL_FOLDER, (folder) => openSync(folder.at(name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600));
+    this.path = join(dir, name);
     this.size = 0;
     return this.fd;
   }

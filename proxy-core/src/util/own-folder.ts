@@ -124,6 +124,47 @@ export function holdOwnFolderThere(path: string, what: string, mode = 0o700): Ow
   return holdOwnFolder(path, what, mode);
 }
 
+/**
+ * Run `fn` with `path` made when missing, checked and held as `holdOwnFolder` does, and let it go once `fn` is done
+ * (its promise settled, when it returns one): what `fn` creates through `folder.at` lands in the folder checked,
+ * even when the path is swapped for a link meanwhile. `fn` must be done with the folder when it returns or settles.
+ * A failure is said with the folder's path, not the descriptor's it was reached through.
+ */
+export function inOwnFolder<T>(path: string, what: string, fn: (folder: OwnFolder) => T): T {
+  const folder = holdOwnFolder(path, what);
+  let result: T;
+  try {
+    result = fn(folder);
+  } catch (err) {
+    folder.close();
+    throw named(err, folder);
+  }
+  if (!(result instanceof Promise)) {
+    folder.close();
+    return result;
+  }
+  return result.then(
+    (value: unknown) => {
+      folder.close();
+      return value;
+    },
+    (err: unknown) => {
+      folder.close();
+      throw named(err, folder);
+    },
+  ) as T;
+}
+
+/** `err` with the held folder's descriptor path, in its message and its `path`, said as the folder's own path. */
+function named(err: unknown, folder: OwnFolder): unknown {
+  if (folder.self === folder.path || !(err instanceof Error)) return err;
+  err.message = err.message.replaceAll(folder.self, folder.path);
+  const withPaths = err as Error & { path?: unknown; dest?: unknown };
+  if (typeof withPaths.path === 'string') withPaths.path = withPaths.path.replaceAll(folder.self, folder.path);
+  if (typeof withPaths.dest === 'string') withPaths.dest = withPaths.dest.replaceAll(folder.self, folder.path);
+  return err;
+}
+
 /** `holdOwnFolder`, let go at once: the folder is there, this user's, and of mode `mode` (and group `gid`). */
 export function ensureOwnFolder(path: string, what: string, mode = 0o700, gid?: number): void {
   holdOwnFolder(path, what, mode, gid).close();

@@ -1,7 +1,7 @@
 import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { ensureOwnFolder, holdOwnFolder, NotOwnFolderError, PROC_FD } from '../../../proxy-core/src/util/own-folder.js';
+import { ensureOwnFolder, holdOwnFolder, inOwnFolder, NotOwnFolderError, PROC_FD } from '../../../proxy-core/src/util/own-folder.js';
 import { cleanup, tempDir } from '../../helpers/airlock.js';
 
 afterEach(cleanup);
@@ -93,5 +93,62 @@ describe('holdOwnFolder', () => {
       moved.close();
       removed.close();
     }
+  });
+});
+
+describe('inOwnFolder', () => {
+  test('holds the folder while fn runs, and lets it go once fn returns or its promise settles', async () => {
+    const base = tempDir();
+    let self = '';
+    expect(inOwnFolder(join(base, 'a'), 'the test folder', (folder) => ((self = folder.self), 7))).toBe(7);
+    if (PROC_FD) expect(() => readdirSync(self)).toThrow();
+    const later = inOwnFolder(join(base, 'b'), 'the test folder', async (folder) => {
+      self = folder.self;
+      await new Promise((r) => setTimeout(r, 5));
+      writeFileSync(folder.at('x'), 'y');
+      return 'done';
+    });
+    // held while the promise is out
+    expect(readdirSync(self)).toEqual([]);
+    await expect(later).resolves.toBe('done');
+    expect(readFileSync(join(base, 'b', 'x'), 'utf8')).toBe('y');
+    if (PROC_FD) expect(() => readdirSync(self)).toThrow();
+  });
+
+  test.runIf(PROC_FD !== null)('what fn writes after the folder is swapped for a link lands in the folder held', async () => {
+    const base = tempDir();
+    const path = join(base, 'db-backups');
+    const elsewhere = tempDir();
+    await inOwnFolder(path, 'the test folder', async (folder) => {
+      // the swap comes between the check and the write
+      renameSync(path, join(base, 'moved'));
+      symlinkSync(elsewhere, path);
+      await new Promise((r) => setImmediate(r));
+      writeFileSync(folder.at('copy'), 'secret');
+    });
+    expect(readFileSync(join(base, 'moved', 'copy'), 'utf8')).toBe('secret');
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
+  test.runIf(PROC_FD !== null)("a failure names the folder's path, not the descriptor's it was reached through", async () => {
+    const path = join(tempDir(), 'backups');
+    const failed = inOwnFolder(path, 'the test folder', async (folder) => {
+      writeFileSync(folder.at('first'), 'x');
+      writeFileSync(folder.at('first'), 'y', { flag: 'wx' });
+    });
+    const err = (await failed.catch((e: unknown) => e)) as NodeJS.ErrnoException;
+    expect(err.code).toBe('EEXIST');
+    expect(err.message).toContain(join(path, 'first'));
+    expect(err.message).not.toContain('/proc/self/fd');
+    expect(err.path).toBe(join(path, 'first'));
+    expect(() => inOwnFolder(path, 'the test folder', (folder) => readFileSync(folder.at('none')))).toThrow(join(path, 'none'));
+  });
+
+  test('a link where the folder goes is refused before fn runs', () => {
+    const link = join(tempDir(), 'spill');
+    symlinkSync(tempDir(), link);
+    let ran = false;
+    expect(() => inOwnFolder(link, 'the journal spill folder', () => (ran = true))).toThrow(NotOwnFolderError);
+    expect(ran).toBe(false);
   });
 });

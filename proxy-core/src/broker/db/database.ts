@@ -9,9 +9,10 @@
  * backup) creates everything silently.
  */
 import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename } from 'node:path';
 import Database from 'better-sqlite3';
 import { databaseBackupDir, databaseBackupPath, databasePath, secretPath } from '../../ipc/paths.js';
-import { ensureOwnFolder, holdOwnFolder, type OwnFolder } from '../../util/own-folder.js';
+import { holdOwnFolder, inOwnFolder, type OwnFolder } from '../../util/own-folder.js';
 import { createPrivateFile, databaseError, databaseFiles, DatabaseFileError, errorCode, isCorruption } from './files.js';
 import { MIGRATIONS } from './migrations.js';
 import { Store } from './store.js';
@@ -236,27 +237,29 @@ const BACKUPS_FOLDER = 'the database backups folder';
  * leaves a half backup in its place. The copy is switched to a single self-contained file (no -wal).
  */
 export async function backupDatabase(store: Store, dir: string): Promise<string> {
-  const folder = databaseBackupDir(dir);
-  // (a symlink there would have the user's whole database copied wherever it leads: util/own-folder.ts)
-  ensureOwnFolder(folder, BACKUPS_FOLDER);
   const target = databaseBackupPath(dir);
-  const temp = `${target}.tmp-${process.pid}`;
-  for (const f of databaseFiles(temp)) rmSync(f, { force: true });
-  createPrivateFile(temp);
-  try {
-    await store.db.backup(temp);
-    const copy = new Database(temp, { fileMustExist: true });
-    try {
-      copy.pragma('journal_mode = DELETE');
-    } finally {
-      copy.close();
-    }
-    createPrivateFile(temp); // re-assert 0600 (it exists: this only chmods)
-    renameSync(temp, target);
-  } catch (err) {
+  // through the folder held, start to end: a symlink put in its place meanwhile never has the user's whole
+  // database copied wherever it leads (util/own-folder.ts)
+  await inOwnFolder(databaseBackupDir(dir), BACKUPS_FOLDER, async (folder) => {
+    const held = folder.at(basename(target));
+    const temp = `${held}.tmp-${process.pid}`;
     for (const f of databaseFiles(temp)) rmSync(f, { force: true });
-    throw err;
-  }
+    createPrivateFile(temp);
+    try {
+      await store.db.backup(temp);
+      const copy = new Database(temp, { fileMustExist: true });
+      try {
+        copy.pragma('journal_mode = DELETE');
+      } finally {
+        copy.close();
+      }
+      createPrivateFile(temp); // re-assert 0600 (it exists: this only chmods)
+      renameSync(temp, held);
+    } catch (err) {
+      for (const f of databaseFiles(temp)) rmSync(f, { force: true });
+      throw err;
+    }
+  });
   return target;
 }
 

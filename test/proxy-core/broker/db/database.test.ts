@@ -1,7 +1,7 @@
 /** The broker's database as files: lock, checks, recovery, backup, modes, and errors that name the file. */
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -250,6 +250,33 @@ describe('database backup', () => {
     expect(copy.prepare("SELECT value FROM settings WHERE key = 'estop'").get()).toEqual({ value: 'on' });
     copy.close();
     expect(secretPath(dir)).not.toContain('db-backups');
+  });
+
+  test('the backups folder swapped for a symlink while a backup runs: the copy ends in the folder checked, none where the link leads', async () => {
+    const dir = home();
+    const store = new Store(databasePath(dir));
+    store.setSetting('estop', 'on');
+    store.db.exec('CREATE TABLE filler (v TEXT)');
+    const insert = store.db.prepare('INSERT INTO filler (v) VALUES (?)');
+    store.db.transaction(() => {
+      for (let i = 0; i < 5_000; i++) insert.run('x'.repeat(1000));
+    })();
+    const folder = join(dir, 'db-backups');
+    const elsewhere = home();
+    let settled = false;
+    const backup = backupDatabase(store, dir).finally(() => (settled = true));
+    // the swap, after the copy has begun and before it ends
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(false);
+    renameSync(folder, join(dir, 'moved'));
+    symlinkSync(elsewhere, folder);
+    await backup;
+    store.close();
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(readdirSync(join(dir, 'moved'))).toEqual(['airlock.db.bak']);
+    const copy = new Database(join(dir, 'moved', 'airlock.db.bak'), { readonly: true });
+    expect(copy.prepare("SELECT value FROM settings WHERE key = 'estop'").get()).toEqual({ value: 'on' });
+    copy.close();
   });
 
   test('a backup of a large database keeps the event loop turning', async () => {
