@@ -103,7 +103,7 @@ export class SpillPickup {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // its wrapper removed it meanwhile
         // (said with the folder's own path, not the descriptor's it was reached through)
-        this.setAside(path, name, (err as Error).message.replaceAll(folder.self, folder.path));
+        this.setAside(path, name, folder.said((err as Error).message));
         continue;
       }
       const entries: CallRecord[] = [];

@@ -36,6 +36,8 @@ export interface OwnFolder {
   at(name: string): string;
   /** The folder is no longer there to write in: removed while held (or, where not held, no longer a folder at its path). */
   gone(): boolean;
+  /** `text` (an error's message) with the descriptor's path, where it names the folder, said as the folder's own path. */
+  said(text: string): string;
   close(): void;
 }
 
@@ -82,11 +84,14 @@ export function holdOwnFolder(path: string, what: string, mode = 0o700, gid?: nu
     return byPath(path);
   }
   const self = `${PROC_FD}/${fd}`;
+  // the descriptor's path, not the start of another's (fd 23 in /proc/self/fd/234); it holds no pattern character
+  const descriptorPath = new RegExp(`${self}(?![0-9])`, 'g');
   let open = true;
   return {
     path,
     self,
     at: (name) => `${self}/${name}`,
+    said: (text) => text.replace(descriptorPath, () => path),
     // a removed folder has no link left to it
     gone: () => !open || fstatSync(fd).nlink === 0,
     close: () => {
@@ -109,6 +114,7 @@ function byPath(path: string): OwnFolder {
         return true;
       }
     },
+    said: (text) => text,
     close: () => {},
   };
 }
@@ -155,13 +161,13 @@ export function inOwnFolder<T>(path: string, what: string, fn: (folder: OwnFolde
   ) as T;
 }
 
-/** `err` with the held folder's descriptor path, in its message and its `path`, said as the folder's own path. */
+/** `err` with the held folder's descriptor path, in its message and its `path` and `dest`, said as the folder's own. */
 function named(err: unknown, folder: OwnFolder): unknown {
-  if (folder.self === folder.path || !(err instanceof Error)) return err;
-  err.message = err.message.replaceAll(folder.self, folder.path);
+  if (!(err instanceof Error)) return err;
+  err.message = folder.said(err.message);
   const withPaths = err as Error & { path?: unknown; dest?: unknown };
-  if (typeof withPaths.path === 'string') withPaths.path = withPaths.path.replaceAll(folder.self, folder.path);
-  if (typeof withPaths.dest === 'string') withPaths.dest = withPaths.dest.replaceAll(folder.self, folder.path);
+  if (typeof withPaths.path === 'string') withPaths.path = folder.said(withPaths.path);
+  if (typeof withPaths.dest === 'string') withPaths.dest = folder.said(withPaths.dest);
   return err;
 }
 

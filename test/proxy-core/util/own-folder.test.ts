@@ -144,6 +144,13 @@ describe('inOwnFolder', () => {
     expect(() => inOwnFolder(path, 'the test folder', (folder) => readFileSync(folder.at('none')))).toThrow(join(path, 'none'));
   });
 
+  test.runIf(PROC_FD !== null)("said: the descriptor's own path becomes the folder's, another descriptor's that begins the same is left", () => {
+    const path = join(tempDir(), 'spill');
+    inOwnFolder(path, 'the test folder', (folder) => {
+      expect(folder.said(`open '${folder.self}/a' failed; ${folder.self}9/b is not it; ${folder.self}`)).toBe(`open '${path}/a' failed; ${folder.self}9/b is not it; ${path}`);
+    });
+  });
+
   test('a link where the folder goes is refused before fn runs', () => {
     const link = join(tempDir(), 'spill');
     symlinkSync(tempDir(), link);
