@@ -18,8 +18,8 @@ import { createReadStream } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Broker } from '../broker/broker.js';
 import { IpcError } from '../ipc/channel.js';
-import type { BrokerEvent } from '../protocol/api.js';
 import { UserMethod } from '../protocol/names.js';
+import { EventStreams } from './event-stream.js';
 import { type ConnectionLimits, guardConnections, HEADERS_CHECK_MS, MAX_HEADER_BYTES } from './connection-limits.js';
 import { notBuiltPage, signInPage } from './pages.js';
 import { cookieValues, hostAllowed, isJsonContentType, originAllowed, SECURITY_HEADERS, sessionCookie, sessionCookieName } from './security.js';
@@ -115,8 +115,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
   const maxBody = opts.maxBodyBytes ?? MAX_BODY_BYTES;
   const maxBacklog = opts.maxStreamBacklog ?? MAX_STREAM_BACKLOG;
   const sessions = new UiSessions(opts.sessionLimits, undefined, opts.sessionFile ? sessionFile(opts.sessionFile) : undefined);
-  const streams = new Set<(reason: string) => void>();
-  const streamOwner = new Map<(reason: string) => void, SessionRecord>();
+  const streams = new EventStreams({ broker, pingMs, maxBacklog });
   let port = 0;
 
   const send = (res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void => {
@@ -199,41 +198,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     // a reconnect's Last-Event-ID wins over the since of the URL it reconnects to
     const raw = typeof lastId === 'string' && lastId.trim() !== '' ? lastId.trim() : (query.get('since') ?? '0');
     if (!/^\d{1,15}$/.test(raw)) return fail(res, 400, 'bad-request', 'since (or Last-Event-ID) must be a sequence number (0 or more)');
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' });
-    res.write(': airlock events\n\n');
-    let open = true;
-    let subscription: string | null = null;
-    const end = (reason?: string): void => {
-      if (!open) return;
-      open = false;
-      clearInterval(ping);
-      streams.delete(end);
-      streamOwner.delete(end);
-      if (subscription) broker.unsubscribe(subscription);
-      subscription = null;
-      if (reason !== undefined && !res.destroyed) {
-        res.end(`event: ended\ndata: ${JSON.stringify({ ended: reason })}\n\n`);
-        // a reader that does not read does not get to keep its buffer either
-        setTimeout(() => res.destroy(), 5000).unref();
-      } else res.end();
-    };
-    const ping = setInterval(() => res.write(': ping\n\n'), pingMs);
-    ping.unref();
-    streams.add(end);
-    streamOwner.set(end, session);
-    res.on('close', () => end());
-    subscription = broker.subscribe(Number(raw), {
-      send: (event: BrokerEvent) => {
-        if (!open || res.writableLength > maxBacklog) return false;
-        res.write(`id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n`);
-        return true;
-      },
-      ended: (reason) => {
-        subscription = null; // the bus has already let go of it
-        end(reason);
-      },
-    }).subscription;
-    if (!open) broker.unsubscribe(subscription);
+    streams.serve(res, Number(raw), session);
   };
 
   const api = async (req: IncomingMessage, res: ServerResponse, path: string, query: URLSearchParams, session: SessionRecord): Promise<void> => {
@@ -333,7 +298,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
       if (path === '/api/sign-out') {
         if (req.method !== 'POST') return fail(res, 405, 'method-not-allowed', 'sign out with POST', { Allow: 'POST' });
         sessions.signOut(session);
-        for (const end of [...streams]) if (streamOwner.get(end) === session) end('signed out');
+        streams.endFor(session, 'signed out');
         return json(res, 200, { result: { ok: true } });
       }
       return api(req, res, path, query, session);
@@ -387,7 +352,7 @@ export async function startUiHost(opts: UiHostOptions): Promise<UiHost> {
     signInUrl,
     close() {
       closed ??= new Promise<void>((resolve) => {
-        for (const end of [...streams]) end('the UI host is stopping');
+        streams.endAll('the UI host is stopping');
         sessions.clear();
         server.close(() => resolve());
         server.closeAllConnections();

@@ -27,6 +27,7 @@ import type { PolicySnapshot } from '../policy/decide.js';
 import { type Clock, systemClock } from '../util/clock.js';
 import { HardStop, type UpstreamControl, type UpstreamState } from './estop.js';
 import { answerRepeatedListing, type ClientAnswerContext, ClientRequest } from './client-requests.js';
+import { HeldClientLines } from './held-client-lines.js';
 import { InFlight } from './in-flight.js';
 import { pipelineTimings } from './pipeline-core.js';
 import { CallPipeline, type PipelineTimings } from './pipeline.js';
@@ -55,9 +56,6 @@ const UPSTREAM_HEARD: ReadonlySet<UpstreamState> = new Set(['up', 'restarting'])
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
 const NL = Buffer.from('\n');
 const RESTART_TIMEOUT_MS = 30_000;
-/** What the client may send while the server is being restarted, held until it is up (past it: refused). */
-const MAX_WAITING_LINES = 10_000;
-const MAX_WAITING_BYTES = 64 * 2 ** 20;
 
 export class Relay {
   /** The calls in flight: what an E-Stop or a front end acts on (`inFlight`, `end`). */
@@ -77,8 +75,7 @@ export class Relay {
   /** Declared inverses the broker has the server run for an undo (undo-caller.ts). */
   readonly inverses: InverseCaller;
   /** Lines from the client held while the server is being restarted. */
-  private waiting: Buffer[] = [];
-  private waitingBytes = 0;
+  private readonly waiting = new HeldClientLines();
 
   constructor(private readonly o: RelayOptions) {
     const clock: Clock = o.clock ?? systemClock;
@@ -149,13 +146,9 @@ export class Relay {
    * Batches (removed from MCP in 2025-06-18) are split, so no call rides past the gate inside one.
    */
   fromClient(line: Buffer): void {
-    if (this.hard.holdsClient() && this.waiting.length < MAX_WAITING_LINES && this.waitingBytes + line.length <= MAX_WAITING_BYTES) {
-      // the server is being started again (or may be, after release): what the client says goes to the server
-      // once it has been re-initialized, or has let go of what E-Stop stopped
-      this.waiting.push(Buffer.from(line));
-      this.waitingBytes += line.length;
-      return;
-    }
+    // the server is being started again (or may be, after release): what the client says goes to the server
+    // once it has been re-initialized, or has let go of what E-Stop stopped
+    if (this.hard.holdsClient() && this.waiting.hold(line)) return;
     const parsed = parseLine(line);
     if (parsed === undefined) {
       this.o.log(`airlock: the client sent a line that is not JSON; answered with a parse error (${preview(line)})`);
@@ -366,11 +359,8 @@ export class Relay {
 
   /** The server is back (or will not be): the lines held meanwhile are taken as if they came now. */
   private resumed(): void {
-    const lines = this.waiting;
-    this.waiting = [];
-    this.waitingBytes = 0;
     const take = guardedLines('the client', this.o.log, (line) => this.fromClient(line));
-    for (const line of lines) take(line);
+    for (const line of this.waiting.take()) take(line);
   }
 
   private reply(message: JsonRpcResponse): void {
