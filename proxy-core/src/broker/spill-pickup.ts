@@ -13,7 +13,7 @@ import { readdirSync, renameSync, unlinkSync } from 'node:fs';
 import type { CallRecord } from '../protocol/api.js';
 import { LIMITS } from '../protocol/limits.js';
 import { parseSpillName, readSpillFile, SPILL_FOLDER, spillDir } from '../ipc/spill-file.js';
-import { holdOwnFolderThere, type OwnFolder } from '../util/own-folder.js';
+import { holdOwnFolderThere, type OwnFolder, whileHeld } from '../util/own-folder.js';
 import { checkEntry } from './validate.js';
 
 export interface SpillPickupOptions {
@@ -77,11 +77,7 @@ export class SpillPickup {
       return 0;
     }
     if (folder === null) return 0; // no spill folder yet
-    try {
-      return this.scanFolder(folder);
-    } finally {
-      folder.close();
-    }
+    return whileHeld(folder, (held) => this.scanFolder(held));
   }
 
   private scanFolder(folder: OwnFolder): number {

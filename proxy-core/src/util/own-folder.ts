@@ -132,12 +132,19 @@ export function holdOwnFolderThere(path: string, what: string, mode = 0o700): Ow
 
 /**
  * Run `fn` with `path` made when missing, checked and held as `holdOwnFolder` does, and let it go once `fn` is done
- * (its promise settled, when it returns one): what `fn` creates through `folder.at` lands in the folder checked,
- * even when the path is swapped for a link meanwhile. `fn` must be done with the folder when it returns or settles.
- * A failure is said with the folder's path, not the descriptor's it was reached through.
+ * (`whileHeld`): what `fn` creates through `folder.at` lands in the folder checked, even when the path is swapped
+ * for a link meanwhile.
  */
 export function inOwnFolder<T>(path: string, what: string, fn: (folder: OwnFolder) => T): T {
-  const folder = holdOwnFolder(path, what);
+  return whileHeld(holdOwnFolder(path, what), fn);
+}
+
+/**
+ * Run `fn` with `folder`, and let the folder go once `fn` is done (its promise settled, when it returns one). `fn`
+ * must be done with the folder by then. A failure is said with the folder's path, not the descriptor's it was
+ * reached through.
+ */
+export function whileHeld<T>(folder: OwnFolder, fn: (folder: OwnFolder) => T): T {
   let result: T;
   try {
     result = fn(folder);

@@ -12,7 +12,7 @@ import { copyFileSync, existsSync, readdirSync, renameSync, rmSync, statSync } f
 import { basename } from 'node:path';
 import Database from 'better-sqlite3';
 import { databaseBackupDir, databaseBackupPath, databasePath, secretPath } from '../../ipc/paths.js';
-import { holdOwnFolder, inOwnFolder, type OwnFolder } from '../../util/own-folder.js';
+import { inOwnFolder } from '../../util/own-folder.js';
 import { createPrivateFile, databaseError, databaseFiles, DatabaseFileError, errorCode, isCorruption } from './files.js';
 import { MIGRATIONS } from './migrations.js';
 import { Store } from './store.js';
@@ -279,14 +279,12 @@ export class DatabaseBackups {
   start(): void {
     // temp copies a killed broker left behind (the caller holds the broker lock: none is in use)
     // (through the folder held: none is swept where a symlink leads; the backup itself then says why it failed)
-    let folder: OwnFolder | undefined;
     try {
-      folder = holdOwnFolder(databaseBackupDir(this.dir), BACKUPS_FOLDER);
-      for (const f of readdirSync(folder.self)) if (f.startsWith('airlock.db.bak.tmp-')) rmSync(folder.at(f), { force: true });
+      inOwnFolder(databaseBackupDir(this.dir), BACKUPS_FOLDER, (folder) => {
+        for (const f of readdirSync(folder.self)) if (f.startsWith('airlock.db.bak.tmp-')) rmSync(folder.at(f), { force: true });
+      });
     } catch {
       // not ours (a link, another user's): nothing is swept there, and the backup says why it is not made
-    } finally {
-      folder?.close();
     }
     void this.run();
     this.timer = setInterval(() => void this.run(), this.intervalMs);
