@@ -55,15 +55,22 @@ export class CallEnds {
   /**
    * The wrapper of `session` says the server answered these snapshotted calls, and is about to send another call
    * that may change the same files: their after-states are read now, before that call runs, rather than once
-   * their ends are journaled (the journal's batches can arrive after the next call has run). Ids of calls not
-   * prepared by this session, or whose after-state is already being read, are passed over. A wrapper that says
+   * their ends are journaled (the journal's batches can arrive after the next call has run). A call whose
+   * after-state is being read already (its entry came first) is waited for; ids of calls not prepared by this
+   * session are passed over. A wrapper that says
    * so of a call still running only makes its undo stricter: the files will not match what was read, and an
    * undo says so instead of overwriting them.
    */
   async ended(sessionId: string, callIds: readonly string[]): Promise<void> {
     const reading: Promise<void>[] = [];
     for (const id of callIds) {
-      if (!this.snapshots.prepared.has(id) || this.finishing.has(id)) continue;
+      if (this.finishing.has(id)) {
+        // read already (its journal entry came first): this call waits for that read all the same, or it could
+        // change the files before their after-state is taken
+        reading.push(this.settled(id));
+        continue;
+      }
+      if (!this.snapshots.prepared.has(id)) continue;
       // taken now, so that its journaled end does not read it again
       this.snapshots.prepared.delete(id);
       this.endedEarly.add(id);

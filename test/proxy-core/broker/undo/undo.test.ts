@@ -597,6 +597,33 @@ describe('rollback and undo last', () => {
     expect(existsSync(c)).toBe(false);
   });
 
+  test('a prepare naming a call whose end arrived first waits for the read of what that call left', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const [a, c] = [join(files, 'a'), join(files, 'c')];
+    // a move keeps a copy of its file (8 MB, written out over several turns of the event loop), and what it left is
+    // read once that copy is kept
+    writeFileSync(a, '1'.repeat(8 * 1024 * 1024));
+    expect(await w.prepare('move-a', 'move_file', { source: a, destination: c })).toEqual({ ok: true, undoable: true });
+    renameSync(a, c);
+    // the call's end arrives (what it left is read from now on), and at once the next call's prepare names it
+    await peer(w).journal([record({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) })]);
+    expect(await w.peer.request<PrepareAnswer>('call.prepare', { callId: 'write-c', tool: 'write_file', paths: { path: c }, finished: ['move-a'] })).toEqual({ ok: true, undoable: true });
+    // the next call runs as soon as its prepare is answered
+    replace(c, '222');
+    await peer(w).journal([record({ id: 'write-c', tool: 'write_file', arguments: JSON.stringify({ path: c }) })]);
+    broker.store.caughtUp();
+    await broker.undo.idle();
+    // what the move left is the moved file, not what the write made of it: undoing the move alone finds c changed
+    expect(await broker.undo.undo('move-a', false)).toMatchObject({ ok: false, conflicts: [{ path: c }] });
+    expect(readFileSync(c, 'utf8')).toBe('222');
+    // undone in order, both go back
+    expect(await broker.undo.undo('write-c', false)).toMatchObject({ ok: true });
+    expect(await broker.undo.undo('move-a', false)).toMatchObject({ ok: true });
+    expect(readFileSync(a, 'utf8')).toHaveLength(8 * 1024 * 1024);
+    expect(existsSync(c)).toBe(false);
+  });
+
   test("another session naming a call in its prepare does not read that call's files: its own end does", async () => {
     const { broker, files } = setup();
     const w = await wrapper(broker);
