@@ -273,6 +273,10 @@ export class BrokerLink extends EventEmitter implements BrokerLinkLike {
     return this.channel.request<PrepareAnswer>(WrapperMethod.prepare, req, PREPARE_TIMEOUT_MS);
   }
 
+  journalSoon(): void {
+    if (this.state === 'up') this.sender.sendSoon();
+  }
+
   ask(req: AskRequest): Promise<AskAnswer> {
     if (!this.channel || this.state !== 'up') return Promise.reject(new Error('Airlock is not connected'));
     // the broker ends every ticket itself (answer, timeout, E-Stop); this bound only catches a broker that forgot

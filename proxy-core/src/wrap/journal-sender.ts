@@ -27,6 +27,12 @@ const JOURNAL_RETRY_MS = 1000;
 export class JournalSender {
   private sending = false;
   private flushScheduled = false;
+  /** The flush scheduled (null: none, or one is under way). */
+  private flushTimer: NodeJS.Timeout | null = null;
+  /** The flush `sendSoon` scheduled for the end of this turn (null: none). */
+  private flushNext: NodeJS.Immediate | null = null;
+  /** An entry waits that the broker should have now (`sendSoon`), not at the end of the delay. */
+  private urgent = false;
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
   /** When the oldest entry no batch has taken yet was held (null: none waits). */
@@ -51,11 +57,34 @@ export class JournalSender {
     if (this.flushScheduled || this.sending) return;
     this.flushScheduled = true;
     const delay = this.queue.written >= MAX_SEGMENT ? 0 : Math.max(0, Math.min(maxDelayMs, JOURNAL_DELAY_MS - (now - this.waitingSince)));
-    const timer = setTimeout(() => {
+    this.flushTimer = setTimeout(() => {
       this.flushScheduled = false;
+      this.flushTimer = null;
       void this.send();
     }, delay);
-    timer.unref();
+    this.flushTimer.unref();
+  }
+
+  /**
+   * Send what is held once this turn of the event loop is over (the entry asked for is written by then), without
+   * waiting out the delay; after the batch under way is acknowledged, if one is. For an entry the broker acts on
+   * as it arrives: a snapshotted call's end, whose after-state it then reads while the client makes its next call
+   * (undo-stage.ts), rather than on that call's path.
+   */
+  sendSoon(): void {
+    if (this.closed) return;
+    this.urgent = true;
+    if (this.sending || this.flushNext) return;
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    this.flushScheduled = true;
+    // not a timer: Node waits at least a millisecond for one, by which time the client may have sent its next call
+    this.flushNext = setImmediate(() => {
+      this.flushNext = null;
+      this.flushScheduled = false;
+      void this.send();
+    });
+    this.flushNext.unref();
   }
 
   /** Send what is held now (unless a send is under way), batch by batch, each acknowledged before the next. */
@@ -64,6 +93,7 @@ export class JournalSender {
     if (this.sending || !channel) return;
     if (this.queue.size === 0 && this.queue.spillFiles === 0 && !this.queue.hasLost) return;
     this.sending = true;
+    this.urgent = false;
     let lost = this.queue.takeLost();
     // The entries are JSON text already: the request is written around them, never serialised again. With their
     // count first and nothing after them, the broker takes them in as they are (protocol/methods/journal.ts RawJournal).
@@ -106,7 +136,10 @@ export class JournalSender {
     } finally {
       if (lost) this.queue.returnLost(lost);
       this.sending = false;
-      if (this.queue.size > 0 && !this.retry && !this.closed) this.scheduleFlush(this.queue.written > 0 ? JOURNAL_DELAY_MS : (this.queue.openDueIn() ?? JOURNAL_DELAY_MS));
+      if (this.queue.size > 0 && !this.retry && !this.closed) {
+        if (this.urgent) this.sendSoon();
+        else this.scheduleFlush(this.queue.written > 0 ? JOURNAL_DELAY_MS : (this.queue.openDueIn() ?? JOURNAL_DELAY_MS));
+      }
     }
   }
 

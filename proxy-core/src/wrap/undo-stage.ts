@@ -18,6 +18,8 @@ import type { CallStage, Veto } from './stages.js';
 export interface PrepareLink {
   readonly policy: PolicySnapshot | null;
   prepare(req: PrepareRequest): Promise<PrepareAnswer>;
+  /** Send the journal's entries once this turn is over, the one of the call just answered among them. */
+  journalSoon(): void;
 }
 
 const MAX_PATH_ARGS = 16;
@@ -39,8 +41,9 @@ export function readFileTools(raw: unknown): Record<string, string[]> {
 
 /**
  * The stage: a file tool's call waits for its snapshot; every other call is not touched. The broker reads what a
- * snapshotted call left in its files once the call is journaled, which can be after the next call ran; so each
- * prepare also names the snapshotted calls answered since the last one, and the broker reads their files first.
+ * snapshotted call left in its files once its journal entry arrives, sent at once; should that come after the next
+ * call's prepare, each prepare also names the snapshotted calls answered since the last one, and the broker reads
+ * their files first.
  */
 export function snapshotStage(link: PrepareLink): CallStage {
   /** Snapshotted calls sent to the server and not answered yet. */
@@ -86,6 +89,10 @@ export function snapshotStage(link: PrepareLink): CallStage {
       if (!running.delete(call.callId)) return;
       answered.push(call.callId);
       if (answered.length > MAX_RUNNING) answered.shift();
+      // its end goes to the broker now, which reads the state the call left its files in as the entry arrives: while
+      // the client is busy with the answer, not on the path of the next call (whose prepare still names it, and
+      // waits for that read)
+      link.journalSoon();
     },
   };
 }

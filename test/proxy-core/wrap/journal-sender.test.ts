@@ -103,4 +103,47 @@ describe('the journal sender', () => {
     await vi.advanceTimersByTimeAsync(20);
     expect(batches).toHaveLength(3);
   });
+
+  test('sendSoon sends at the end of the turn, without waiting out the delay; asked while a batch is out, right after its acknowledgement', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'performance'] });
+    const q = new JournalQueue(tempDir(), 100_000, () => {});
+    const batches: string[][] = [];
+    let ack: (() => void) | undefined;
+    const channel = {
+      isOpen: true,
+      requestJson(_method: string, params: (string | Buffer)[]) {
+        batches.push((JSON.parse(params.map((p) => p.toString()).join('')) as { entries: CallRecord[] }).entries.map((e) => e.id));
+        return new Promise<void>((resolve) => (ack = resolve));
+      },
+    } as unknown as Channel;
+    const sender = new JournalSender(q, () => channel);
+    const hold = (id: string) => q.add({ id, text: JSON.stringify(ran(id)), open: false, executed: true });
+    // a is held with the usual delay; b, the same turn, asks for now: both go at the end of the turn
+    hold('a');
+    sender.scheduleFlush();
+    sender.sendSoon();
+    hold('b');
+    sender.scheduleFlush();
+    expect(batches).toEqual([]);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(batches).toEqual([['a', 'b']]);
+    // c asks for now while that batch is out: it goes as soon as the batch is acknowledged, 2 ms later
+    await vi.advanceTimersByTimeAsync(1);
+    hold('c');
+    sender.sendSoon();
+    await vi.advanceTimersByTimeAsync(2);
+    expect(batches).toHaveLength(1);
+    ack!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(batches).toEqual([['a', 'b'], ['c']]);
+    // and then the delay again: d, held the usual way, waits its 10 ms
+    ack!();
+    await vi.advanceTimersByTimeAsync(0);
+    hold('d');
+    sender.scheduleFlush();
+    await vi.advanceTimersByTimeAsync(9);
+    expect(batches).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(batches).toEqual([['a', 'b'], ['c'], ['d']]);
+  });
 });

@@ -14,7 +14,10 @@ const allowAll = { rules: [{ id: 'r1', action: 'allow' as const, server: '*', to
 /** A harness whose link answers prepares when the test says. */
 async function withSnapshots(fileTools: Record<string, string[]> = { write_note: ['path'] }) {
   const prepares: { req: PrepareRequest; answer(a: PrepareAnswer): void; fail(e: Error): void }[] = [];
+  /** The journal's entries held when the stage asked for them to go at once. */
+  const soon: string[][] = [];
   const link: PrepareLink = {
+    journalSoon: () => void setImmediate(() => soon.push([...h.link.latest.keys()])),
     get policy(): PolicySnapshot | null {
       return h.link.policy;
     },
@@ -25,7 +28,7 @@ async function withSnapshots(fileTools: Record<string, string[]> = { write_note:
   };
   const h: Harness = new Harness({ policy: { ...allowAll, fileTools }, stages: [snapshotStage(link)] });
   await h.start();
-  return { h, prepares };
+  return { h, prepares, soon };
 }
 
 describe('a call of a file tool waits for its snapshot', () => {
@@ -76,6 +79,25 @@ describe('a call of a file tool waits for its snapshot', () => {
     fifth.fail(new Error('Airlock is not connected'));
     await settle();
     expect((await call(6, '/b')).req.finished).toEqual([fourth.req.callId]);
+  });
+
+  test("a snapshotted call's end goes to the broker at once (the broker reads what it left as it arrives); another call's waits", async () => {
+    const { h, prepares, soon } = await withSnapshots();
+    h.call(1, 'write_note', { path: '/a' });
+    h.call(2, 'write_note', { path: 42 });
+    await settle();
+    prepares[0]!.answer({ ok: true, undoable: true });
+    prepares[1]!.answer({ ok: true, undoable: false, reason: 'its path argument is not a path' });
+    await settle();
+    const [first, second] = h.forwardedCalls();
+    h.server({ jsonrpc: '2.0', id: second!.id as string, result: { content: [] } });
+    await settle();
+    expect(soon).toEqual([]);
+    h.server({ jsonrpc: '2.0', id: first!.id as string, result: { content: [] } });
+    await settle();
+    // asked once, and by the end of that turn the call's end was in the journal
+    expect(soon).toEqual([expect.arrayContaining([prepares[0]!.req.callId])]);
+    expect(h.link.latest.get(prepares[0]!.req.callId)).toMatchObject({ outcome: 'ok' });
   });
 
   test('a refusal, an error or a broker gone denies the call, with the reason; the server never sees it', async () => {
