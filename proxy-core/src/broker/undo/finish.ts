@@ -57,9 +57,8 @@ export class CallEnds {
    * that may change the same files: their after-states are read now, before that call runs, rather than once
    * their ends are journaled (the journal's batches can arrive after the next call has run). A call whose
    * after-state is being read already (its entry came first) is waited for; ids of calls not prepared by this
-   * session are passed over. A wrapper that says
-   * so of a call still running only makes its undo stricter: the files will not match what was read, and an
-   * undo says so instead of overwriting them.
+   * session are passed over. A wrapper that says so of a call still running only makes its undo stricter: the
+   * files will not match what was read, and an undo says so instead of overwriting them.
    */
   async ended(sessionId: string, callIds: readonly string[]): Promise<void> {
     const reading: Promise<void>[] = [];
