@@ -91,6 +91,30 @@ export async function installClientCli(cli: ClientCli): Promise<{ bin: string; i
   }
 }
 
+/**
+ * Start installing these CLIs now, at most `atOnce` at a time, and give each one's install to await where it is
+ * used: an install is mostly a wait on the registry (one took 69 s of a 263 s file in CI), and a file that needs
+ * several would otherwise wait for them one after another, each in its own test. A failed install fails the tests
+ * that await it, not the file's import.
+ */
+export function installSoon(clis: readonly ClientCli[], atOnce = 3): Map<ClientCli, Promise<{ bin: string; installMs: number }>> {
+  const waiting = [...clis];
+  const started = new Map<ClientCli, (value: Promise<{ bin: string; installMs: number }>) => void>();
+  const installs = new Map<ClientCli, Promise<{ bin: string; installMs: number }>>();
+  for (const cli of clis) installs.set(cli, new Promise((resolve) => started.set(cli, resolve)));
+  const next = (): void => {
+    const cli = waiting.shift();
+    if (!cli) return;
+    const install = installClientCli(cli);
+    started.get(cli)!(install);
+    install.then(next, next);
+  };
+  for (let i = 0; i < atOnce; i++) next();
+  // awaited by the tests; marked handled here so that one no test reached yet does not stop the run
+  for (const install of installs.values()) install.catch(() => {});
+  return installs;
+}
+
 /** Take the lock folder, or take over one whose owner has exited (a run killed mid-install). */
 function takeLock(lock: string): boolean {
   try {
