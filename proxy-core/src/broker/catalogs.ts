@@ -13,7 +13,9 @@ import type { Session } from './sessions.js';
 import type { Store } from './db/store.js';
 import { strings, toolClass } from './validate.js';
 
-export type OutputSchemaCheck = (schema: unknown, value: unknown) => { ok: true } | { ok: false; errors: string[] };
+type SchemaCheckResult = { ok: true } | { ok: false; errors: string[] };
+/** A result now, or once the validator has loaded (the daemon loads it at the first check: start.ts). */
+export type OutputSchemaCheck = (schema: unknown, value: unknown) => SchemaCheckResult | Promise<SchemaCheckResult>;
 
 export interface CatalogsOptions {
   store: Store;
@@ -93,10 +95,13 @@ export class ServerCatalogs {
     if (!this.outputSchemaCheck || !isObject(params) || typeof params.tool !== 'string') return;
     const schema = session.outputSchemas.get(params.tool);
     if (schema === undefined) return;
+    const tool = params.tool;
+    const found = (result: SchemaCheckResult) => {
+      if (!result.ok) this.o.record('output-schema-mismatch', session.info.server, tool, { errors: result.errors.slice(0, 20), client: session.info.client });
+    };
     const result = this.outputSchemaCheck(schema, params.structuredContent);
-    if (!result.ok) {
-      this.o.record('output-schema-mismatch', session.info.server, params.tool, { errors: result.errors.slice(0, 20), client: session.info.client });
-    }
+    if (!(result instanceof Promise)) return found(result);
+    result.then(found, (err: unknown) => found({ ok: false, errors: [`the output schema could not be checked: ${err instanceof Error ? err.message : String(err)}`] }));
   }
 }
 

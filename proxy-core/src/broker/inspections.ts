@@ -5,7 +5,6 @@
  */
 import { IpcError } from '../ipc/channel.js';
 import type { Env } from '../ipc/paths.js';
-import { ConfiguredServerError, inspectConfiguredServer } from '../inspect/configured-server.js';
 import type { CheckedParamsOf, InspectReportResult } from '../protocol/api.js';
 import { bad } from './validate.js';
 
@@ -19,6 +18,9 @@ export class Inspections {
 
   async run(p: CheckedParamsOf<'inspect'>): Promise<InspectReportResult> {
     if (this.running.size >= MAX_INSPECTIONS) throw new IpcError('busy', `${MAX_INSPECTIONS} check-ups are already running; try again when one ends`);
+    // loaded at the first check-up, not at the broker's start: with the MCP SDK's client and the JSON Schema
+    // validator it brings, it was a third of what the broker loaded before it could listen
+    const { ConfiguredServerError, inspectConfiguredServer } = await import('../inspect/configured-server.js');
     const controller = new AbortController();
     this.running.add(controller);
     try {

@@ -106,9 +106,10 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       const { action, ...detail } = opened.recovered;
       broker.record(action === 'restored' ? 'database-restored' : 'database-fresh', null, null, detail);
     }
-    // live structuredContent is checked against the tool's outputSchema: a mismatch is journaled, never blocked
-    const { validateStructuredContent } = await import('../util/json-schema.js');
-    broker.setOutputSchemaCheck(validateStructuredContent);
+    // live structuredContent is checked against the tool's outputSchema: a mismatch is journaled, never blocked.
+    // The validator (ajv, a tenth of a second to load) is loaded at the first check, not before the broker listens.
+    let validator: Promise<typeof import('../util/json-schema.js')> | undefined;
+    broker.setOutputSchemaCheck(async (schema, value) => (await (validator ??= import('../util/json-schema.js'))).validateStructuredContent(schema, value));
     const ready = broker;
     if (opts.system) publishSecret(opts.system, secret);
     const at = opts.system && socketAt ? { path: socketAt, mode: 0o660, gid: opts.system.gid } : undefined;
