@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The `airlock` command (node_modules/.bin/airlock, bin/airlock.js, the app's launcher): compiled JS, no
-// TypeScript loader. `airlock wrap` is started once per MCP server as a client starts: it runs from the build's
-// bundle of its entry (build/wrap-bundle.mjs), a couple of files rather than 70, when that bundle is at least as
-// new as every file it was made from; main.js otherwise (the same command, unbundled). Never an older bundle.
+// TypeScript loader. It runs from the build's bundles (build/bundles.mjs) when they are at least as new as every
+// file they were made from: `airlock wrap`, started once per MCP server as a client starts, from the bundle of
+// its entry (a couple of files rather than 70); every other command from the CLI's bundle. main.js otherwise (the
+// same commands, unbundled). Never an older bundle.
 import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
@@ -12,9 +13,10 @@ const DIST = new URL('../dist/', import.meta.url);
 const DIST_PATH = import.meta.dirname ? `${import.meta.dirname}/../dist` : null;
 const inDist = DIST_PATH ? (rel) => `${DIST_PATH}/${rel}` : (rel) => new URL(rel, DIST);
 
-function freshWrapBundle() {
+/** Is the bundle in dist/`folder` at least as new as every compiled file it was made from? */
+function fresh(folder) {
   try {
-    const { chunks, inputs } = JSON.parse(readFileSync(inDist('wrap-bundle/inputs.json'), 'utf8'));
+    const { chunks, inputs } = JSON.parse(readFileSync(inDist(`${folder}/inputs.json`), 'utf8'));
     if (!Array.isArray(chunks) || !Array.isArray(inputs) || chunks.length === 0 || inputs.length === 0) return false;
     const quick = quickTimes(chunks, inputs);
     if (quick) return quick.built >= quick.newest;
@@ -49,4 +51,6 @@ function quickTimes(chunks, inputs) {
   return built && newest ? { built: built[0], newest: newest[1] } : null;
 }
 
-await import(process.argv[2] === 'wrap' && freshWrapBundle() ? '../dist/wrap-bundle/wrap.js' : '../dist/cli/main.js');
+await import(
+  process.argv[2] === 'wrap' && fresh('wrap-bundle') ? '../dist/wrap-bundle/wrap.js' : fresh('cli-bundle') ? '../dist/cli-bundle/main.js' : '../dist/cli/main.js'
+);

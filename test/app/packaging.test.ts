@@ -51,11 +51,15 @@ describe('electron-builder config', () => {
     expect(core.filter).toContain('native/build/Release/*.node');
     expect(config.asarUnpack).toContain('**/node_modules/@airlock/proxy-core/native/**/*');
     expect(readFileSync(join(ROOT, 'proxy-core', 'src', 'util', 'native.ts'), 'utf8')).toContain("'../../native/build/Release/airlock_native.node'");
-    // `airlock wrap` starts from the bundle of its entry, one folder below dist/ as the compiled files are (so the
-    // addon's relative path holds), with the list the launcher checks it against
-    expect(core.filter).toEqual(expect.arrayContaining(['bin/**/*', 'dist/**/*.js', 'dist/wrap-bundle/inputs.json']));
-    expect(readFileSync(join(BUILD, 'wrap-bundle.mjs'), 'utf8')).toContain("join(DIST, 'wrap-bundle')");
-    expect(readFileSync(join(ROOT, 'proxy-core', 'bin', 'airlock.js'), 'utf8')).toContain("'../dist/wrap-bundle/wrap.js'");
+    // the CLI starts from its bundles (`airlock wrap` from the bundle of its entry), one folder below dist/ as the
+    // compiled files of cli/ are (so the addon's relative path holds), each with the list the launcher checks it against
+    expect(core.filter).toEqual(expect.arrayContaining(['bin/**/*', 'dist/**/*.js', 'dist/wrap-bundle/inputs.json', 'dist/cli-bundle/inputs.json']));
+    const bundles = readFileSync(join(BUILD, 'bundles.mjs'), 'utf8');
+    expect(bundles).toContain("folder: 'wrap-bundle'");
+    expect(bundles).toContain("folder: 'cli-bundle'");
+    const launcher = readFileSync(join(ROOT, 'proxy-core', 'bin', 'airlock.js'), 'utf8');
+    expect(launcher).toContain("'../dist/wrap-bundle/wrap.js'");
+    expect(launcher).toContain("'../dist/cli-bundle/main.js'");
     expect(config).toMatchObject({ npmRebuild: true, afterSign: 'build/notarize.cjs' });
     // the broker and the launcher run the app's binary as Node
     expect(config.electronFuses.runAsNode).toBe(true);

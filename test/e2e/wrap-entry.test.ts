@@ -1,8 +1,9 @@
 /**
- * The launcher (proxy-core/bin/airlock.js) starts `airlock wrap` from the build's bundle of its entry only while
- * that bundle is at least as new as every compiled file it was made from, and from the unbundled main.js
- * otherwise: a dist/ recompiled without its bundle never runs yesterday's wrapper. Checked on a copy of
- * proxy-core's bin/ and dist/, whose files' times the test sets (`wrap --help` needs no broker and no package),
+ * The launcher (proxy-core/bin/airlock.js) starts `airlock wrap` from the build's bundle of its entry, and every
+ * other command from the CLI's bundle, only while that bundle is at least as new as every compiled file it was
+ * made from, and from the unbundled main.js otherwise: a dist/ recompiled without its bundles never runs
+ * yesterday's wrapper or CLI. Checked on a copy of proxy-core's bin/ and dist/, whose files' times the test sets
+ * (`--help` needs no broker; the packages resolve from the repository's node_modules, linked beside the copy),
  * both ways the launcher reads those times: through the native addon (proxy-core/native/mtime.c, two calls) when
  * it is built, and through fs.statSync, one file at a time, when it is not.
  */
@@ -38,9 +39,14 @@ function addAddon(): void {
  * addons it loaded (copy-relative), and its stdout.
  */
 function wrap(args: string[]): { loaded: string[]; stats: string[]; addons: string[]; stdout: string } {
+  return airlock(['wrap', ...args]);
+}
+
+/** `airlock ARGS` from the copy, as `wrap` above. */
+function airlock(args: string[]): { loaded: string[]; stats: string[]; addons: string[]; stdout: string } {
   const log = join(tempDir('al-log-'), 'modules');
   writeFileSync(log, '');
-  const stdout = execFileSync(process.execPath, ['--import', LOADER, join(copy, 'bin', 'airlock.js'), 'wrap', ...args], {
+  const stdout = execFileSync(process.execPath, ['--import', LOADER, join(copy, 'bin', 'airlock.js'), ...args], {
     env: { ...process.env, AIRLOCK_TEST_MODULE_LOG: log },
     encoding: 'utf8',
   });
@@ -108,6 +114,9 @@ describe.each(WAYS)('the bundle\'s freshness read %s', (_how, withAddon) => {
     // one, the bundle; dangling, not the bundle
     const target = join(tempDir('al-link-'), 'relay.js');
     writeFileSync(target, before);
+    // newer than the chunks made newer above (by its time, not the clock's: a build a moment ago made them newer than now)
+    const newer = new Date(oldest + 120_000);
+    utimesSync(target, newer, newer);
     symlinkSync(target, input);
     expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
     const earlier = new Date(oldest - 60_000);
@@ -121,6 +130,37 @@ describe.each(WAYS)('the bundle\'s freshness read %s', (_how, withAddon) => {
     rmSync(join(copy, 'dist', 'wrap-bundle', 'inputs.json'));
     expect(existsSync(join(copy, 'dist', 'wrap-bundle', 'wrap.js'))).toBe(true);
     expect(wrap(['--help']).loaded).not.toContain('dist/wrap-bundle/wrap.js');
+  });
+});
+
+describe("every other command: the CLI's bundle", () => {
+  const manifest = (): { chunks: string[]; inputs: string[] } => JSON.parse(readFileSync(join(copy, 'dist', 'cli-bundle', 'inputs.json'), 'utf8')) as { chunks: string[]; inputs: string[] };
+
+  test('when fresh, it alone runs (zod inside it), and says what the unbundled entry says', () => {
+    expect(manifest().inputs).toEqual(expect.arrayContaining(['cli/main.js', 'cli/commands/status.js', 'cli/install-paths.js', 'protocol/api.js']));
+    const bundled = airlock(['status', '--help']);
+    expect(bundled.loaded).toContain('dist/cli-bundle/main.js');
+    expect(bundled.loaded.filter((f) => f.startsWith('dist/') && !f.startsWith('dist/cli-bundle/'))).toEqual([]);
+    expect(bundled.stdout).toMatch(/^Usage: airlock status/);
+    expect(execFileSync(process.execPath, [join(copy, 'dist', 'cli', 'main.js'), 'status', '--help'], { encoding: 'utf8' })).toBe(bundled.stdout);
+    expect(airlock(['--help']).stdout).toBe(execFileSync(process.execPath, [join(copy, 'dist', 'cli', 'main.js'), '--help'], { encoding: 'utf8' }));
+    // its paths found from its own place, one folder below dist/ as cli/ is: the launcher a client config gets
+    const chunk = manifest().chunks.map((c) => readFileSync(join(copy, 'dist', c), 'utf8')).find((t) => t.includes('bin/airlock.js'));
+    expect(chunk).toMatch(/new URL\(["']\.\.\/\.\.\/\.\.\/bin\/airlock\.js["'], import\.meta\.url\)/);
+    for (const c of manifest().chunks) expect(readFileSync(join(copy, 'dist', c), 'latin1'), c).toMatch(/^[\x00-\x7f]*$/);
+  });
+
+  test('a compiled file newer than it, and main.js runs instead', () => {
+    const input = join(copy, 'dist', 'cli', 'commands', 'status.js');
+    const oldest = Math.min(...manifest().chunks.map((c) => statSync(join(copy, 'dist', c)).mtimeMs));
+    const later = new Date(oldest + 60_000);
+    utimesSync(input, later, later);
+    const stale = airlock(['status', '--help']);
+    expect(stale.loaded).not.toContain('dist/cli-bundle/main.js');
+    expect(stale.loaded).toEqual(expect.arrayContaining(['dist/cli/main.js', 'dist/cli/commands/registry.js']));
+    expect(stale.stdout).toMatch(/^Usage: airlock status/);
+    // the wrapper's own bundle is not made from that file: `wrap` still runs from it
+    expect(wrap(['--help']).loaded).toContain('dist/wrap-bundle/wrap.js');
   });
 });
 

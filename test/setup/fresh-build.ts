@@ -1,6 +1,6 @@
 /**
- * The tests run what `npm run build` makes: the CLI (bin/airlock.js → proxy-core/dist, and for `wrap` the
- * bundle of its entry in proxy-core/dist/wrap-bundle), the renderer the UI host serves (renderer/dist) and the
+ * The tests run what `npm run build` makes: the CLI (bin/airlock.js → proxy-core/dist, its bundles in
+ * proxy-core/dist/cli-bundle, and for `wrap` proxy-core/dist/wrap-bundle), the renderer the UI host serves (renderer/dist) and the
  * desktop app's main process (electron/dist). Before any test runs, each
  * must be at least as new as every file it is built from; if one is not, its build runs here, so a test never
  * judges yesterday's code.
@@ -39,20 +39,19 @@ function staleRenderer(): string[] {
 }
 
 /**
- * The compiled files the wrap bundle was made from that are newer than its oldest chunk (or gone), by the rule
- * proxy-core/bin/airlock.js applies before it runs the bundle; the entry when it was never built. The bundling
- * script counts as an input too.
+ * The compiled files a bundle (dist/`folder`, made from `entry`) was made from that are newer than its oldest chunk
+ * (or gone), by the rule proxy-core/bin/airlock.js applies before it runs the bundle; the entry when it was never
+ * built. The bundling script counts as an input too.
  */
-function staleWrapBundle(): string[] {
+function staleBundle(folder: string, entry: string): string[] {
   const dist = join(ROOT, 'proxy-core', 'dist');
-  const entry = join(dist, 'cli', 'wrap-entry.js');
-  const manifest = join(dist, 'wrap-bundle', 'inputs.json');
-  if (!existsSync(manifest)) return [entry];
+  const manifest = join(dist, folder, 'inputs.json');
+  if (!existsSync(manifest)) return [join(dist, entry)];
   const { chunks, inputs } = JSON.parse(readFileSync(manifest, 'utf8')) as { chunks: string[]; inputs: string[] };
   const missing = chunks.map((c) => join(dist, c)).filter((c) => !existsSync(c));
-  if (missing.length || chunks.length === 0) return [entry];
+  if (missing.length || chunks.length === 0) return [join(dist, entry)];
   const built = Math.min(...chunks.map((c) => statSync(join(dist, c)).mtimeMs));
-  return [...inputs.map((f) => join(dist, f)), join(ROOT, 'build', 'wrap-bundle.mjs')].filter((f) => !existsSync(f) || statSync(f).mtimeMs > built);
+  return [...inputs.map((f) => join(dist, f)), join(ROOT, 'build', 'bundles.mjs')].filter((f) => !existsSync(f) || statSync(f).mtimeMs > built);
 }
 
 /**
@@ -82,9 +81,9 @@ const TARGETS: { name: string; stale: () => string[]; build: string[]; optional?
     build: [bin('typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')],
   },
   {
-    name: 'proxy-core/dist/wrap-bundle',
-    stale: staleWrapBundle,
-    build: [join(ROOT, 'build', 'wrap-bundle.mjs')],
+    name: 'proxy-core/dist/wrap-bundle and cli-bundle',
+    stale: () => [...staleBundle('wrap-bundle', 'cli/wrap-entry.js'), ...staleBundle('cli-bundle', 'cli/main.js')],
+    build: [join(ROOT, 'build', 'bundles.mjs')],
   },
   {
     name: 'renderer/dist',
@@ -99,7 +98,7 @@ const TARGETS: { name: string; stale: () => string[]; build: string[]; optional?
 ];
 
 export default function setup(): void {
-  // in order: the wrap bundle is made from proxy-core/dist, and the app's build reads proxy-core's declarations
+  // in order: the bundles are made from proxy-core/dist, and the app's build reads proxy-core's declarations
   for (const target of TARGETS) {
     const before = target.stale();
     if (before.length === 0) continue;

@@ -1,7 +1,6 @@
 /** `airlock daemon`: the broker in the foreground, until SIGINT/SIGTERM; with --ui, also the browser UI's host. */
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DatabaseRefused } from '../../broker/db/database.js';
 import { DatabaseFileError } from '../../broker/db/files.js';
 import { AlreadyRunning } from '../../broker/server.js';
@@ -16,6 +15,7 @@ import { groupId } from '../../service/accounts.js';
 import { SERVICE_DEFAULTS } from '../../service/layout.js';
 import { parse } from '../args.js';
 import { CliError, UsageError } from '../errors.js';
+import { rendererDist } from '../install-paths.js';
 import { cliLauncher } from '../launcher.js';
 
 /** What auto-protect (and a front end's protect) writes into client configs. A bad AIRLOCK_LAUNCHER only costs those, never the broker. */
@@ -107,8 +107,8 @@ export async function run(argv: string[]): Promise<number> {
   if (values.port !== undefined && !values.ui) throw new UsageError('--port goes with --ui');
   const port = values.port === undefined ? DEFAULT_UI_PORT : Number(values.port);
   if (!/^\d{1,5}$/.test(values.port ?? '0') || port > 65_535) throw new UsageError('--port takes a port number from 0 (any free port) to 65535');
-  // the built renderer, at the repo root (the same relative spot from src/ and dist/): the library is told, never guesses
-  const ui = values.ui ? { port, staticDir: fileURLToPath(new URL('../../../../renderer/dist', import.meta.url)) } : undefined;
+  // the built renderer, at the repo root: the library is told, never guesses
+  const ui = values.ui ? { port, staticDir: rendererDist() } : undefined;
   const dir = system?.dir ?? dataDir();
   const presence = { required: values['no-presence'] !== true, ...(values['app-key-fd'] !== undefined ? { appKey: readAppKey(values['app-key-fd']) } : {}) };
   if (!presence.required) process.stderr.write('airlock: warning: presence proofs are off (--no-presence): any process of yours can approve calls and loosen rules\n');

@@ -2,7 +2,6 @@
  * `airlock service install|uninstall|status`: the broker as a system service of its own user (hardened mode).
  * --root DIR stages every file under DIR (tests, packaging); it is not advertised.
  */
-import { fileURLToPath } from 'node:url';
 import { dirname, isAbsolute } from 'node:path';
 import { groupMembers, groupId, userId } from '../../service/accounts.js';
 import { assertRootOnlyCode, WritableCode } from '../../service/code-check.js';
@@ -13,10 +12,11 @@ import { serviceStatus } from '../../service/status.js';
 import { parse } from '../args.js';
 import { print, printJson } from '../control.js';
 import { CliError, UsageError } from '../errors.js';
+import { airlockBin } from '../install-paths.js';
 
 /** The CLI this process runs as, and the package folder holding it (the code the service will run). */
 function thisCli(): { node: string; cli: string; packageRoot: string } {
-  const cli = fileURLToPath(new URL('../../../../bin/airlock.js', import.meta.url));
+  const cli = airlockBin();
   return { node: process.execPath, cli, packageRoot: dirname(dirname(cli)) };
 }
 
