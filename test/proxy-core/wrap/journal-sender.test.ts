@@ -36,6 +36,24 @@ function recordingChannel(): { channel: Channel; batches: string[] } {
   return { channel, batches };
 }
 
+/**
+ * A sender on a broker connection that acknowledges a batch only when the test says (`ack`, the last batch sent):
+ * the ids of each batch as it was sent.
+ */
+function ackedSender() {
+  const q = new JournalQueue(tempDir(), 100_000, () => {});
+  const batches: string[][] = [];
+  let acknowledge: (() => void) | undefined;
+  const channel = {
+    isOpen: true,
+    requestJson(_method: string, params: (string | Buffer)[]) {
+      batches.push((JSON.parse(params.map((p) => p.toString()).join('')) as { entries: CallRecord[] }).entries.map((e) => e.id));
+      return new Promise<void>((resolve) => (acknowledge = resolve));
+    },
+  } as unknown as Channel;
+  return { q, batches, ack: () => acknowledge!(), sender: new JournalSender(q, () => channel) };
+}
+
 describe('the journal sender', () => {
   test('a spill replayed goes in batches of at most MAX_SEGMENT entries and about MAX_SEGMENT_BYTES, in order', async () => {
     const dir = tempDir();
@@ -63,17 +81,7 @@ describe('the journal sender', () => {
 
   test('what is held while a batch is out goes 10 ms after the oldest of it was held, or at once when it has waited that long', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const q = new JournalQueue(tempDir(), 100_000, () => {});
-    const batches: string[][] = [];
-    let ack: (() => void) | undefined;
-    const channel = {
-      isOpen: true,
-      requestJson(_method: string, params: (string | Buffer)[]) {
-        batches.push((JSON.parse(params.map((p) => p.toString()).join('')) as { entries: CallRecord[] }).entries.map((e) => e.id));
-        return new Promise<void>((resolve) => (ack = resolve));
-      },
-    } as unknown as Channel;
-    const sender = new JournalSender(q, () => channel);
+    const { q, batches, ack, sender } = ackedSender();
     const hold = (id: string) => {
       const r = ran(id);
       q.add({ id, text: JSON.stringify(r), open: false, executed: true });
@@ -86,7 +94,7 @@ describe('the journal sender', () => {
     await vi.advanceTimersByTimeAsync(1);
     hold('b');
     await vi.advanceTimersByTimeAsync(3);
-    ack!();
+    ack();
     // not 2 ms after the acknowledgement: 10 ms after b was held
     await vi.advanceTimersByTimeAsync(6);
     expect(batches).toEqual([['a']]);
@@ -96,27 +104,17 @@ describe('the journal sender', () => {
     hold('c');
     await vi.advanceTimersByTimeAsync(30);
     expect(batches).toEqual([['a'], ['b']]);
-    ack!();
+    ack();
     await vi.advanceTimersByTimeAsync(0);
     expect(batches).toEqual([['a'], ['b'], ['c']]);
-    ack!();
+    ack();
     await vi.advanceTimersByTimeAsync(20);
     expect(batches).toHaveLength(3);
   });
 
   test('sendSoon sends at the end of the turn, without waiting out the delay; asked while a batch is out, right after its acknowledgement', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'clearImmediate', 'performance'] });
-    const q = new JournalQueue(tempDir(), 100_000, () => {});
-    const batches: string[][] = [];
-    let ack: (() => void) | undefined;
-    const channel = {
-      isOpen: true,
-      requestJson(_method: string, params: (string | Buffer)[]) {
-        batches.push((JSON.parse(params.map((p) => p.toString()).join('')) as { entries: CallRecord[] }).entries.map((e) => e.id));
-        return new Promise<void>((resolve) => (ack = resolve));
-      },
-    } as unknown as Channel;
-    const sender = new JournalSender(q, () => channel);
+    const { q, batches, ack, sender } = ackedSender();
     const hold = (id: string) => q.add({ id, text: JSON.stringify(ran(id)), open: false, executed: true });
     // a is held with the usual delay; b, the same turn, asks for now: both go at the end of the turn
     hold('a');
@@ -133,11 +131,11 @@ describe('the journal sender', () => {
     sender.sendSoon();
     await vi.advanceTimersByTimeAsync(2);
     expect(batches).toHaveLength(1);
-    ack!();
+    ack();
     await vi.advanceTimersByTimeAsync(0);
     expect(batches).toEqual([['a', 'b'], ['c']]);
     // and then the delay again: d, held the usual way, waits its 10 ms
-    ack!();
+    ack();
     await vi.advanceTimersByTimeAsync(0);
     hold('d');
     sender.scheduleFlush();
