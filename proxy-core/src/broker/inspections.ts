@@ -18,16 +18,20 @@ export class Inspections {
 
   async run(p: CheckedParamsOf<'inspect'>): Promise<InspectReportResult> {
     if (this.running.size >= MAX_INSPECTIONS) throw new IpcError('busy', `${MAX_INSPECTIONS} check-ups are already running; try again when one ends`);
-    // loaded at the first check-up, not at the broker's start: with the MCP SDK's client and the JSON Schema
-    // validator it brings, it was a third of what the broker loaded before it could listen
-    const { ConfiguredServerError, inspectConfiguredServer } = await import('../inspect/configured-server.js');
     const controller = new AbortController();
+    // counted before the code loads (below), so that check-ups asked for meanwhile meet the bound too
     this.running.add(controller);
+    let inspect: typeof import('../inspect/configured-server.js') | undefined;
     try {
-      const report = await inspectConfiguredServer({ client: p.client, server: p.server, env: this.env, timeoutMs: p.timeoutSeconds * 1000, signal: controller.signal });
+      // loaded at the first check-up, not at the broker's start: with the MCP SDK's client and the JSON Schema
+      // validator it brings, it was a third of what the broker loaded before it could listen
+      inspect = await import('../inspect/configured-server.js');
+      // the broker began to stop while it loaded
+      controller.signal.throwIfAborted();
+      const report = await inspect.inspectConfiguredServer({ client: p.client, server: p.server, env: this.env, timeoutMs: p.timeoutSeconds * 1000, signal: controller.signal });
       return { ...report, summary: { ...report.summary, toolsByClass: { ...report.summary.toolsByClass } as Record<string, number> } };
     } catch (err) {
-      if (err instanceof ConfiguredServerError) throw bad(err.message);
+      if (inspect && err instanceof inspect.ConfiguredServerError) throw bad(err.message);
       if (controller.signal.aborted) throw new IpcError('bad-state', 'the broker is stopping: the check-up was stopped');
       throw new IpcError('inspect-failed', `the check-up of ${p.server} could not run: ${err instanceof Error ? err.message : String(err)}`);
     } finally {
