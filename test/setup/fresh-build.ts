@@ -1,9 +1,9 @@
 /**
- * The tests run what `npm run build` makes: the CLI (bin/airlock.js → proxy-core/dist, its bundles in
- * proxy-core/dist/cli-bundle, and for `wrap` proxy-core/dist/wrap-bundle), the renderer the UI host serves (renderer/dist) and the
- * desktop app's main process (electron/dist). Before any test runs, each
- * must be at least as new as every file it is built from; if one is not, its build runs here, so a test never
- * judges yesterday's code.
+ * The tests run what `npm run build` makes: the CLI (bin/airlock.js → proxy-core/dist, its bundle in
+ * proxy-core/dist/cli-bundle, and for `wrap` proxy-core/dist/wrap-bundle), the renderer the UI host serves
+ * (renderer/dist) and the desktop app's main process (electron/dist). Before any test runs, each must be at least
+ * as new as every file it is built from; if one is not, its build runs here, so a test never judges yesterday's
+ * code.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
