@@ -26,7 +26,6 @@ const JOURNAL_RETRY_MS = 1000;
 
 export class JournalSender {
   private sending = false;
-  private flushScheduled = false;
   /** The flush scheduled (null: none, or one is under way). */
   private flushTimer: NodeJS.Timeout | null = null;
   /** The flush `sendSoon` scheduled for the end of this turn (null: none). */
@@ -44,6 +43,11 @@ export class JournalSender {
     private readonly channel: () => Channel | null,
   ) {}
 
+  /** A flush is scheduled: by the delay, or for the end of this turn. */
+  private get flushScheduled(): boolean {
+    return this.flushTimer !== null || this.flushNext !== null;
+  }
+
   /**
    * Send what is held soon: once the oldest entry waiting has waited JOURNAL_DELAY_MS (at once when a whole batch
    * is waiting; at most `maxDelayMs`). While a batch is out, what is held meanwhile waits for its acknowledgement,
@@ -55,10 +59,8 @@ export class JournalSender {
     const now = performance.now();
     this.waitingSince ??= now;
     if (this.flushScheduled || this.sending) return;
-    this.flushScheduled = true;
     const delay = this.queue.written >= MAX_SEGMENT ? 0 : Math.max(0, Math.min(maxDelayMs, JOURNAL_DELAY_MS - (now - this.waitingSince)));
     this.flushTimer = setTimeout(() => {
-      this.flushScheduled = false;
       this.flushTimer = null;
       void this.send();
     }, delay);
@@ -77,11 +79,9 @@ export class JournalSender {
     if (this.sending || this.flushNext) return;
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = null;
-    this.flushScheduled = true;
     // not a timer: Node waits at least a millisecond for one, by which time the client may have sent its next call
     this.flushNext = setImmediate(() => {
       this.flushNext = null;
-      this.flushScheduled = false;
       void this.send();
     });
     this.flushNext.unref();
