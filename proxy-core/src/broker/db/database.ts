@@ -229,6 +229,8 @@ export function databaseFailure(dir: string, err: unknown): Error {
 
 /** How the backups folder is named to a person when it is not a real folder of theirs (util/own-folder.ts). */
 const BACKUPS_FOLDER = 'the database backups folder';
+/** A backup being made is `<backup's name>.tmp-<pid>` beside it: what the start-up sweep removes. */
+const TEMP_MARK = '.tmp-';
 
 /**
  * Copy the live database to `<data>/db-backups/airlock.db.bak` with SQLite's online backup, which copies
@@ -242,7 +244,7 @@ export async function backupDatabase(store: Store, dir: string): Promise<string>
   // database copied wherever it leads (util/own-folder.ts)
   await inOwnFolder(databaseBackupDir(dir), BACKUPS_FOLDER, async (folder) => {
     const held = folder.at(basename(target));
-    const temp = `${held}.tmp-${process.pid}`;
+    const temp = `${held}${TEMP_MARK}${process.pid}`;
     for (const f of databaseFiles(temp)) rmSync(f, { force: true });
     createPrivateFile(temp);
     try {
@@ -281,7 +283,8 @@ export class DatabaseBackups {
     // (through the folder held: none is swept where a symlink leads; the backup itself then says why it failed)
     try {
       inOwnFolder(databaseBackupDir(this.dir), BACKUPS_FOLDER, (folder) => {
-        for (const f of readdirSync(folder.self)) if (f.startsWith('airlock.db.bak.tmp-')) rmSync(folder.at(f), { force: true });
+        const temps = basename(databaseBackupPath(this.dir)) + TEMP_MARK;
+        for (const f of readdirSync(folder.self)) if (f.startsWith(temps)) rmSync(folder.at(f), { force: true });
       });
     } catch {
       // not ours (a link, another user's): nothing is swept there, and the backup says why it is not made

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
-import { backupDatabase, DatabaseRefused, openBrokerDatabase } from '../../../../proxy-core/src/broker/db/database.js';
+import { backupDatabase, DatabaseBackups, DatabaseRefused, openBrokerDatabase } from '../../../../proxy-core/src/broker/db/database.js';
 import { databaseError } from '../../../../proxy-core/src/broker/db/files.js';
 import { acquireBrokerLock } from '../../../../proxy-core/src/broker/lock.js';
 import { Store } from '../../../../proxy-core/src/broker/db/store.js';
@@ -250,6 +250,21 @@ describe('database backup', () => {
     expect(copy.prepare("SELECT value FROM settings WHERE key = 'estop'").get()).toEqual({ value: 'on' });
     copy.close();
     expect(secretPath(dir)).not.toContain('db-backups');
+  });
+
+  test('at start, the half-made copies a killed broker left are removed, and nothing else there', async () => {
+    const dir = home();
+    const store = new Store(databasePath(dir));
+    const folder = join(dir, 'db-backups');
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    for (const name of ['airlock.db.bak.tmp-4242', 'airlock.db.bak.tmp-4242-wal', 'notes.txt', 'airlock.db.bak.old']) writeFileSync(join(folder, name), 'x');
+    const backups = new DatabaseBackups(store, dir, 3_600_000, (err) => {
+      throw err;
+    });
+    backups.start();
+    await backups.stop();
+    store.close();
+    expect(readdirSync(folder).sort()).toEqual(['airlock.db.bak', 'airlock.db.bak.old', 'notes.txt']);
   });
 
   test('the backups folder swapped for a symlink while a backup runs: the copy ends in the folder checked, none where the link leads', async () => {
