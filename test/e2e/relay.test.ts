@@ -299,10 +299,16 @@ describe('bad input and lifecycle', () => {
     expect(echoed.content[0]!.text).toBe(`echo: ${JSON.stringify({ text: big })}`);
     raw.proc.stdin.end();
     await raw.exited;
-    const history = await cliJson<{ tool: string; argsTruncated: boolean; arguments: string }[]>(home, ['history']);
+    const history = await cliJson<{ tool: string; argsTruncated: boolean; arguments: string; result: string; resultTruncated: boolean; resultBytes: number }[]>(home, ['history']);
     const echo = history.find((h) => h.tool === 'echo')!;
     expect(echo.argsTruncated).toBe(true);
     expect(echo.arguments.length).toBeLessThanOrEqual(64 * 1024);
+    // the big answer was read without its text (unread-payload.ts): the journal still keeps its start and its size
+    const huge = history.find((h) => h.tool === 'huge')!;
+    expect(huge.resultTruncated).toBe(true);
+    expect(huge.resultBytes).toBe(Buffer.byteLength(JSON.stringify({ content: [{ type: 'text', text: 'x'.repeat(bytes) }] })));
+    expect(huge.result.length).toBe(64 * 1024);
+    expect(huge.result.startsWith('{"content":[{"type":"text","text":"xxxx')).toBe(true);
   }, 60_000);
 
   test('a server that dies mid-call: the client gets an error, the journal says unknown, the wrapper exits with its code', async () => {

@@ -54,8 +54,12 @@ function cutText(text: string, max: number): string {
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-/** How far into a message the top-level key is looked for (the envelope's other members are small). */
-const SCAN_LIMIT = 1 << 20;
+/**
+ * How far into a message the top-level key is looked for (the envelope's other members are small). Past it, the
+ * parsed value is serialised: a big answer parsed without its texts (unread-payload.ts) must have its result begin
+ * within it.
+ */
+export const RESULT_SEARCH_BYTES = 1 << 20;
 
 /**
  * Where the value of the top-level member `key` starts in a JSON object's bytes, or -1. Scans only the
@@ -64,7 +68,7 @@ const SCAN_LIMIT = 1 << 20;
 function valueStart(raw: Buffer, key: string): number {
   let depth = 0;
   let i = 0;
-  const stop = Math.min(raw.length, SCAN_LIMIT);
+  const stop = Math.min(raw.length, RESULT_SEARCH_BYTES);
   while (i < stop) {
     const c = raw[i]!;
     if (c === QUOTE) {

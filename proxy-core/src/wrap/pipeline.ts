@@ -73,6 +73,12 @@ export class CallPipeline implements PipelineCore {
     return this.calls.has(key);
   }
 
+  /** Was the client's call with this id key sent to the server? Its answer is relayed as its bytes (server-lines.ts). */
+  relaysUnread(key: string): boolean {
+    const call = this.calls.get(key);
+    return call !== undefined && call.state === 'forwarded' && call.internal === undefined;
+  }
+
   /** Every call in flight, oldest first: what an E-Stop acts on. */
   inFlight(): CallView[] {
     return [...this.calls.values()];

@@ -188,6 +188,7 @@ export class Relay {
     message: (m, raw) => this.upstreamMessage(m, raw),
     listingAnswer: (id) => this.verdicts.listing.reserves(id) || this.inFlight.get(idKey(id))?.method === 'tools/list',
     repeatedListing: (line) => answerRepeatedListing(line, this.inFlight) || this.verdicts.listing.takeHeldAnswer(line, (r) => this.era.listed(r)),
+    relaysUnread: (id) => this.calls.relaysUnread(idKey(id)),
   };
 
   private readonly idCheck: ClientCheckContext = {

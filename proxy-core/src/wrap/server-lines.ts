@@ -6,6 +6,9 @@
  * client gets. A batch is split, each message re-serialised.
  */
 import { withholdDeepTools } from './deep-tools.js';
+import { PAYLOAD_LINE, withoutPayload } from './unread-payload.js';
+import { LIMITS } from '../protocol/limits.js';
+import { RESULT_SEARCH_BYTES } from './capture.js';
 import { MAX_NESTING, mayNestDeeper, nestedDeeperThan, parseLine } from '../jsonrpc/inbound.js';
 import { errorResponse, INTERNAL_ERROR, isId, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
 
@@ -20,12 +23,19 @@ export interface ServerLinesContext {
    * client's page just read, byte for byte after its id: taken unread (true).
    */
   repeatedListing(line: Buffer): boolean;
+  /**
+   * Is this the id of a client's call the server was sent, whose answer is relayed as its bytes and read only for
+   * its envelope and result members (never a content item's text)? Such an answer of a MiB and more is parsed
+   * without those texts (unread-payload.ts).
+   */
+  relaysUnread(id: JsonRpcId): boolean;
 }
 
 /** One line from the server. */
 export function readServerLine(line: Buffer, o: ServerLinesContext): void {
   if (o.repeatedListing(line)) return;
-  const parsed = parseLine(line);
+  const ids = idKeys(line);
+  const parsed = (line.length >= PAYLOAD_LINE && ids <= 1 && skeletonAnswer(line, o)) || parseLine(line);
   if (Array.isArray(parsed)) {
     for (const m of parsed) if (isObject(m) && !(mayNestDeeper(line.length) && tooDeep(m, o))) o.message(m, Buffer.from(JSON.stringify(m)));
     return;
@@ -36,11 +46,29 @@ export function readServerLine(line: Buffer, o: ServerLinesContext): void {
     return;
   }
   // a line that spells "id" more than once is read for its envelope's keys, and its nesting with them
-  const envelope = idKeys(line) > 1 ? readEnvelope(line) : undefined;
+  const envelope = ids > 1 ? readEnvelope(line) : undefined;
   if (mayNestDeeper(line.length) && (envelope === undefined || envelope.deepest > MAX_NESTING) && tooDeep(parsed, o)) return;
   if (envelope && !envelope.oneIdKey) return o.message(parsed, Buffer.from(JSON.stringify(parsed)));
   // a leading BOM is accepted on the way in, never passed on to the client
   o.message(parsed, line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf ? line.subarray(3) : line);
+}
+
+/**
+ * A content text shorter than this is parsed as ever. Longer, a result holding one is more than three times what the
+ * journal shows of a result, so the journal cuts it from the bytes (capture.ts) and never serialises the parsed
+ * value, in which it is `""` (provided the journal finds where the result begins: RESULT_SEARCH_BYTES).
+ */
+const UNREAD_TEXT_MIN = 4 * LIMITS.resultShown;
+
+/**
+ * A big line parsed without its content texts, when it is an answer to a call relayed unread (one "id" in all: a
+ * line that spells it twice may be re-serialised from the parse). Undefined otherwise: the line is parsed whole.
+ */
+function skeletonAnswer(line: Buffer, o: ServerLinesContext): Record<string, unknown> | undefined {
+  const skeleton = withoutPayload(line, UNREAD_TEXT_MIN, RESULT_SEARCH_BYTES);
+  if (skeleton === undefined) return undefined;
+  const m = parseLine(skeleton);
+  return isObject(m) && !Object.hasOwn(m, 'method') && isId(m.id) && o.relaysUnread(m.id) ? m : undefined;
 }
 
 /**

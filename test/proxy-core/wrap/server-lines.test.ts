@@ -2,18 +2,80 @@ import { describe, expect, test } from 'vitest';
 import type { Message } from '../../../proxy-core/src/jsonrpc/messages.js';
 import { MAX_NESTING } from '../../../proxy-core/src/jsonrpc/inbound.js';
 import { readServerLine } from '../../../proxy-core/src/wrap/server-lines.js';
+import { capturedResult } from '../../../proxy-core/src/wrap/capture.js';
+import { LIMITS } from '../../../proxy-core/src/protocol/limits.js';
+import type { JsonRpcId } from '../../../proxy-core/src/jsonrpc/messages.js';
 
-/** What the relay would be handed for one line from the server. */
-function read(text: string): { m: Message; raw: string }[] {
-  const out: { m: Message; raw: string }[] = [];
-  readServerLine(Buffer.from(text), {
-    log: () => {},
-    message: (m, raw) => out.push({ m, raw: raw.toString('utf8') }),
+/** What the relay would be handed for one line from the server (`unread`: the ids of calls relayed unread), and what it logged. */
+function readWith(line: Buffer, unread: (id: JsonRpcId) => boolean = () => false): { got: { m: Message; raw: Buffer }[]; logs: string[] } {
+  const got: { m: Message; raw: Buffer }[] = [];
+  const logs: string[] = [];
+  readServerLine(line, {
+    log: (msg) => logs.push(msg),
+    message: (m, raw) => got.push({ m, raw }),
     listingAnswer: () => false,
+    relaysUnread: unread,
     repeatedListing: () => false,
   });
-  return out;
+  return { got, logs };
 }
+
+function read(text: string): { m: Message; raw: string }[] {
+  return readWith(Buffer.from(text)).got.map(({ m, raw }) => ({ m, raw: raw.toString('utf8') }));
+}
+
+describe('a big answer to a call relayed unread', () => {
+  const MiB = 1 << 20;
+  const answer = (id: unknown, text: string, extra = '') => Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"isError":false}${extra}}`);
+  const big = 'é'.repeat(MiB / 2) + 'x'.repeat(MiB / 2);
+
+  test('is parsed without its text, and the client gets the server\'s bytes; the journal keeps what it kept before', () => {
+    const line = answer(9, big);
+    const asked: unknown[] = [];
+    const { got } = readWith(line, (id) => (asked.push(id), true));
+    expect(asked).toEqual([9]);
+    expect(got).toHaveLength(1);
+    expect(got[0]!.raw).toBe(line);
+    expect(got[0]!.m).toEqual({ jsonrpc: '2.0', id: 9, result: { content: [{ type: 'text', text: '' }], isError: false } });
+    expect(capturedResult(got[0]!.m as Record<string, unknown>, line)).toEqual(capturedResult(JSON.parse(line.toString('utf8')), line));
+  });
+
+  test('a text just long enough to be left out, at the very end of a MiB line: the journal still cuts it from the bytes', () => {
+    const text = 'y'.repeat(4 * LIMITS.resultShown);
+    const line = Buffer.from(`{"jsonrpc":"2.0","pad":${JSON.stringify('p'.repeat(MiB - 3 * LIMITS.resultShown))},"id":4,"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}]}}`);
+    const { got } = readWith(line, () => true);
+    expect((got[0]!.m as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe('');
+    expect(capturedResult(got[0]!.m as Record<string, unknown>, line)).toEqual(capturedResult(JSON.parse(line.toString('utf8')), line));
+  });
+
+  test('a result that begins past where the journal looks for it is parsed whole (the journal would keep the parse)', () => {
+    const line = Buffer.from(`{"jsonrpc":"2.0","pad":${JSON.stringify('p'.repeat(MiB))},"id":4,"result":{"content":[{"type":"text","text":${JSON.stringify(big)}}]}}`);
+    const { got } = readWith(line, () => true);
+    expect((got[0]!.m as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe(big);
+    expect(capturedResult(got[0]!.m as Record<string, unknown>, line)).toEqual(capturedResult(JSON.parse(line.toString('utf8')), line));
+  });
+
+  test('any other answer, and any request, of that size is parsed whole', () => {
+    for (const line of [answer(9, big), Buffer.from(`{"jsonrpc":"2.0","id":9,"method":"sampling/createMessage","params":{"content":[{"text":${JSON.stringify(big)}}]}}`)]) {
+      const { got } = readWith(line, (id) => id === 1);
+      expect(JSON.stringify(got[0]!.m)).toContain(big.slice(0, 100));
+    }
+  });
+
+  test('a line that spells "id" twice is parsed whole (it may be re-serialised from the parse)', () => {
+    const line = answer(9, big, ',"id":10');
+    const { got } = readWith(line, () => true);
+    expect(got[0]!.m.id).toBe(10);
+    expect((got[0]!.m as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe(big);
+  });
+
+  test('a text JSON would refuse: the line is refused as before', () => {
+    const line = Buffer.from(answer(9, big).toString('utf8').replace('xxxx', 'x\\x41x'));
+    const { got, logs } = readWith(line, () => true);
+    expect(got).toHaveLength(0);
+    expect(logs.join('\n')).toContain('a line that is not JSON');
+  });
+});
 
 describe('a line with more than one "id" in it', () => {
   test('an "id" nested in the result only: the server\'s own bytes go on', () => {
