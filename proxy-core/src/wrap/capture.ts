@@ -4,6 +4,7 @@
  * text is cut from the bytes the server sent.
  */
 import { LIMITS } from '../protocol/limits.js';
+import { closingQuote } from '../jsonrpc/json-bytes.js';
 
 export interface Shown {
   /** JSON text, at most the limit (UTF-16 units). */
@@ -53,7 +54,6 @@ function cutText(text: string, max: number): string {
 }
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 /**
  * How far into a message the top-level key is looked for (the envelope's other members are small). Past it, the
  * parsed value is serialised: a big answer parsed without its texts (unread-payload.ts) must have its result begin
@@ -72,7 +72,7 @@ function valueStart(raw: Buffer, key: string): number {
   while (i < stop) {
     const c = raw[i]!;
     if (c === QUOTE) {
-      const end = stringEnd(raw, i, stop);
+      const end = closingQuote(raw, i, stop);
       if (end === -1) return -1;
       if (depth === 1) {
         let j = end + 1;
@@ -101,15 +101,6 @@ function valueStart(raw: Buffer, key: string): number {
   return -1;
 }
 
-/** The index of the quote that closes the string opening at `open`, or -1. */
-function stringEnd(raw: Buffer, open: number, stop: number): number {
-  for (let i = open + 1; i < stop; i++) {
-    const c = raw[i]!;
-    if (c === BACKSLASH) i++;
-    else if (c === QUOTE) return i;
-  }
-  return -1;
-}
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;

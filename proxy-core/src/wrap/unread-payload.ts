@@ -15,6 +15,7 @@
  */
 
 import { MAX_NESTING } from '../jsonrpc/inbound.js';
+import { closingQuote } from '../jsonrpc/json-bytes.js';
 
 /** Lines shorter than this are parsed whole: the check and the second pass cost more than they save. */
 export const PAYLOAD_LINE = 1 << 20;
@@ -65,7 +66,7 @@ export function withoutPayload(line: Buffer, minCut: number, resultWithin = line
       if (d < 0) return undefined;
       const isKey = keyNext[d] === true;
       const longEnough = !isKey && i + minCut < n && cuttable(roles[d]!, line, keyAt[d]!, keyEnd[d]!);
-      const end = longEnough ? checkedStringEnd(line, i) : stringEnd(line, i);
+      const end = longEnough ? checkedStringEnd(line, i) : closingQuote(line, i);
       if (end === -1) return undefined;
       if (isKey) {
         keyAt[d] = i;
@@ -128,17 +129,6 @@ function cuttable(role: Role, line: Buffer, at: number, end: number): boolean {
 
 function is(line: Buffer, at: number, end: number, name: Buffer): boolean {
   return at !== -1 && end - at === name.length && line.compare(name, 0, name.length, at, end) === 0;
-}
-
-/** The quote closing the string that opens at `open` (each backslash takes the byte after it), or -1. */
-function stringEnd(line: Buffer, open: number): number {
-  const n = line.length;
-  for (let i = open + 1; i < n; i++) {
-    const c = line[i]!;
-    if (c === QUOTE) return i;
-    if (c === BACKSLASH) i++;
-  }
-  return -1;
 }
 
 /**
