@@ -101,7 +101,6 @@ function valueStart(raw: Buffer, key: string): number {
   return -1;
 }
 
-
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
