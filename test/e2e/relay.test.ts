@@ -311,6 +311,36 @@ describe('bad input and lifecycle', () => {
     expect(huge.result.startsWith('{"content":[{"type":"text","text":"xxxx')).toBe(true);
   }, 60_000);
 
+  test('a resource read of several MB reaches the client whole (its texts are not parsed on the way)', async () => {
+    const { home } = await startAirlock();
+    // a server with one big resource: a text of 3 MiB and a blob of 2 MiB, written as the client should read them
+    const server = `
+      const text = 'r'.repeat(3 * 1024 * 1024) + '\\u00e9 "quoted" \\\\ end';
+      const blob = Buffer.alloc(2 * 1024 * 1024, 7).toString('base64');
+      let buf = '';
+      const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+      process.stdin.on('data', (d) => {
+        buf += d;
+        for (let nl; (nl = buf.indexOf('\\n')) !== -1; ) {
+          const m = JSON.parse(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+          if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'big-resource', version: '1' } } });
+          else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: [] } });
+          else if (m.method === 'resources/read') send({ jsonrpc: '2.0', id: m.id, result: { contents: [{ uri: 'file:///big', mimeType: 'text/plain', text }, { uri: 'file:///big.bin', blob }] } });
+        }
+      });
+      process.stdin.on('end', () => process.exit(0));
+    `;
+    const raw = rawWrap(home, process.execPath, ['-e', server]);
+    await raw.init();
+    raw.send({ jsonrpc: '2.0', id: 'read', method: 'resources/read', params: { uri: 'file:///big' } });
+    const result = (await raw.response('read', 15_000)).result as { contents: Record<string, string>[] };
+    expect(result.contents[0]).toEqual({ uri: 'file:///big', mimeType: 'text/plain', text: 'r'.repeat(3 * 1024 * 1024) + '\u00e9 "quoted" \\ end' });
+    expect(result.contents[1]).toEqual({ uri: 'file:///big.bin', blob: Buffer.alloc(2 * 1024 * 1024, 7).toString('base64') });
+    raw.proc.stdin.end();
+    await raw.exited;
+  }, 30_000);
+
   test('a server that dies mid-call: the client gets an error, the journal says unknown, the wrapper exits with its code', async () => {
     const { home } = await startAirlock();
     const fx = fixture(home);

@@ -188,7 +188,7 @@ export class Relay {
     message: (m, raw) => this.upstreamMessage(m, raw),
     listingAnswer: (id) => this.verdicts.listing.reserves(id) || this.inFlight.get(idKey(id))?.method === 'tools/list',
     repeatedListing: (line) => answerRepeatedListing(line, this.inFlight) || this.verdicts.listing.takeHeldAnswer(line, (r) => this.era.listed(r)),
-    relaysUnread: (id) => this.calls.relaysUnread(idKey(id)),
+    relaysUnread: (id) => this.calls.relaysUnread(idKey(id)) || this.inFlight.get(idKey(id))?.method === 'resources/read',
   };
 
   private readonly idCheck: ClientCheckContext = {

@@ -3,8 +3,8 @@
  * handed on with the bytes the client is to get. Those are the server's own bytes (re-serialising a 10 MB result
  * would cost more than the relay itself), unless they could read differently to a client whose parser keeps the
  * first of two "id" keys: then what the wrapper matched (a held call cannot be "answered" that way) is what the
- * client gets. A batch is split, each message re-serialised. A big answer to a call the client made is parsed
- * without its content texts, which nothing here reads (unread-payload.ts).
+ * client gets. A batch is split, each message re-serialised. A big answer to a call or a resource read the client
+ * made is parsed without its content texts, which nothing here reads (unread-payload.ts).
  */
 import { withholdDeepTools } from './deep-tools.js';
 import { PAYLOAD_LINE, withoutPayload } from './unread-payload.js';
@@ -26,9 +26,9 @@ export interface ServerLinesContext {
    */
   repeatedListing(line: Buffer): boolean;
   /**
-   * Is this the id of a client's call the server was sent, whose answer is relayed as its bytes and read only for
-   * its envelope and result members (never a content item's text)? Such an answer of a MiB and more is parsed
-   * without those texts (unread-payload.ts).
+   * Is this the id of a client's call the server was sent, or of its resources/read, whose answer is relayed as its
+   * bytes and read only for its envelope and result members (never a content item's text)? Such an answer of a MiB
+   * and more is parsed without those texts (unread-payload.ts).
    */
   relaysUnread(id: JsonRpcId): boolean;
 }

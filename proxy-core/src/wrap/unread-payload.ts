@@ -1,13 +1,13 @@
 /**
- * A big answer to a tools/call, read without the texts it carries. The wrapper relays a call's answer as the
- * server's own bytes and reads only its envelope and a few small members of its result (isError, a task's handle,
- * a round's request); the journal cuts what it keeps of the result from those bytes (capture.ts). The texts of the
- * result's content items are read by nothing. Decoding a 10 MB text into a string and having JSON.parse copy it
+ * A big answer to a tools/call or a resources/read, read without the texts it carries. The wrapper relays a call's
+ * answer as the server's own bytes and reads only its envelope and a few small members of its result (isError, a
+ * task's handle, a round's request); the journal cuts what it keeps of the result from those bytes (capture.ts). A
+ * resource's answer it only routes by its id. The texts of the result's content items are read by nothing. Decoding a 10 MB text into a string and having JSON.parse copy it
  * into another cost the wrapper some 70 ms of a 10 MB answer, on memory touched for the first time; checking its
  * bytes as JSON.parse would check them takes about 10.
  *
  * So a line of a MiB and more is first read once for its structure: every long string in a content item's
- * `text`, `data` or `blob` (or its resource's) is checked as a JSON string (no control character, no escape JSON
+ * `text`, `data` or `blob` (or its resource's), or in one of a resource read's `contents`, is checked as a JSON string (no control character, no escape JSON
  * does not know) and left out, `""` in its place, and the rest (the skeleton) is parsed by JSON.parse as any line.
  * A line the skeleton does not fit (not an object, a string that fails the check, a structure read otherwise) is
  * parsed whole, as before: a check that says "valid" only where JSON.parse would, and otherwise sends the line
@@ -28,13 +28,17 @@ const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 
-/** Where a container stands on the way to a content item's text: result, its content, an item, its resource. */
+/**
+ * Where a container stands on the way to a content item's text: result, its content (a call's; a resource read's
+ * `contents`), an item, its resource.
+ */
 const Role = { Other: 0, Top: 1, Result: 2, Content: 3, Item: 4, Resource: 5 } as const;
 type Role = (typeof Role)[keyof typeof Role];
 
 /** The members on the way, as the line spells them plainly (an escaped spelling is simply not cut). */
 const RESULT = Buffer.from('"result"');
 const CONTENT = Buffer.from('"content"');
+const CONTENTS = Buffer.from('"contents"');
 const RESOURCE = Buffer.from('"resource"');
 const TEXT = Buffer.from('"text"');
 const DATA = Buffer.from('"data"');
@@ -114,7 +118,7 @@ const EMPTY_STRING = Buffer.from('""');
 /** The role of a container opening (`c`) inside one of role `outer`, after the key at [at, end) (-1: none). */
 function inner(outer: Role, c: number, line: Buffer, at: number, end: number): Role {
   if (outer === Role.Top) return c === OPEN_OBJECT && is(line, at, end, RESULT) ? Role.Result : Role.Other;
-  if (outer === Role.Result) return c === OPEN_ARRAY && is(line, at, end, CONTENT) ? Role.Content : Role.Other;
+  if (outer === Role.Result) return c === OPEN_ARRAY && (is(line, at, end, CONTENT) || is(line, at, end, CONTENTS)) ? Role.Content : Role.Other;
   if (outer === Role.Content) return c === OPEN_OBJECT ? Role.Item : Role.Other;
   if (outer === Role.Item) return c === OPEN_OBJECT && is(line, at, end, RESOURCE) ? Role.Resource : Role.Other;
   return Role.Other;

@@ -43,6 +43,12 @@ describe('what an answer is parsed without', () => {
     );
   });
 
+  test("a resource read's long texts and blobs become \"\"; its uris and types stay", () => {
+    const result = { contents: [{ uri: 'file:///a', mimeType: 'text/plain', text: long('t') }, { uri: 'file:///b', blob: long('b') }, { uri: 'file:///c', text: 'short' }] };
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 3, result });
+    expect(skeleton(line)).toEqual(parsedWith(line, [['result', 'contents', 0, 'text'], ['result', 'contents', 1, 'blob']]));
+  });
+
   test('every other string stays: keys, structuredContent, _meta, the envelope, an error, texts anywhere else', () => {
     const lines = [
       { jsonrpc: '2.0', id: long('i'), result: { content: [] } },
@@ -54,6 +60,8 @@ describe('what an answer is parsed without', () => {
       { jsonrpc: '2.0', id: 1, result: { content: [{ [long('k')]: long() }] } },
       { jsonrpc: '2.0', id: 1, error: { code: -1, message: long(), data: { content: [{ text: long() }] } } },
       { jsonrpc: '2.0', id: 1, result: { other: { content: [{ text: long() }] } } },
+      { jsonrpc: '2.0', id: 1, result: { other: { contents: [{ text: long() }] } } },
+      { jsonrpc: '2.0', id: 1, result: { contents: [{ uri: long('u'), _meta: { text: long() } }] } },
       { jsonrpc: '2.0', id: 1, result: { content: [{ text: 'x'.repeat(MIN - 1) }] } },
       { jsonrpc: '2.0', method: 'notifications/message', params: { content: [{ text: long() }] } },
     ];
