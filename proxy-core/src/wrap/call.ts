@@ -233,6 +233,11 @@ export class Call implements CallView {
     return this.sha;
   }
 
+  /** A client's call the server was sent (not one of Airlock's own inverses): its answer is relayed unread. */
+  get relayedUnread(): boolean {
+    return this.state === 'forwarded' && this.internal === undefined;
+  }
+
   /**
    * The arguments' hash, when it was computed: a call that asked has it (a held ticket matches on it); one that
    * never asked is not hashed just for the journal.

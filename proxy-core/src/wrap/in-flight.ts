@@ -34,6 +34,12 @@ export class InFlight {
     return this.listings > 0;
   }
 
+  /** Is an answer to a request of this method owed under any key? */
+  awaits(method: string): boolean {
+    for (const r of this.table.values()) if (r.method === method) return true;
+    return false;
+  }
+
   /** Is an answer owed under this key? */
   has(key: string): boolean {
     return this.table.has(key);

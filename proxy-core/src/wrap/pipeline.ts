@@ -75,8 +75,13 @@ export class CallPipeline implements PipelineCore {
 
   /** Was the client's call with this id key sent to the server? Its answer is relayed as its bytes (server-lines.ts). */
   relaysUnread(key: string): boolean {
-    const call = this.calls.get(key);
-    return call !== undefined && call.state === 'forwarded' && call.internal === undefined;
+    return this.calls.get(key)?.relayedUnread === true;
+  }
+
+  /** Is any such call out? */
+  awaitsUnread(): boolean {
+    for (const call of this.calls.values()) if (call.relayedUnread) return true;
+    return false;
   }
 
   /** Every call in flight, oldest first: what an E-Stop acts on. */

@@ -55,6 +55,8 @@ export interface RelayOptions extends VerdictsContext, Partial<PipelineTimings> 
 const UPSTREAM_HEARD: ReadonlySet<UpstreamState> = new Set(['up', 'restarting']);
 const RESOURCE_CHANGES = new Set(['notifications/resources/updated', 'notifications/resources/list_changed']);
 const NL = Buffer.from('\n');
+/** A resource read: its answer, like a call's, is relayed unread (unread-payload.ts). */
+const READ = 'resources/read';
 const RESTART_TIMEOUT_MS = 30_000;
 
 export class Relay {
@@ -188,7 +190,8 @@ export class Relay {
     message: (m, raw) => this.upstreamMessage(m, raw),
     listingAnswer: (id) => this.verdicts.listing.reserves(id) || this.inFlight.get(idKey(id))?.method === 'tools/list',
     repeatedListing: (line) => answerRepeatedListing(line, this.inFlight) || this.verdicts.listing.takeHeldAnswer(line, (r) => this.era.listed(r)),
-    relaysUnread: (id) => this.calls.relaysUnread(idKey(id)) || this.inFlight.get(idKey(id))?.method === 'resources/read',
+    relaysUnread: (id) => this.calls.relaysUnread(idKey(id)) || this.inFlight.get(idKey(id))?.method === READ,
+    awaitsUnread: () => this.calls.awaitsUnread() || this.inFlight.awaits(READ),
   };
 
   private readonly idCheck: ClientCheckContext = {

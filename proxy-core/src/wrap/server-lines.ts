@@ -31,13 +31,18 @@ export interface ServerLinesContext {
    * and more is parsed without those texts (unread-payload.ts).
    */
   relaysUnread(id: JsonRpcId): boolean;
+  /**
+   * Is any such answer awaited at all? Asked before a big line is read for its structure: a big listing's page,
+   * at start-up, is not read twice while no call is out.
+   */
+  awaitsUnread(): boolean;
 }
 
 /** One line from the server. */
 export function readServerLine(line: Buffer, o: ServerLinesContext): void {
   if (o.repeatedListing(line)) return;
   const ids = idKeys(line);
-  const parsed = (line.length >= PAYLOAD_LINE && ids <= 1 && skeletonAnswer(line, o)) || parseLine(line);
+  const parsed = (line.length >= PAYLOAD_LINE && ids <= 1 && o.awaitsUnread() && skeletonAnswer(line, o)) || parseLine(line);
   if (Array.isArray(parsed)) {
     for (const m of parsed) if (isObject(m) && !(mayNestDeeper(line.length) && tooDeep(m, o))) o.message(m, Buffer.from(JSON.stringify(m)));
     return;

@@ -2,13 +2,15 @@
  * A big answer to a tools/call or a resources/read, read without the texts it carries. The wrapper relays a call's
  * answer as the server's own bytes and reads only its envelope and a few small members of its result (isError, a
  * task's handle, a round's request); the journal cuts what it keeps of the result from those bytes (capture.ts). A
- * resource's answer it only routes by its id. The texts of the result's content items are read by nothing. Decoding a 10 MB text into a string and having JSON.parse copy it
- * into another cost the wrapper some 70 ms of a 10 MB answer, on memory touched for the first time; checking its
- * bytes as JSON.parse would check them takes about 10.
+ * resource's answer it only routes by its id. The texts of the result's content items are read by nothing.
+ * Decoding a 10 MB text into a string and having JSON.parse copy it into another cost the wrapper some 70 ms of a
+ * 10 MB answer, on memory touched for the first time; checking its bytes as JSON.parse would check them takes
+ * about 10.
  *
- * So a line of a MiB and more is first read once for its structure: every long string in a content item's
- * `text`, `data` or `blob` (or its resource's), or in one of a resource read's `contents`, is checked as a JSON string (no control character, no escape JSON
- * does not know) and left out, `""` in its place, and the rest (the skeleton) is parsed by JSON.parse as any line.
+ * So a line of a MiB and more is first read once for its structure: every long string in a content item's `text`,
+ * `data` or `blob` (or its resource's), or in one of a resource read's `contents`, is checked as a JSON string (no
+ * control character, no escape JSON does not know) and left out, `""` in its place, and the rest (the skeleton) is
+ * parsed by JSON.parse as any line.
  * A line the skeleton does not fit (not an object, a string that fails the check, a structure read otherwise) is
  * parsed whole, as before: a check that says "valid" only where JSON.parse would, and otherwise sends the line
  * the usual way, can never let through what the whole parse would refuse.
@@ -60,9 +62,8 @@ export function withoutPayload(line: Buffer, minCut: number, resultWithin = line
   const keyEnd: number[] = [];
   const kept: Buffer[] = [];
   let from = 0;
+  // (a leading byte-order mark is no structure: it is passed over as any byte, and kept for parseLine to drop)
   let i = 0;
-  // a leading byte-order mark is the parse's (parseLine drops it)
-  if (line[0] === 0xef && line[1] === 0xbb && line[2] === 0xbf) i = 3;
   while (i < n) {
     const c = line[i]!;
     if (c === QUOTE) {

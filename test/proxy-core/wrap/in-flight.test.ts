@@ -27,3 +27,15 @@ test('whether a tools/list answer is owed follows every way an entry enters and 
   expect(t.awaitsListing).toBe(false);
   expect(t.has('"a"')).toBe(true);
 });
+
+test('whether an answer to a method is owed at all: while an entry of it is in the table, and no longer', () => {
+  const t = new InFlight();
+  expect(t.awaits('resources/read')).toBe(false);
+  t.expect('"r"', responder('resources/read'));
+  t.expect('"c"', responder('tools/call'));
+  expect(t.awaits('resources/read')).toBe(true);
+  expect(t.awaits('prompts/get')).toBe(false);
+  t.take('"r"');
+  expect(t.awaits('resources/read')).toBe(false);
+  expect(t.awaits('tools/call')).toBe(true);
+});

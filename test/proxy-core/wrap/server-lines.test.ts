@@ -6,8 +6,11 @@ import { capturedResult } from '../../../proxy-core/src/wrap/capture.js';
 import { LIMITS } from '../../../proxy-core/src/protocol/limits.js';
 import type { JsonRpcId } from '../../../proxy-core/src/jsonrpc/messages.js';
 
-/** What the relay would be handed for one line from the server (`unread`: the ids of calls relayed unread), and what it logged. */
-function readWith(line: Buffer, unread: (id: JsonRpcId) => boolean = () => false): { got: { m: Message; raw: Buffer }[]; logs: string[] } {
+/**
+ * What the relay would be handed for one line from the server (`unread`: the ids of calls relayed unread; `awaits`:
+ * whether any is out), and what it logged.
+ */
+function readWith(line: Buffer, unread: (id: JsonRpcId) => boolean = () => false, awaits = true): { got: { m: Message; raw: Buffer }[]; logs: string[] } {
   const got: { m: Message; raw: Buffer }[] = [];
   const logs: string[] = [];
   readServerLine(line, {
@@ -15,6 +18,7 @@ function readWith(line: Buffer, unread: (id: JsonRpcId) => boolean = () => false
     message: (m, raw) => got.push({ m, raw }),
     listingAnswer: () => false,
     relaysUnread: unread,
+    awaitsUnread: () => awaits,
     repeatedListing: () => false,
   });
   return { got, logs };
@@ -53,6 +57,13 @@ describe('a big answer to a call relayed unread', () => {
     const { got } = readWith(line, () => true);
     expect((got[0]!.m as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe(big);
     expect(capturedResult(got[0]!.m as Record<string, unknown>, line)).toEqual(capturedResult(JSON.parse(line.toString('utf8')), line));
+  });
+
+  test('while no such call is out, a big line is parsed whole without being read for its structure first', () => {
+    const asked: unknown[] = [];
+    const { got } = readWith(answer(9, big), (id) => (asked.push(id), true), false);
+    expect(asked).toEqual([]);
+    expect((got[0]!.m as { result: { content: { text: string }[] } }).result.content[0]!.text).toBe(big);
   });
 
   test('any other answer, and any request, of that size is parsed whole', () => {
