@@ -311,6 +311,64 @@ describe('bad input and lifecycle', () => {
     expect(huge.result.startsWith('{"content":[{"type":"text","text":"xxxx')).toBe(true);
   }, 60_000);
 
+  test('a hostile server\'s big answers: a text JSON refuses is dropped, a result past the first MiB is journaled from its bytes', async () => {
+    const { home } = await startAirlock();
+    await cli(home, ['rules', 'add', 'allow', '--server', '*', '--tool', '*']);
+    const log = join(home, 'executed.log');
+    // answers of 2 MiB and more, each written by hand: one with a raw control byte in its text (not JSON), one whose
+    // result begins after a 2 MiB member (past where the journal looks), one plain
+    const server = String.raw`
+      const fs = require('fs');
+      const MiB = 1024 * 1024;
+      const answers = {
+        bad: (id) => '{"jsonrpc":"2.0","id":' + id + ',"result":{"content":[{"type":"text","text":"' + 'a'.repeat(2 * MiB) + '\u0001"}]}}',
+        padded: (id) => '{"jsonrpc":"2.0","pad":"' + 'p'.repeat(2 * MiB) + '","id":' + id + ',"result":{"content":[{"type":"text","text":"START' + 'x'.repeat(MiB) + '"}]}}',
+        good: (id) => '{"jsonrpc":"2.0","id":' + id + ',"result":{"content":[{"type":"text","text":"GOOD' + 'g'.repeat(2 * MiB) + '"}]}}',
+      };
+      const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+      let buf = '';
+      process.stdin.on('data', (d) => {
+        buf += d;
+        for (let nl; (nl = buf.indexOf('\n')) !== -1; ) {
+          const m = JSON.parse(buf.slice(0, nl));
+          buf = buf.slice(nl + 1);
+          if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'hostile', version: '1' } } });
+          else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: Object.keys(answers).map((name) => ({ name, inputSchema: { type: 'object' } })) } });
+          else if (m.method === 'tools/call') {
+            fs.appendFileSync(${JSON.stringify(log)}, m.params.name + '\n');
+            process.stdout.write(answers[m.params.name](JSON.stringify(m.id)) + '\n');
+          }
+        }
+      });
+      process.stdin.on('end', () => process.exit(0));
+    `;
+    const raw = rawWrap(home, process.execPath, ['-e', server]);
+    await raw.init();
+    for (const [id, name] of [[1, 'bad'], [2, 'padded'], [3, 'good']] as const) raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+    const MiB = 1024 * 1024;
+    const padded = (await raw.response(2, 15_000)).result as { content: { text: string }[] };
+    expect(padded.content[0]!.text).toBe('START' + 'x'.repeat(MiB));
+    const good = (await raw.response(3, 15_000)).result as { content: { text: string }[] };
+    expect(good.content[0]!.text).toBe('GOOD' + 'g'.repeat(2 * MiB));
+    // the server answers in order: by the time the third came, the first was read and refused
+    expect(raw.lines.some((l) => l.id === 1)).toBe(false);
+    expect(raw.stderr()).toMatch(/server wrote a line that is not JSON/);
+    // what the server ran, by its own record: all three
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['bad', 'padded', 'good']);
+    // what the journal holds on disk: each result cut from the bytes the server sent, with the size of the whole
+    type Entry = { tool: string; outcome: string; result?: string; resultTruncated?: boolean; resultBytes?: number };
+    const entries = async () => await cliJson<Entry[]>(home, ['history', '--limit', '20']);
+    await waitFor(async () => (await entries()).filter((e) => e.outcome === 'ok').length === 2, 5000, 'journal');
+    const byTool = Object.fromEntries((await entries()).map((e) => [e.tool, e]));
+    expect(byTool.padded).toMatchObject({ outcome: 'ok', resultTruncated: true, resultBytes: Buffer.byteLength(JSON.stringify({ content: [{ type: 'text', text: 'START' + 'x'.repeat(MiB) }] })) });
+    expect(byTool.padded!.result!.startsWith('{"content":[{"type":"text","text":"STARTxxx')).toBe(true);
+    expect(byTool.good).toMatchObject({ outcome: 'ok', resultTruncated: true });
+    expect(byTool.good!.result!.startsWith('{"content":[{"type":"text","text":"GOODggg')).toBe(true);
+    expect(byTool.bad?.outcome).not.toBe('ok');
+    raw.proc.stdin.end();
+    await raw.exited;
+  }, 30_000);
+
   test('a resource read of several MB reaches the client whole (its texts are not parsed on the way)', async () => {
     const { home } = await startAirlock();
     // a server with one big resource: a text of 3 MiB and a blob of 2 MiB, written as the client should read them
