@@ -154,15 +154,23 @@ export interface Held {
  * file with other links that someone else could write through, a file swapped on the way): copy it instead.
  */
 export function hold(path: string, linkPath: string, name: string): { state: FileState; held: Held } | null {
-  const st = lstatOrNull(path);
-  if (st === null || !st.isFile() || st.nlink !== 1) return null;
+  // On Linux, link(2) never follows a symlink at the path (one is linked as a symlink, and let go below): what the
+  // link holds is what the path named when it was made, and nothing need be looked at before it (the call waits
+  // for each system call). Elsewhere it may follow one: the path is looked at first, and the link must be that file.
+  let st: Stat | null = null;
+  if (process.platform !== 'linux') {
+    st = lstatOrNull(path);
+    if (st === null || !st.isFile() || st.nlink !== 1) return null;
+  }
   try {
     linkSync(path, linkPath);
   } catch {
+    // a folder, a missing file, another filesystem
     return null;
   }
   const linked = lstatOrNull(linkPath);
-  if (linked === null || !linked.isFile() || linked.ino !== st.ino || linked.dev !== st.dev || linked.nlink !== 2) {
+  // two names, the path's and the link's: a file with a third could be written through it meanwhile
+  if (linked === null || !linked.isFile() || linked.nlink !== 2 || (st !== null && (linked.ino !== st.ino || linked.dev !== st.dev))) {
     try {
       unlinkSync(linkPath);
     } catch {

@@ -6,10 +6,11 @@
  * exception is a snapshotted call its wrapper says ended, in its next prepare: its files are read then, since
  * the next call may change them before the journal's batch arrives (`ended`).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { StoredCallSummary } from '../../protocol/events.js';
 import { UNDO_ID_PREFIX, type UndoContext } from './context.js';
 import { driftSince, folderChainOrNone } from './dirs.js';
-import { currentState, type FileState, type Held, HASH_LIMIT, readHeld, sameState, sha256, why } from './files.js';
+import { currentState, type FileState, type Held, HASH_LIMIT, heldAlone, readHeld, sameState, sha256, why } from './files.js';
 import { type InverseRecordDeps, recordInverse } from './inverse.js';
 import type { Inverses } from './inverses.js';
 import { undoInfo } from './info.js';
@@ -18,10 +19,21 @@ import type { PathEntry } from './records.js';
 
 /** Calls ended early (`ended`) whose journaled end is still awaited, at most. */
 const MAX_ENDED_EARLY = 10_000;
+/**
+ * How long the old bytes of a replaced file wait to be read once the call's after-states are (see `finish`): the
+ * wrapper's next call, right behind, is answered first.
+ */
+const KEEP_AFTER_MS = 2;
+
+/** A call's end being recorded: `after` once its after-states are read, `done` once all of it is. */
+interface Finishing {
+  after: Promise<void>;
+  done: Promise<void>;
+}
 
 export class CallEnds {
-  /** After-states being read, by call: an undo of that call waits for it. */
-  private readonly finishing = new Map<string, Promise<void>>();
+  /** After-states being read, by call: an undo of that call waits for all of it, the wrapper's next call for `after`. */
+  private readonly finishing = new Map<string, Finishing>();
   /** Calls whose after-state was read when their wrapper said the server had answered (`ended`), before their end was journaled. */
   private readonly endedEarly = new Set<string>();
 
@@ -41,10 +53,14 @@ export class CallEnds {
       if (d.outcome === 'pending' || d.finishedAt === null) continue;
       if (this.endedEarly.delete(d.id)) {
         // its after-state was read before the wrapper's next call could change its files: it stands
-        this.track(d.id, this.settled(d.id).then(() => this.known(d)));
+        const reading = this.finishing.get(d.id);
+        this.track(d.id, (afterRead) => {
+          void reading?.after.then(afterRead);
+          return this.settled(d.id).then(() => this.known(d));
+        });
       } else if (this.snapshots.prepared.has(d.id)) {
         this.snapshots.prepared.delete(d.id);
-        this.track(d.id, this.finish(d.id, d.outcome).then(() => this.known(d)));
+        this.track(d.id, (afterRead) => this.finish(d.id, d.outcome, afterRead).then(() => this.known(d)));
       } else if (d.decision === 'allow' && d.outcome === 'ok' && !d.id.startsWith(UNDO_ID_PREFIX) && this.inverses.mayHave(d.server, d.tool)) {
         recordInverse(this.inverseRecords, d);
         this.known(d);
@@ -63,10 +79,11 @@ export class CallEnds {
   async ended(sessionId: string, callIds: readonly string[]): Promise<void> {
     const reading: Promise<void>[] = [];
     for (const id of callIds) {
-      if (this.finishing.has(id)) {
+      const underWay = this.finishing.get(id);
+      if (underWay) {
         // read already (its journal entry came first): this call waits for that read all the same, or it could
         // change the files before their after-state is taken
-        reading.push(this.settled(id));
+        reading.push(underWay.after);
         continue;
       }
       if (!this.snapshots.prepared.has(id)) continue;
@@ -75,24 +92,26 @@ export class CallEnds {
       this.endedEarly.add(id);
       // an end that is never journaled (its wrapper killed, its spill lost) does not keep its id for ever
       if (this.endedEarly.size > MAX_ENDED_EARLY) this.endedEarly.delete(this.endedEarly.values().next().value!);
-      this.track(id, this.finishOf(sessionId, id));
-      reading.push(this.settled(id));
+      this.track(id, (afterRead) => this.finishOf(sessionId, id, afterRead));
+      reading.push(this.finishing.get(id)!.after);
     }
     await Promise.all(reading);
   }
 
   /** `ended` for one call: read only when the call is this session's (its record is written once its snapshot is). */
-  private async finishOf(sessionId: string, callId: string): Promise<void> {
+  private async finishOf(sessionId: string, callId: string, afterRead: () => void): Promise<void> {
     await this.snapshots.storing.get(callId);
-    if (this.ctx.records.get(callId)?.sessionId === sessionId) return this.finish(callId, 'ok');
+    if (this.ctx.records.get(callId)?.sessionId === sessionId) return this.finish(callId, 'ok', afterRead);
     // another session's call: its own end reads it, or, if that came meanwhile, this does
-    if (!this.endedEarly.delete(callId)) return this.finish(callId, 'ok');
+    if (!this.endedEarly.delete(callId)) return this.finish(callId, 'ok', afterRead);
     this.snapshots.prepared.add(callId);
   }
 
   /** Resolves once the after-states being read now are recorded (what a history page read next will show). */
   async idle(): Promise<void> {
-    while (this.finishing.size > 0 || this.snapshots.storing.size > 0) await Promise.all([...this.finishing.values(), ...this.snapshots.storing.values()]);
+    while (this.finishing.size > 0 || this.snapshots.storing.size > 0) {
+      await Promise.all([...[...this.finishing.values()].map((f) => f.done), ...this.snapshots.storing.values()]);
+    }
   }
 
   /** Say what undo can do for a call that ended (a front end's Undo button follows this). */
@@ -101,18 +120,34 @@ export class CallEnds {
     if (r) this.ctx.port.record('undo-known', d.server, d.tool, { callId: d.id, undo: undoInfo({ decision: 'allow', outcome: 'ok', id: d.id }, r) });
   }
 
-  private track(callId: string, work: Promise<void>): void {
-    const done = work.catch(() => {}).finally(() => {
-      if (this.finishing.get(callId) === done) this.finishing.delete(callId);
-    });
-    this.finishing.set(callId, done);
+  /**
+   * Record a call's end as `work` does it: `work` is handed what to call once the call's after-states are read
+   * (called in any case once it is over, whatever happened).
+   */
+  private track(callId: string, work: (afterRead: () => void) => Promise<void>): void {
+    let afterRead!: () => void;
+    const after = new Promise<void>((resolve) => (afterRead = resolve));
+    const entry: Finishing = {
+      after,
+      done: work(afterRead)
+        .catch(() => {})
+        .finally(() => {
+          afterRead();
+          if (this.finishing.get(callId) === entry) this.finishing.delete(callId);
+        }),
+    };
+    this.finishing.set(callId, entry);
   }
 
   /**
-   * The state a snapshotted call left its files in: what an undo checks the files against. The old files held by
-   * a link are read now (their bytes kept as snapshots), if the server left them as they were.
+   * The state a snapshotted call left its files in: what an undo checks the files against; `afterRead` is called
+   * once it is read. The old files held by a link are then read (their bytes kept as snapshots), if the server left
+   * them as they were. An old file the server replaced has no name left but Airlock's link, so nothing can change
+   * it: its bytes are read KEEP_AFTER_MS later, and the wrapper's next call (whose prepare waits for `afterRead`
+   * only) is answered first. One the path still names is read at once, like the after-states: the next call could
+   * write into it.
    */
-  private async finish(callId: string, outcome: string): Promise<void> {
+  private async finish(callId: string, outcome: string, afterRead: () => void): Promise<void> {
     await this.snapshots.storing.get(callId);
     const rec = this.ctx.records.get(callId);
     if (!rec || rec.state !== 'prepared' || rec.plan?.kind !== 'snapshot') return;
@@ -128,10 +163,25 @@ export class CallEnds {
     const contents = new Map<string, Buffer>();
     /** The held link each blob's bytes were read from (it becomes the blob when nothing else names it). */
     const heldFiles = new Map<string, { linkPath: string; held: Held }>();
-    const paths: PathEntry[] = [];
+    const read: { entry: PathEntry; after: FileState; dirsAfter: ReturnType<typeof folderChainOrNone>; bytes?: Buffer | Error }[] = [];
+    let later = false;
     for (const p of rec.plan.paths) {
       const after = await currentState(p.path, HASH_LIMIT);
-      const dirsAfter = folderChainOrNone(p.path);
+      const one: (typeof read)[number] = { entry: p, after, dirsAfter: folderChainOrNone(p.path) };
+      read.push(one);
+      if (!p.held) continue;
+      try {
+        const linkPath = this.ctx.blobs.heldPath(p.held.name);
+        if (heldAlone(linkPath, p.held)) later = true;
+        else one.bytes = await readHeld(linkPath, p.held);
+      } catch (err) {
+        one.bytes = err as Error;
+      }
+    }
+    afterRead();
+    if (later) await sleep(KEEP_AFTER_MS);
+    const paths: PathEntry[] = [];
+    for (const { entry: p, after, dirsAfter, bytes: readBefore } of read) {
       if (!p.held) {
         paths.push({ ...p, after, ...(dirsAfter ? { dirsAfter } : {}) });
         continue;
@@ -139,8 +189,9 @@ export class CallEnds {
       let linkPath: string;
       let bytes: Buffer;
       try {
+        if (readBefore instanceof Error) throw readBefore;
         linkPath = this.ctx.blobs.heldPath(p.held.name);
-        bytes = await readHeld(linkPath, p.held);
+        bytes = readBefore ?? (await readHeld(linkPath, p.held));
       } catch (err) {
         this.ctx.records.update(callId, { state: 'unavailable', reason: `${p.path}: ${why(err)}` }, now());
         return;
@@ -174,6 +225,6 @@ export class CallEnds {
 
   /** Resolves once the after-state of `callId` being read now (if any) is recorded. */
   async settled(callId: string): Promise<void> {
-    await this.finishing.get(callId);
+    await this.finishing.get(callId)?.done;
   }
 }

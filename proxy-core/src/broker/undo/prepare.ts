@@ -14,7 +14,6 @@
  * that one itself). Such a call runs, marked not undoable, with the reason in its history entry.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { randomBytes } from 'node:crypto';
 import { isAbsolute } from 'node:path';
 import type { MatchEnv } from '../../policy/arg-conditions.js';
 import { distinct, expandArgPath, readingsOf } from '../../policy/path-resolve.js';
@@ -152,7 +151,7 @@ export class CallSnapshots {
           return notUndoable(`a folder above ${real} changed while it was being resolved (${why(err)})`);
         }
         // a file the server replaces (never writes into) is held by a link: the call waits for that, not a copy
-        const name = spec.replaces && this.storageFailed === null ? `.held-${randomBytes(8).toString('hex')}` : null;
+        const name = spec.replaces && this.storageFailed === null ? this.ctx.blobs.heldName() : null;
         let kept: ReturnType<typeof hold> = null;
         if (name) {
           let linkPath: string;

@@ -4,13 +4,13 @@
  * pruning the oldest first (undo-records.ts).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, chmodSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { MB, SnapshotBlobs, snapshotCaps } from '../../../../proxy-core/src/broker/undo/snapshots.js';
 import { Store } from '../../../../proxy-core/src/broker/db/store.js';
-import { capture, currentState, removeEmptyFolders, sameState, sha256, writeBack } from '../../../../proxy-core/src/broker/undo/files.js';
+import { capture, currentState, heldAlone, hold, readHeld, removeEmptyFolders, sameState, sha256, writeBack } from '../../../../proxy-core/src/broker/undo/files.js';
 import { type UndoRecord, UndoRecords } from '../../../../proxy-core/src/broker/undo/records.js';
 
 const dirs: string[] = [];
@@ -64,6 +64,44 @@ async function keep(blobs: SnapshotBlobs, records: UndoRecords, callId: string, 
 }
 
 describe('file states', () => {
+  test('hold: a file with one name is kept by a link; a symlink, a folder, a missing path or a file with a second name is not, and no link is left', async () => {
+    const { dir, blobs } = setup();
+    const files = join(dir, 'files');
+    mkdirSync(files);
+    const file = join(files, 'f');
+    writeFileSync(file, 'old bytes');
+    const name = blobs.heldName();
+    const kept = hold(file, blobs.heldPath(name), name);
+    expect(kept).toMatchObject({ state: { type: 'file', size: 9 }, held: { name, ino: lstatSync(file).ino } });
+    // the server replaces the file: the link is then the old file's only name, and holds its bytes
+    writeFileSync(join(files, 'new'), 'new bytes');
+    execFileSync('mv', [join(files, 'new'), file]);
+    expect(heldAlone(blobs.heldPath(name), kept!.held)).toBe(true);
+    expect((await readHeld(blobs.heldPath(name), kept!.held)).toString()).toBe('old bytes');
+    const before = new Set(readdirSync(join(dir, 'snapshots')));
+    writeFileSync(join(files, 'target'), 'secret');
+    symlinkSync(join(files, 'target'), join(files, 'link'));
+    writeFileSync(join(files, 'twice'), 'two names');
+    linkSync(join(files, 'twice'), join(files, 'twice-2'));
+    for (const path of [join(files, 'link'), files, join(files, 'missing'), join(files, 'twice')]) {
+      const n = blobs.heldName();
+      expect(hold(path, blobs.heldPath(n), n)).toBeNull();
+    }
+    expect(new Set(readdirSync(join(dir, 'snapshots')))).toEqual(before);
+    expect(lstatSync(join(files, 'link')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(files, 'twice-2'), 'utf8')).toBe('two names');
+  });
+
+  test('held names are new each time, in the form a held link has, and differ from broker to broker', () => {
+    const { blobs, store } = setup();
+    const names = Array.from({ length: 1000 }, () => blobs.heldName());
+    expect(new Set(names).size).toBe(1000);
+    for (const n of names) expect(n).toMatch(/^\.held-[0-9a-f]{16}$/);
+    for (const n of names.slice(0, 3)) expect(() => blobs.heldPath(n)).not.toThrow();
+    const other = new SnapshotBlobs(temp(), store.db);
+    expect(other.heldName()).not.toBe(new SnapshotBlobs(temp(), store.db).heldName());
+  });
+
   test('absent, with the folders a mkdir -p would create, deepest first', async () => {
     const dir = temp();
     const got = await capture(join(dir, 'a', 'b', 'file.txt'), MB);

@@ -624,6 +624,30 @@ describe('rollback and undo last', () => {
     expect(existsSync(c)).toBe(false);
   });
 
+  test('a replaced file keeps its old bytes though the next call, let through before they are read, replaces it again', async () => {
+    const { broker, files } = setup();
+    const w = await wrapper(broker);
+    const a = join(files, 'a');
+    writeFileSync(a, 'a before');
+    expect(await w.prepare('write-1', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
+    replace(a, 'a after 1');
+    // the call's end arrives, and at once the next call's prepare names it: that call waits for what the write
+    // left in the file, not for its old bytes, and replaces the file again as soon as it is answered
+    await peer(w).journal([record({ id: 'write-1', tool: 'write_file', arguments: JSON.stringify({ path: a }) })]);
+    expect(await w.peer.request<PrepareAnswer>('call.prepare', { callId: 'write-2', tool: 'write_file', paths: { path: a }, finished: ['write-1'] })).toEqual({ ok: true, undoable: true });
+    replace(a, 'a after 2');
+    await peer(w).journal([record({ id: 'write-2', tool: 'write_file', arguments: JSON.stringify({ path: a }) })]);
+    broker.store.caughtUp();
+    await broker.undo.idle();
+    expect(entry(broker, 'write-1').undo).toMatchObject({ available: true, state: 'ready' });
+    // what the first write left is its own bytes: undone alone, it finds the file changed since
+    expect(await broker.undo.undo('write-1', false)).toMatchObject({ ok: false, conflicts: [{ path: a }] });
+    expect(await broker.undo.undo('write-2', false)).toMatchObject({ ok: true });
+    expect(readFileSync(a, 'utf8')).toBe('a after 1');
+    expect(await broker.undo.undo('write-1', false)).toMatchObject({ ok: true });
+    expect(readFileSync(a, 'utf8')).toBe('a before');
+  });
+
   test("another session naming a call in its prepare does not read that call's files: its own end does", async () => {
     const { broker, files } = setup();
     const w = await wrapper(broker);
