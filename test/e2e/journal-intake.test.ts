@@ -10,6 +10,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSy
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, test } from 'vitest';
+import { searchTerms } from '../../proxy-core/src/broker/db/queries.js';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { cleanup, executedCalls, waitFor, type Wrapped } from '../helpers/airlock.js';
 import { startBroker, wrapFixture } from '../helpers/e2e.js';
@@ -159,5 +160,31 @@ describe("the journal's intake", () => {
     const found = await broker.call('history', { text: 'needle-in-the-burst', limit: 10 });
     await l.stop();
     expect(found.calls.map((c) => [c.tool, c.outcome])).toEqual([['echo', 'ok']]);
+  }, 60_000);
+
+  test('a text deep in long arguments is found while the calls go on, before the index holds it, and the same once a quiet moment has indexed it', async () => {
+    const { home, broker } = await startBroker({ allow: ['*'], settings: { tripwire: 'off' } });
+    const { w } = await wrapFixture(home);
+    const l = load(w, 'steady');
+    const listed = () => readDb(home, (db) => db.prepare('SELECT j.id FROM journal_search_rest r JOIN journal_calls j ON j.seq = r.seq').pluck().all() as string[]);
+    const indexed = (text: string) =>
+      readDb(home, (db) => db.prepare('SELECT j.id FROM journal_search s JOIN journal_calls j ON j.seq = s.rowid WHERE journal_search MATCH ?').pluck().all(searchTerms(text)) as string[]);
+    // 6,000 characters before the text: past the head the index takes when the call is filed. While the calls go on
+    // its rest waits for a quiet moment (a pause in the load can bring one: tried again with a new text then)
+    let seen: { needle: string; id: string } | undefined;
+    for (let i = 0; i < 5 && !seen; i++) {
+      const needle = `deep-needle-${i}`;
+      await w.client.callTool({ name: 'echo', arguments: { text: `${'p'.repeat(6000)} ${needle} ${'q'.repeat(100)}` } });
+      await waitFor(() => endTakenIn(home, needle), 10_000, 'the long call taken in');
+      const found = await broker.call('history', { text: needle.toUpperCase(), limit: 10 });
+      expect(found.calls.map((c) => c.outcome)).toEqual(['ok']);
+      // still listed after the search, so listed during it: the index did not hold the text, the search found it
+      if (listed().includes(found.calls[0]!.id)) seen = { needle, id: found.calls[0]!.id };
+    }
+    expect(seen).toBeDefined();
+    await l.stop();
+    await waitFor(() => listed().length === 0, 20_000, 'the rest of long arguments indexed in a quiet moment');
+    expect(indexed(seen!.needle)).toEqual([seen!.id]);
+    expect((await broker.call('history', { text: seen!.needle, limit: 10 })).calls.map((c) => c.id)).toEqual([seen!.id]);
   }, 60_000);
 });

@@ -8,6 +8,10 @@
  * after it waits for the next quiet moment or deadline; past MAX_PENDING entries (or MAX_PENDING_BYTES), everything
  * waiting is filed.
  *
+ * Once nothing waits to be filed, in a quiet moment, the search index takes the rest of long arguments it took only
+ * the head of when their calls were filed (db/search-rest.ts), a call or so a transaction; while calls come, only
+ * when more than SEARCH_REST_MAX calls wait for it.
+ *
  * Why: a journal row, with its six indexes, its search entry and its event, costs the broker some 12-20 µs of CPU,
  * on the same cores as the clients, the wrappers and the servers whose calls it records. Paid batch by batch as
  * calls run, that was the largest share of what a pipelined call cost; taken in as one line of bytes per batch
@@ -36,6 +40,14 @@ export const MAX_PENDING_BYTES = 64 * 1024 * 1024;
 export const SYNC_MAX = 4000;
 /** And in bytes of entries (calls with big arguments cost with their size: 4 MB of them is some 100 ms). */
 export const SYNC_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Calls whose long arguments are indexed in part (db/search-rest.ts) past which the rest is indexed while calls
+ * still come: every text search reads these rows' arguments itself (1,000 of 64 KB, some 10 ms).
+ */
+export const SEARCH_REST_MAX = 1000;
+/** Characters of arguments one transaction indexes the rest of (one call's at least): some 4 ms of prose or code, 30 of base64. */
+export const SEARCH_REST_CHARS = 64 * 1024;
 
 /**
  * How long the filing waits, at most, for the requests under way to be answered before its next transaction (see
@@ -216,25 +228,69 @@ export class JournalWriter {
       }
       this.stepping = false;
       const intake = this.o.store.intake;
-      if (intake.size === 0) return void (this.until = undefined);
+      if (intake.size === 0) {
+        this.until = undefined;
+        return this.searchRest(step);
+      }
       if (this.until !== undefined && intake.oldestSeq() > this.until) this.until = undefined;
       if (this.until === undefined) {
         if (this.overfull()) this.until = intake.newestSeq();
-        else if (this.clock.now() - this.lastArrival < QUIET_MS) return this.arm();
+        // the calls are back: what waits, waits for the next quiet moment (but too much of the search's rest)
+        else if (this.clock.now() - this.lastArrival < QUIET_MS) return this.searchRest(step);
       }
-      if (this.o.busy?.()) {
-        const now = this.clock.now();
-        this.yieldingSince ??= now;
-        if (now - this.yieldingSince < YIELD_MS) {
-          this.stepping = true;
-          return void this.clock.setTimeout(step, 1);
-        }
-      }
-      this.yieldingSince = undefined;
+      if (this.putOff(step)) return;
       if (!this.indexer.some()) return;
       this.stepping = true;
       setImmediate(step);
     };
     setImmediate(step);
+  }
+
+  /**
+   * Nothing is to be filed now: index the rest of long arguments (db/search-rest.ts), one bounded transaction a
+   * turn, while it is quiet, or while calls come if more than SEARCH_REST_MAX calls wait for it. Otherwise the
+   * quiet wait is armed again, as for the filing.
+   */
+  private searchRest(step: () => void): void {
+    const rest = this.o.store.journal.searchRest;
+    const quiet = this.clock.now() - this.lastArrival >= QUIET_MS;
+    let waiting = 0;
+    try {
+      waiting = this.o.store.db.inTransaction ? 0 : rest.waiting();
+    } catch {
+      // read again at the next quiet moment
+    }
+    if (waiting === 0 || (!quiet && waiting <= SEARCH_REST_MAX)) {
+      if (this.o.store.intake.size > 0 || waiting > 0) this.arm();
+      return;
+    }
+    if (this.putOff(step)) return;
+    try {
+      rest.complete(SEARCH_REST_CHARS);
+    } catch (err) {
+      // a full disk, say: the rows stay listed (every search still reads them) and are tried again at the next quiet moment
+      this.o.failed?.(err);
+      return;
+    }
+    this.stepping = true;
+    setImmediate(step);
+  }
+
+  /**
+   * A request is under way: the next transaction waits for it to be answered (YIELD_MS at most), and `step` is
+   * run again in a millisecond. True when it was put off.
+   */
+  private putOff(step: () => void): boolean {
+    if (this.o.busy?.()) {
+      const now = this.clock.now();
+      this.yieldingSince ??= now;
+      if (now - this.yieldingSince < YIELD_MS) {
+        this.stepping = true;
+        this.clock.setTimeout(step, 1);
+        return true;
+      }
+    }
+    this.yieldingSince = undefined;
+    return false;
   }
 }

@@ -10,7 +10,20 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { JournalWriter, MAX_BYTES_PER_COMMIT, MAX_ENTRIES_PER_COMMIT, MAX_PENDING, MAX_PENDING_BYTES, MAX_WAIT_MS, QUIET_MS, SYNC_MAX, SYNC_MAX_BYTES, YIELD_MS } from '../../../proxy-core/src/broker/journal-writer.js';
+import {
+  JournalWriter,
+  MAX_BYTES_PER_COMMIT,
+  MAX_ENTRIES_PER_COMMIT,
+  MAX_PENDING,
+  MAX_PENDING_BYTES,
+  MAX_WAIT_MS,
+  QUIET_MS,
+  SEARCH_REST_CHARS,
+  SEARCH_REST_MAX,
+  SYNC_MAX,
+  SYNC_MAX_BYTES,
+  YIELD_MS,
+} from '../../../proxy-core/src/broker/journal-writer.js';
 import type { Session } from '../../../proxy-core/src/broker/sessions.js';
 import { Store } from '../../../proxy-core/src/broker/db/store.js';
 import type { BrokerEvent } from '../../../proxy-core/src/protocol/api.js';
@@ -125,6 +138,50 @@ describe('the journal writer', () => {
     expect(commits.at(-1)).toBe(20);
     expect(commits.every((c) => c % perBatch === 0)).toBe(true);
     expect(ids()).toHaveLength(perBatch * batches + 20);
+  });
+
+  test('the rest of long arguments is indexed once all is filed, in a quiet moment, a bounded transaction a turn; while calls come only past SEARCH_REST_MAX waiting', async () => {
+    const { writer, store, clock } = setup();
+    const rest = store.journal.searchRest;
+    const done: number[] = [];
+    const complete = rest.complete.bind(rest);
+    rest.complete = (max) => {
+      const n = complete(max);
+      done.push(n);
+      return n;
+    };
+    // calls that each wrote a file of 64 KB, 5 to a batch
+    const content = 'y'.repeat(64 * 1024);
+    for (let b = 0; b < 6; b++) await writer.write(session(`s${b}`), Array.from({ length: 5 }, (_, i) => callRecord({ id: `big-${b}-${i}`, arguments: JSON.stringify({ content }) })));
+    clock.advance(QUIET_MS);
+    while (done.length === 0) await turn();
+    expect(writer.pending).toBe(0);
+    // the calls are back: what is left waits for the next quiet moment
+    await writer.write(session('again'), batch('again', 1));
+    const soFar = done.length;
+    await turns();
+    expect(done.length).toBe(soFar);
+    expect(rest.waiting()).toBeGreaterThan(0);
+    clock.advance(QUIET_MS);
+    await turns(100);
+    expect(rest.waiting()).toBe(0);
+    const perTx = Math.max(1, Math.ceil(SEARCH_REST_CHARS / content.length));
+    expect(done.slice(0, -1).every((n) => n >= 1 && n <= perTx)).toBe(true);
+    expect(done.reduce((a, b) => a + b, 0)).toBe(30);
+    // past SEARCH_REST_MAX waiting, it goes on while calls come, down to SEARCH_REST_MAX
+    const over = Array.from({ length: SEARCH_REST_MAX + 40 }, (_, i) => callRecord({ id: `many-${i}`, arguments: JSON.stringify({ content: 'z'.repeat(5000) }) }));
+    for (let i = 0; i < over.length; i += 200) await writer.write(session('many'), over.slice(i, i + 200));
+    done.length = 0;
+    // a batch every 5 ms: never a quiet moment, so they are filed at the deadline, and the rest indexed after them
+    for (let i = 0; i < (MAX_WAIT_MS + 500) / 5; i++) {
+      await writer.write(session('busy'), batch(`busy-${i}`, 1));
+      clock.advance(5);
+      await turns(3);
+    }
+    expect(store.db.prepare("SELECT COUNT(*) FROM journal_calls WHERE id LIKE 'many-%'").pluck().get()).toBe(over.length);
+    expect(done.length).toBeGreaterThan(0);
+    expect(rest.waiting()).toBeLessThanOrEqual(SEARCH_REST_MAX);
+    expect(rest.waiting()).toBeGreaterThan(SEARCH_REST_MAX - 100);
   });
 
   test('a request under way is answered before the next filing transaction starts, for YIELD_MS at most', async () => {

@@ -14,6 +14,7 @@ import { JOURNAL_ROW_OVERHEAD, Pruner, type PruneOptions, type PruneResult } fro
 import type { Names } from './names.js';
 import type { StatementCache } from './statement-cache.js';
 import { afterStart, afterStartSql, fromStart } from './times.js';
+import { SearchRest } from './search-rest.js';
 
 /**
  * A statement written with @names, bound by position: better-sqlite3 binds an array some 2 µs a row faster than
@@ -61,6 +62,8 @@ export class JournalTable {
   private readonly s;
   private readonly batch: (records: readonly CallRecord[], at: number) => CallEvent[];
   private prunerInstance: Pruner | undefined;
+  /** The search index's entries of calls with long arguments, completed later (search-rest.ts). */
+  readonly searchRest: SearchRest;
   /** Retention deleted rows of a log up to a seq, in its transaction (the Store keeps the low-water mark). */
   pruned: (log: 'journal' | 'events', seq: number) => void = () => {};
 
@@ -71,6 +74,7 @@ export class JournalTable {
     private readonly cache: StatementCache,
     private readonly names: Names,
   ) {
+    this.searchRest = new SearchRest(db);
     this.s = {
       // The first copy of a call inserts it; DO NOTHING (not DO UPDATE: an upsert on a table with triggers and
       // these indexes costs 3-4x more per insert) leaves a later copy to updateJournal. Names are ids (names.ts).
@@ -80,8 +84,6 @@ export class JournalTable {
           started_at, asked_after, decided_after, forwarded_after, finished_after, duration_ms)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT(id) DO NOTHING`),
-      // the search index's row of a call just inserted, in the same transaction (migration 10)
-      insertSearch: db.prepare('INSERT INTO journal_search (rowid, tool, arguments, detail) VALUES (?, ?, ?, ?)'),
       updateJournal: db.prepare(UPDATE_JOURNAL.sql).raw(),
       addJournalBytes: db.prepare('UPDATE journal_stats SET bytes = bytes + ? WHERE id = 1'),
       call: db.prepare('SELECT * FROM journal_calls WHERE id = ?'),
@@ -147,7 +149,8 @@ export class JournalTable {
       // a copy that inserted nothing still took a seq (SQLite gives it before it sees the conflict): given back,
       // so the seqs stay without gaps and a gap means deleted rows (log-marks.ts). Only this writer inserts.
       if (!inserted) s.giveBackSeq.run();
-      if (inserted) s.insertSearch.run(ins.lastInsertRowid, r.tool, r.arguments, r.detail);
+      // the search index's row of a call just inserted, in the same transaction (migration 10): long arguments in two steps
+      if (inserted) this.searchRest.add(ins.lastInsertRowid, r.tool, r.arguments, r.detail);
       let detail: StoredCallSummary;
       if (inserted) {
         // what the row holds is this record: its summary needs no read back
@@ -230,7 +233,12 @@ export class JournalTable {
     const limit = pageSize(query.limit);
     const built = historyQuery(query, (name) => this.names.find(name), this.timeIndexPays(query, limit), !this.fewByEquality(query));
     if (built === null) return { calls: [], nextCursor: null };
-    const rows = this.cache.get(built.sql).all(built.params) as Row[];
+    let rows = this.cache.get(built.sql).all(built.params) as Row[];
+    if (built.rest !== undefined) {
+      // the calls whose long arguments the index holds in part: merged in, newest first (a call can be in both)
+      const extra = (this.cache.get(built.rest).all(built.params) as Row[]).filter((r) => !rows.some((x) => x.seq === r.seq));
+      if (extra.length) rows = [...rows, ...extra].sort((a, b) => Number(b.seq) - Number(a.seq)).slice(0, limit + 1);
+    }
     const more = rows.length > limit;
     const calls = (more ? rows.slice(0, limit) : rows).map((r) => {
       const item = historyItem(callRow(r, this.names));

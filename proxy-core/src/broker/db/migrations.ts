@@ -1,3 +1,5 @@
+import { SEARCH_REST_MIGRATION } from './search-rest.js';
+
 /** Schema migrations, applied in order; PRAGMA user_version records how many have run. Never edit one that shipped. */
 export const MIGRATIONS: readonly string[] = [
   `
@@ -377,4 +379,7 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE undo_blob_totals SET bytes = bytes - OLD.bytes + NEW.bytes WHERE id = 1;
   END;
   `,
+  // Migration 17: long arguments indexed for search in two steps; its SQL is beside the code that uses it
+  // (search-rest.ts), and never changes either.
+  SEARCH_REST_MIGRATION,
 ];

@@ -63,6 +63,8 @@ export interface BuiltQuery {
   /** The same for every query with the same filters present: the key of a prepared statement. */
   sql: string;
   params: Record<string, unknown>;
+  /** A text search's other candidates (calls whose long arguments are indexed in part), with the same params. */
+  rest?: string;
 }
 
 /** The equality filter whose index a query without the search index would use, as [column, value, kind]. */
@@ -99,6 +101,9 @@ export function searchTerms(text: string): string | null {
   return [...grams].map((g) => `"${g.replace(/"/g, '""')}"`).join(' AND ');
 }
 
+/** A page's cursor: the calls before it. */
+const BEFORE = 'j.seq < @before';
+
 /**
  * Newest first, one more row than the page so the caller knows whether there is a next page; null when a
  * filter names something never journaled (`find` gives a name's id: names.ts), so nothing can match.
@@ -131,7 +136,7 @@ export function historyQuery(q: HistoryQuery, find: (name: string) => number | u
   }
   const byTime = timeIndex && !indexed && hasTimeRange(q);
   if (q.before !== undefined && q.before !== null) {
-    where.push(terms !== null ? 's.rowid < @before' : 'j.seq < @before');
+    where.push(BEFORE);
     params.before = q.before;
   }
   if (q.from !== undefined && q.from !== null) {
@@ -150,8 +155,12 @@ export function historyQuery(q: HistoryQuery, find: (name: string) => number | u
   const columns = q.summary ? SUMMARY_COLUMNS : 'j.*';
   if (terms !== null) {
     params.terms = terms;
-    const filter = ` AND ${where.join(' AND ')}`;
-    return { sql: `SELECT ${columns} FROM journal_search s JOIN journal_calls j ON j.seq = s.rowid WHERE journal_search MATCH @terms${filter} ORDER BY s.rowid DESC LIMIT @limit`, params };
+    // the index's seq where the journal's is named: the index leads, newest first
+    const filter = ` AND ${where.map((w) => (w === BEFORE ? 's.rowid < @before' : w)).join(' AND ')}`;
+    // calls whose long arguments are indexed in part so far (search-rest.ts) are candidates too, checked the same
+    // way: asked apart, so that the index's own walk stays newest first and stops at the page
+    const rest = `SELECT ${columns} FROM journal_search_rest r JOIN journal_calls j ON j.seq = r.seq WHERE ${where.join(' AND ')} ORDER BY r.seq DESC LIMIT @limit`;
+    return { sql: `SELECT ${columns} FROM journal_search s JOIN journal_calls j ON j.seq = s.rowid WHERE journal_search MATCH @terms${filter} ORDER BY s.rowid DESC LIMIT @limit`, params, rest };
   }
   const filter = where.length ? ` WHERE ${where.join(' AND ')}` : '';
   const sql = byTime

@@ -5,6 +5,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, test } from 'vitest';
 import { MIGRATIONS } from '../../../../proxy-core/src/broker/db/migrations.js';
+import { SEARCH_HEAD_CHARS } from '../../../../proxy-core/src/broker/db/search-rest.js';
 import { brokerEvent, historyItem, historyQuery, likeSubstring, searchTerms, type Row } from '../../../../proxy-core/src/broker/db/queries.js';
 import { Store } from '../../../../proxy-core/src/broker/db/store.js';
 import type { CallRecord, HistoryQuery } from '../../../../proxy-core/src/protocol/api.js';
@@ -44,7 +45,11 @@ function askedFor(text: string): string[] {
  */
 function inStep(store: Store, probes: readonly string[]): void {
   store.db.prepare("INSERT INTO journal_search (journal_search) VALUES ('integrity-check')").run();
-  const rows = store.db.prepare('SELECT seq, tool, arguments, detail FROM journal ORDER BY seq').all() as { seq: number; tool: string; arguments: string | null; detail: string | null }[];
+  // a call listed as indexed in part holds its arguments' first SEARCH_HEAD_CHARS characters in the index
+  const listed = new Set(store.db.prepare('SELECT seq FROM journal_search_rest').pluck().all() as number[]);
+  const rows = (store.db.prepare('SELECT seq, tool, arguments, detail FROM journal ORDER BY seq').all() as { seq: number; tool: string; arguments: string | null; detail: string | null }[]).map((r) =>
+    listed.has(r.seq) && r.arguments !== null ? { ...r, arguments: [...r.arguments].slice(0, SEARCH_HEAD_CHARS).join('') } : r,
+  );
   for (const p of probes) {
     expect(found(store, { text: p }), p).toEqual(scan(store, p));
     const terms = searchTerms(p);
@@ -260,6 +265,77 @@ describe('the search index follows the journal', () => {
     store.writeJournal([rec({ id: 'ok3', tool: 'brand-new-tool' })]);
     expect(found(store, { tool: 'brand-new-tool' })).toEqual(['ok3']);
     expect(store.call('ok3')!.tool).toBe('brand-new-tool');
+  });
+});
+
+describe('long arguments, indexed in two steps', () => {
+  /** Arguments of `n` characters (code points) with `marker` at `at`; astral characters so that UTF-16 units and characters differ. */
+  const long = (n: number, marker: string, at: number): string => {
+    const chars = Array.from({ length: n }, (_, i) => (i % 7 === 0 ? '🎉' : String.fromCharCode(97 + (i % 26))));
+    chars.splice(at, marker.length, ...marker);
+    return chars.join('');
+  };
+  const listed = (store: Store) => store.db.prepare('SELECT seq FROM journal_search_rest ORDER BY seq').pluck().all();
+  const probes = ['DEEPMARK', 'HEADMARK', 'EDGEMARK', 'final words', 'pending', '🎉ab', 'xyz'];
+
+  test('a call with long arguments is found by any text in them before and after the rest is indexed, as the scan finds it', () => {
+    const store = open();
+    store.writeJournal([
+      rec({ id: 'deep', arguments: long(10_000, 'DEEPMARK', 9_000) }),
+      rec({ id: 'head', arguments: long(10_000, 'HEADMARK', 10) }),
+      // the marker across the cut: its trigrams are half in the head, half in the rest
+      rec({ id: 'edge', arguments: long(9_000, 'EDGEMARK', SEARCH_HEAD_CHARS - 4) }),
+      // exactly the head, and one more character: the first is indexed whole, the second listed
+      rec({ id: 'exact', arguments: long(SEARCH_HEAD_CHARS, 'DEEPMARK', SEARCH_HEAD_CHARS - 8) }),
+      rec({ id: 'one-more', arguments: long(SEARCH_HEAD_CHARS + 1, 'DEEPMARK', SEARCH_HEAD_CHARS - 7) }),
+      rec({ id: 'short', arguments: '{"path":"/a","w":"DEEPMARK"}' }),
+    ]);
+    const seqOf = (id: string) => store.call(id)!.seq;
+    expect(listed(store)).toEqual(['deep', 'head', 'edge', 'one-more'].map(seqOf));
+    // the rest is not in the index yet: a text only there is found all the same
+    expect(store.db.prepare('SELECT rowid FROM journal_search WHERE journal_search MATCH ?').pluck().all(searchTerms('DEEPMARK'))).toEqual(['exact', 'short'].map(seqOf));
+    inStep(store, probes);
+    expect(found(store, { text: 'DEEPMARK' })).toEqual(['short', 'one-more', 'exact', 'deep']);
+    expect(found(store, { text: 'edgemark' })).toEqual(['edge']);
+    // the rest indexed, a bounded number of characters at a time (a row at least)
+    expect(store.journal.searchRest.waiting()).toBe(4);
+    expect(store.journal.searchRest.complete(1)).toBe(1);
+    expect(store.journal.searchRest.complete(25_000)).toBe(3);
+    expect(store.journal.searchRest.complete(25_000)).toBe(0);
+    expect(listed(store)).toEqual([]);
+    inStep(store, probes);
+    expect(found(store, { text: 'DEEPMARK' })).toEqual(['short', 'one-more', 'exact', 'deep']);
+    expect(found(store, { text: 'DEEPMARK', before: seqOf('exact') })).toEqual(['deep']);
+  });
+
+  test('the index follows later copies, retention and deletes of such calls, listed or indexed whole', () => {
+    const store = open();
+    const write = (from: number) =>
+      store.writeJournal(
+        Array.from({ length: 12 }, (_, i) =>
+          rec({ id: `c${from + i}`, outcome: 'pending', detail: 'pending', arguments: long(6_000, i % 2 ? 'DEEPMARK' : 'HEADMARK', i % 2 ? 5_000 : 3), startedAt: 1000 + from + i }),
+        ),
+      );
+    write(0);
+    store.journal.searchRest.complete(30_000);
+    write(100);
+    // some indexed whole, some listed
+    expect(store.journal.searchRest.waiting()).toBeGreaterThan(0);
+    expect(store.journal.searchRest.waiting()).toBeLessThan(24);
+    inStep(store, probes);
+    // a final copy changes the detail of listed and whole rows alike
+    store.writeJournal(Array.from({ length: 24 }, (_, i) => rec({ id: `c${i < 12 ? i : 100 + i - 12}`, outcome: 'ok', detail: 'final words', startedAt: 1000 })));
+    inStep(store, probes);
+    store.journal.searchRest.complete(8_000);
+    inStep(store, probes);
+    expect(store.prune({ maxAgeMs: 100, maxBytes: Infinity, now: 1105 }).journal).toBeGreaterThan(0);
+    inStep(store, probes);
+    store.db.prepare("DELETE FROM journal WHERE id IN ('c104', 'c105')").run();
+    inStep(store, probes);
+    store.db.prepare('DELETE FROM journal').run();
+    inStep(store, probes);
+    expect(listed(store)).toEqual([]);
+    expect(store.db.prepare("SELECT rowid FROM journal_search WHERE journal_search MATCH '\"DEE\"'").all()).toEqual([]);
   });
 });
 
