@@ -5,15 +5,15 @@
  * and a session rolled back with one undo failing; the replaced file kept as the snapshot itself, and that snapshot
  * written into by the agent refused. Ground truth is the disk and the server's own state.
  */
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
-import { cleanup, CLI, cli, cliJson, cliUndo, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
-import { airlockWithFilesystem } from '../helpers/e2e.js';
+import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, FILESYSTEM, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+import { airlockWithFilesystem, startAirlock } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
@@ -61,6 +61,29 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
     const status = await cliJson<{ snapshots: { blobs: number; bytes: number; totalCapBytes: number } }>(home, ['status']);
     expect(status.snapshots.blobs).toBeGreaterThan(0);
     expect(status.snapshots.totalCapBytes).toBe(500 * 1024 * 1024);
+  });
+
+  test('writes answered right before the broker is stopped can each be undone after its next start', async () => {
+    const home = tempDir();
+    const root = join(home, 'files');
+    mkdirSync(root);
+    const { daemon } = await startAirlock({ home });
+    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+    const target = join(root, 'last.txt');
+    writeFileSync(target, 'before the stop');
+    for (let i = 1; i <= 3; i++) expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: `write ${i}` } })).isError).toBeFalsy();
+    // stopped the moment the last write is answered: what the writes left, and the old bytes, are recorded first
+    const exited = new Promise((r) => daemon.proc.once('close', r));
+    daemon.proc.kill('SIGTERM');
+    await exited;
+    await startDaemon(home);
+    const calls = await finished(home, 'write_file', 3);
+    for (const [k, expected] of ['write 2', 'write 1', 'before the stop'].entries()) {
+      const { code, report } = await cliUndo(home, [calls[k]!.id]);
+      expect([code, report.ok]).toEqual([0, true]);
+      expect(readFileSync(target, 'utf8')).toBe(expected);
+    }
   });
 
   test('a file the call created is removed by its undo', async () => {

@@ -1,5 +1,6 @@
 /** Start the broker for a data dir: the one entry point shared by `airlock daemon` and the desktop app. */
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Launcher } from '../clients/launcher.js';
 import type { UiHost, UiHostOptions } from '../http/ui-host.js';
 import { ensurePrivateDir, loadOrCreateSecret } from '../ipc/secret.js';
@@ -45,6 +46,8 @@ export interface StartOptions {
 
 /** The setting that makes the broker wrap servers that appear in a client config by themselves. */
 export const AUTO_PROTECT_KEY = 'auto-protect';
+/** How long a stopping broker waits for undo to record what the calls filed last left in their files. */
+const UNDO_IDLE_MS = 3000;
 
 export interface RunningBroker {
   broker: Broker;
@@ -169,6 +172,9 @@ export async function startBroker(opts: StartOptions): Promise<RunningBroker> {
       const closing = listening.close();
       for (const c of broker.connections()) c.destroy();
       await closing;
+      // what undo reads of the calls just filed (the state a write left its file in; a replaced file's old bytes, a
+      // moment later) is recorded before the database closes: a few seconds at most
+      await Promise.race([broker.undo.idle().catch(() => {}), sleep(UNDO_IDLE_MS, undefined, { ref: false })]);
       await backups.stop(true);
       store.close();
       lock.release();
