@@ -46,7 +46,10 @@ export const SYNC_MAX_BYTES = 4 * 1024 * 1024;
  * still come: every text search reads these rows' arguments itself (1,000 of 64 KB, some 10 ms).
  */
 export const SEARCH_REST_MAX = 1000;
-/** Characters of arguments one transaction indexes the rest of (one call's at least): some 4 ms of prose or code, 30 of base64. */
+/**
+ * Characters of arguments one transaction indexes the rest of at most (but one call's at least): a call of 64 KB goes
+ * alone, some 5 ms for source code and 30 to 40 for base64.
+ */
 export const SEARCH_REST_CHARS = 64 * 1024;
 
 /**

@@ -87,8 +87,8 @@ export class SearchRest {
   }
 
   /**
-   * Index the rest of the oldest listed rows, in one transaction, until about `maxChars` of arguments are done (one
-   * row at least). Returns the rows done. A listed row no longer in the journal is taken off the list.
+   * Index the rest of the oldest listed rows, in one transaction, at most `maxChars` characters of arguments (UTF-16
+   * units) but one row at least. Returns the rows done. A listed row no longer in the journal is taken off the list.
    */
   complete(maxChars: number): number {
     return this.completeTx(maxChars);
@@ -99,7 +99,7 @@ export class SearchRest {
     let chars = 0;
     let done = 0;
     for (const r of rows) {
-      if (done > 0 && chars >= maxChars) break;
+      if (done > 0 && chars + (r.arguments?.length ?? 0) > maxChars) break;
       if (r.arguments !== null) {
         this.dropHeadStmt ??= this.db.prepare(
           `INSERT INTO journal_search (journal_search, rowid, tool, arguments, detail) VALUES ('delete', ?, ?, substr(?, 1, ${SEARCH_HEAD_CHARS}), ?)`,
