@@ -9,8 +9,8 @@
  * waiting is filed.
  *
  * Once nothing waits to be filed, in a quiet moment, the search index takes the rest of long arguments it took only
- * the head of when their calls were filed (db/search-rest.ts), a call or so a transaction; while calls come, only
- * when more than SEARCH_REST_MAX calls wait for it.
+ * the head of when their calls were filed (db/search-rest.ts), SEARCH_REST_CHARS of them a transaction (one call at
+ * least); while calls come, only when more than SEARCH_REST_MAX calls wait for it.
  *
  * Why: a journal row, with its six indexes, its search entry and its event, costs the broker some 12-20 µs of CPU,
  * on the same cores as the clients, the wrappers and the servers whose calls it records. Paid batch by batch as

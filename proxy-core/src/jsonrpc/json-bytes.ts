@@ -3,8 +3,9 @@
  * member starts, which texts to leave out).
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+/** The two bytes that shape a JSON string: its quote, and the escape that takes the byte after it. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
 
 /**
  * The quote that closes the string opening at `open`, looked for before `stop`, or -1. Read byte by byte, each

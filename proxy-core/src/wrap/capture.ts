@@ -4,7 +4,7 @@
  * text is cut from the bytes the server sent.
  */
 import { LIMITS } from '../protocol/limits.js';
-import { closingQuote } from '../jsonrpc/json-bytes.js';
+import { closingQuote, QUOTE } from '../jsonrpc/json-bytes.js';
 
 export interface Shown {
   /** JSON text, at most the limit (UTF-16 units). */
@@ -53,7 +53,6 @@ function cutText(text: string, max: number): string {
   return cut;
 }
 
-const QUOTE = 0x22;
 /**
  * How far into a message the top-level key is looked for (the envelope's other members are small). Past it, the
  * parsed value is serialised: a big answer parsed without its texts (unread-payload.ts) must have its result begin

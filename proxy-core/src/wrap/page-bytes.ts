@@ -15,10 +15,10 @@
  * re-serialised by JSON.stringify (no duplicate keys). So the same body after another id reads as that id, with
  * the very same result, nesting and all; and the body runs to the end of the line, trailing bytes included.
  */
+import { BACKSLASH, QUOTE } from '../jsonrpc/json-bytes.js';
+
 const HEAD = Buffer.from('{"jsonrpc":"2.0","id":');
 const RESULT = Buffer.from(',"result":');
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 /** The bytes an integer id is written with. */
 const NUMBER_BYTES = new Set(Buffer.from('-0123456789'));
 /** Longer ids are read the ordinary way. */

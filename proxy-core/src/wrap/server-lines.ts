@@ -11,7 +11,7 @@ import { PAYLOAD_LINE, withoutPayload } from './unread-payload.js';
 import { LIMITS } from '../protocol/limits.js';
 import { RESULT_SEARCH_BYTES } from './capture.js';
 import { MAX_NESTING, mayNestDeeper, nestedDeeperThan, parseLine } from '../jsonrpc/inbound.js';
-import { closingQuote } from '../jsonrpc/json-bytes.js';
+import { BACKSLASH, closingQuote, QUOTE } from '../jsonrpc/json-bytes.js';
 import { errorResponse, INTERNAL_ERROR, isId, isObject, type JsonRpcId, type Message } from '../jsonrpc/messages.js';
 
 export interface ServerLinesContext {
@@ -122,8 +122,6 @@ function idKeys(line: Buffer): number {
   return seen;
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 /** The longest spelling of "id" with its quotes ("\u0069\u0064"): a longer key is not it. */
 const LONGEST_ID_KEY = 16;
 

@@ -17,13 +17,11 @@
  */
 
 import { MAX_NESTING } from '../jsonrpc/inbound.js';
-import { closingQuote } from '../jsonrpc/json-bytes.js';
+import { BACKSLASH, closingQuote, QUOTE } from '../jsonrpc/json-bytes.js';
 
 /** Lines shorter than this are parsed whole: the check and the second pass cost more than they save. */
 export const PAYLOAD_LINE = 1 << 20;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;

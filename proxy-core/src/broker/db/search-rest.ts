@@ -4,8 +4,8 @@
  * for source code or prose, and some 30 ms for base64, so that one wrapper's batch of such calls (about 1 MB) held
  * the broker for up to half a second in the transaction that filed it. When a call is filed, only the first
  * SEARCH_HEAD_CHARS characters of its arguments are indexed and its seq is listed in journal_search_rest; the rest
- * is indexed later (`complete`), a few rows a transaction, when the calls give the broker a quiet moment or too many
- * wait (journal-writer.ts).
+ * is indexed later (`complete`), a bounded number of characters a transaction, when the calls give the broker a
+ * quiet moment or too many wait (journal-writer.ts).
  *
  * A search stays exact meanwhile: the rows listed are candidates of every text search as well as what the index
  * proposes, and the substring match decides on them as on the others (queries.ts). The triggers that take a row
