@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { pipelinedCalls, rawSession } from './raw-session.mjs';
 import { typicalRecord } from './journal-million.mjs';
-import { ROOT, CLI, FIXTURE } from './paths.mjs';
+import { ROOT, CLI, FIXTURE, WRAP } from './paths.mjs';
 import { startBroker } from './own-broker.mjs';
 
 const WRAPPERS = 8;
@@ -66,7 +66,7 @@ async function run(env, home, pid, tool, calls) {
   const count = () => db.prepare('SELECT COUNT(*) AS n FROM journal_calls').pluck().get();
   const sessions = [];
   for (let w = 0; w < WRAPPERS; w++) {
-    const s = rawSession(process.execPath, [CLI, 'wrap', '--name', 'bench-fixture', '--client', 'bench', '--', process.execPath, FIXTURE], env);
+    const s = rawSession(process.execPath, [...WRAP, '--name', 'bench-fixture', '--client', 'bench', '--', process.execPath, FIXTURE], env);
     await s.init();
     sessions.push(s);
   }

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { rawSession } from './raw-session.mjs';
 import { SpillFile } from '../proxy-core/dist/ipc/spill-file.js';
-import { CLI, FIXTURE } from './paths.mjs';
+import { CLI, FIXTURE, WRAP } from './paths.mjs';
 import { startBroker } from './own-broker.mjs';
 
 const SESSIONS = 4;
@@ -95,7 +95,7 @@ export async function brokerKillRows({ quick = false } = {}) {
       // echo is read-only: trusted by the person's setting, it runs unasked (a wrap flag alone would not do)
       const trusted = spawnSync(process.execPath, [CLI, 'trust', `bench-kills-${i}`, 'on'], { env, encoding: 'utf8' });
       if (trusted.status !== 0) throw new Error(`broker-kills bench: airlock trust failed: ${trusted.stderr}`);
-      const s = rawSession(process.execPath, [CLI, 'wrap', '--name', `bench-kills-${i}`, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
+      const s = rawSession(process.execPath, [...WRAP, '--name', `bench-kills-${i}`, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
       await s.init();
       sessions.push(s);
     }

@@ -18,7 +18,7 @@ import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { allowedCallsTo, settled } from './broker-state.mjs';
-import { ROOT, CLI, RELAY, FIXTURE } from './paths.mjs';
+import { ROOT, RELAY, FIXTURE, WRAP } from './paths.mjs';
 import { quantile } from './stats.mjs';
 
 const PRELOAD = join(ROOT, 'bench', 'call-path-preload.mjs');
@@ -42,7 +42,7 @@ const clock = () => performance.timeOrigin + performance.now();
 
 function session(mode, env) {
   const node = process.execPath;
-  const proxy = mode === 'relay' ? [RELAY, '--'] : [CLI, 'wrap', '--name', SERVER, '--client', 'bench', '--'];
+  const proxy = mode === 'relay' ? [RELAY, '--'] : [...WRAP, '--name', SERVER, '--client', 'bench', '--'];
   return rawSession(node, ['--import', PRELOAD, ...proxy, node, '--import', PRELOAD, FIXTURE], env);
 }
 

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
-import { ROOT, CLI, RELAY } from './paths.mjs';
+import { ROOT, RELAY, WRAP } from './paths.mjs';
 import { median } from './stats.mjs';
 import { brokerAnswers } from './broker-state.mjs';
 import { withOwnBroker } from './own-broker.mjs';
@@ -36,7 +36,7 @@ function session(mode, n, env) {
   const server = [process.execPath, SERVER, '--tools', String(n)];
   // AIRLOCK_WRAP_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the wrappers (as in run.mjs)
   const extra = process.env.AIRLOCK_WRAP_NODE_ARGS ? process.env.AIRLOCK_WRAP_NODE_ARGS.split(' ') : [];
-  const args = mode === 'relay' ? [RELAY, '--', ...server] : [...extra, CLI, 'wrap', '--name', `bench-catalog-${n}`, '--client', 'bench', '--', ...server];
+  const args = mode === 'relay' ? [RELAY, '--', ...server] : [...extra, ...WRAP, '--name', `bench-catalog-${n}`, '--client', 'bench', '--', ...server];
   return rawSession(process.execPath, args, env);
 }
 

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
-import { ROOT, CLI } from './paths.mjs';
+import { ROOT, WRAP } from './paths.mjs';
 import { quantile } from './stats.mjs';
 
 const TASKS = join(ROOT, 'test', 'fixtures', 'servers', 'task-server.mjs');
@@ -38,7 +38,7 @@ export async function estopTasksRows({ home, env, quick = false }) {
   try {
     for (let i = 0; i < SESSIONS; i++) {
       const log = join(home, `tasks-${i}.log`);
-      const s = rawSession(process.execPath, [CLI, 'wrap', '--name', SERVER, '--client', 'bench', '--', process.execPath, TASKS], { ...env, FIXTURE_LOG: log });
+      const s = rawSession(process.execPath, [...WRAP, '--name', SERVER, '--client', 'bench', '--', process.execPath, TASKS], { ...env, FIXTURE_LOG: log });
       await s.init();
       sessions.push({ s, log });
     }

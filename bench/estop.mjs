@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
-import { CLI, FIXTURE } from './paths.mjs';
+import { FIXTURE, WRAP } from './paths.mjs';
 import { quantile } from './stats.mjs';
 
 const SESSIONS = 8;
@@ -17,7 +17,7 @@ const SERVER = 'bench-estop';
 /** One `airlock wrap` around the fixture, spoken to in JSON lines; answers are timed as they are read. */
 function session(home, env, i) {
   const log = join(home, `estop-${i}.log`);
-  const raw = rawSession(process.execPath, [CLI, 'wrap', '--name', SERVER, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
+  const raw = rawSession(process.execPath, [...WRAP, '--name', SERVER, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
   // the fixture logs each call it runs before answering it: how many sleeps it has started
   const started = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"tool":"sleep"')).length : 0);
   return { ...raw, request: raw.timedRequest, started };

@@ -14,7 +14,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { decide } from '../proxy-core/dist/policy/decide.js';
 import { cardLatency } from './ui.mjs';
 import { startBroker } from './own-broker.mjs';
-import { CLI, FIXTURE } from './paths.mjs';
+import { CLI, FIXTURE, WRAP } from './paths.mjs';
 import { median } from './stats.mjs';
 
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
@@ -36,7 +36,7 @@ function decideCpu(rules, n) {
 const cli = (home, args) => execFileSync(process.execPath, [CLI, ...args], { env: { ...process.env, AIRLOCK_HOME: home }, encoding: 'utf8' });
 
 async function wrapped(home, name) {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'wrap', '--name', name, '--client', 'bench', '--', process.execPath, FIXTURE], env: { ...process.env, AIRLOCK_HOME: home }, stderr: 'ignore' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...WRAP, '--name', name, '--client', 'bench', '--', process.execPath, FIXTURE], env: { ...process.env, AIRLOCK_HOME: home }, stderr: 'ignore' });
   const client = new Client({ name: 'bench', version: '1' });
   await client.connect(transport);
   return client;

@@ -13,7 +13,7 @@ import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { OtlpQueue } from '../proxy-core/dist/broker/otlp/queue.js';
 import { OtlpExporter } from '../proxy-core/dist/broker/otlp/exporter.js';
 import { startBroker } from './own-broker.mjs';
-import { CLI, FIXTURE } from './paths.mjs';
+import { FIXTURE, WRAP } from './paths.mjs';
 
 /** A receiver that takes every request and answers 200 (counting bytes): the collector's cost left out. */
 async function receiver() {
@@ -66,7 +66,7 @@ async function gate(exportOn, calls) {
   const client = await BrokerClient.connect({ dir: home, role: 'cli' });
   await client.call('rules.add', { action: 'allow', server: 'bench-otlp', tool: '*' });
   if (exportOn) await client.call('settings.set', { key: 'otlp-endpoint', value: rx.url });
-  const wrap = rawSession(process.execPath, [CLI, 'wrap', '--name', 'bench-otlp', '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: join(home, 'fixture.log') });
+  const wrap = rawSession(process.execPath, [...WRAP, '--name', 'bench-otlp', '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: join(home, 'fixture.log') });
   await wrap.init();
   const times = [];
   for (let i = 0; i < calls + 50; i++) {

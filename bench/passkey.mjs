@@ -11,7 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { launchChromium, uiLink } from '../test/helpers/chromium.mjs';
-import { CLI, FIXTURE } from './paths.mjs';
+import { FIXTURE, WRAP } from './paths.mjs';
 import { quantile } from './stats.mjs';
 import { startBroker } from './own-broker.mjs';
 
@@ -29,7 +29,7 @@ export async function passkeyRows({ quick = false } = {}) {
     broker = await BrokerClient.connect({ dir: home, role: 'cli' });
     // a lower lease is stricter: no proof needed to set it, and each approval below then takes a touch
     await broker.call('settings.set', { key: 'presence-lease', value: '0' });
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'wrap', '--name', 'bench', '--client', 'bench', '--', process.execPath, FIXTURE], env: { ...process.env, AIRLOCK_HOME: home }, stderr: 'ignore' }));
+    await client.connect(new StdioClientTransport({ command: process.execPath, args: [...WRAP, '--name', 'bench', '--client', 'bench', '--', process.execPath, FIXTURE], env: { ...process.env, AIRLOCK_HOME: home }, stderr: 'ignore' }));
     const page = await browser.context.newPage();
     const cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable', { enableUI: false });

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
-import { CLI, FIXTURE } from './paths.mjs';
+import { CLI, FIXTURE, WRAP } from './paths.mjs';
 import { quantile } from './stats.mjs';
 
 /** A broker in a fresh home: without proofs, or with them and the app's key on fd 3. */
@@ -56,7 +56,7 @@ async function untilPending(client, known) {
 async function measure(mode, rounds) {
   const appKey = randomBytes(32);
   const b = await broker(mode === 'click' ? 'click' : 'proof', appKey);
-  const wrap = rawSession(process.execPath, [CLI, 'wrap', '--name', 'bench-presence', '--client', 'bench', '--', process.execPath, FIXTURE], { ...b.env, FIXTURE_LOG: join(b.home, 'fixture.log') });
+  const wrap = rawSession(process.execPath, [...WRAP, '--name', 'bench-presence', '--client', 'bench', '--', process.execPath, FIXTURE], { ...b.env, FIXTURE_LOG: join(b.home, 'fixture.log') });
   const client = await BrokerClient.connect({ dir: b.home, role: 'ui' });
   const out = [];
   const known = new Set();

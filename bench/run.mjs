@@ -33,7 +33,7 @@ import { presenceRows } from './presence.mjs';
 import { activityRows } from './activity.mjs';
 import { otlpRows } from './otlp.mjs';
 import { grantRows } from './grants.mjs';
-import { ROOT, CLI, RELAY, FIXTURE, EVERYTHING } from './paths.mjs';
+import { ROOT, CLI, RELAY, FIXTURE, EVERYTHING, WRAP } from './paths.mjs';
 import { startBroker } from './own-broker.mjs';
 import { quantile, median } from './stats.mjs';
 import { chromiumPath } from '../test/helpers/chromium.mjs';
@@ -61,7 +61,7 @@ function commandFor(mode, server) {
   if (mode === 'relay') return { command: node, args: [RELAY, '--', node, ...server] };
   // AIRLOCK_WRAP_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the wrappers
   const extra = process.env.AIRLOCK_WRAP_NODE_ARGS ? process.env.AIRLOCK_WRAP_NODE_ARGS.split(' ') : [];
-  return { command: node, args: [...extra, CLI, 'wrap', '--name', name, '--client', 'bench', '--', node, ...server] };
+  return { command: node, args: [...extra, ...WRAP, '--name', name, '--client', 'bench', '--', node, ...server] };
 }
 
 const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN);

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rawSession } from './raw-session.mjs';
-import { ROOT, CLI } from './paths.mjs';
+import { ROOT, CLI, WRAP } from './paths.mjs';
 import { median } from './stats.mjs';
 import { brokerAnswers } from './broker-state.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
@@ -18,7 +18,7 @@ const SIZE = 100 * 1024;
 
 /** One wrapped filesystem server, spoken to in JSON lines. */
 function session(env, name, command) {
-  return rawSession(process.execPath, [CLI, 'wrap', '--name', name, '--client', 'bench', '--', ...command], env);
+  return rawSession(process.execPath, [...WRAP, '--name', name, '--client', 'bench', '--', ...command], env);
 }
 
 function cli(env, ...args) {

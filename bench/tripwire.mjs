@@ -13,7 +13,7 @@ import { EventEmitter } from 'node:events';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { CallBudget } from '../proxy-core/dist/wrap/call-budget.js';
 import { systemClock } from '../proxy-core/dist/util/clock.js';
-import { CLI, FIXTURE } from './paths.mjs';
+import { FIXTURE, WRAP } from './paths.mjs';
 import { median } from './stats.mjs';
 import { withOwnBroker } from './own-broker.mjs';
 
@@ -22,7 +22,7 @@ const BURST = 600;
 
 function session(home, env, name) {
   const log = join(home, `${name}-${process.pid}-${Date.now()}.log`);
-  const raw = rawSession(process.execPath, [CLI, 'wrap', '--name', name, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
+  const raw = rawSession(process.execPath, [...WRAP, '--name', name, '--client', 'bench', '--', process.execPath, FIXTURE], { ...env, FIXTURE_LOG: log });
   const ran = (prefix) => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((l) => l.includes('"tool":"write_note"') && l.includes(`"${prefix}`)).length : 0);
   return { ...raw, ran };
 }

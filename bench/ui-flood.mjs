@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { rawSession } from './raw-session.mjs';
-import { CLI, FIXTURE } from './paths.mjs';
+import { CLI, FIXTURE, WRAP } from './paths.mjs';
 import { quantile } from './stats.mjs';
 import { startBroker } from './own-broker.mjs';
 
@@ -49,7 +49,7 @@ export async function uiFloodRows({ quick = false } = {}) {
   const env = { ...process.env, AIRLOCK_HOME: home };
   const admin = await BrokerClient.connect({ dir: home });
   await admin.call('rules.add', { action: 'allow', server: 'bench-flood', tool: 'echo' });
-  const wrap = rawSession(process.execPath, [CLI, 'wrap', '--name', 'bench-flood', '--client', 'bench', '--', process.execPath, FIXTURE], env);
+  const wrap = rawSession(process.execPath, [...WRAP, '--name', 'bench-flood', '--client', 'bench', '--', process.execPath, FIXTURE], env);
   await wrap.init();
   const measure = async () => {
     const call = [];

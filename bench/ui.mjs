@@ -15,7 +15,7 @@ import { Store } from '../proxy-core/dist/broker/db/store.js';
 import { databasePath } from '../proxy-core/dist/ipc/paths.js';
 import { launchChromium, signIn, uiLink } from '../test/helpers/chromium.mjs';
 import { seedJournal } from './journal-records.mjs';
-import { ROOT, CLI, FIXTURE } from './paths.mjs';
+import { ROOT, FIXTURE, WRAP } from './paths.mjs';
 import { median } from './stats.mjs';
 import { startBroker } from './own-broker.mjs';
 
@@ -102,7 +102,7 @@ export async function cardLatency(quick) {
   const origin = d.url.origin;
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'wrap', '--name', 'bench', '--client', 'bench', '--', process.execPath, FIXTURE],
+    args: [...WRAP, '--name', 'bench', '--client', 'bench', '--', process.execPath, FIXTURE],
     env: { ...process.env, AIRLOCK_HOME: home },
     stderr: 'ignore',
   });

@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
-import { ROOT, CLI, RELAY, FIXTURE } from './paths.mjs';
+import { ROOT, CLI, RELAY, FIXTURE, WRAPPER_NODE_FLAGS } from './paths.mjs';
 import { median } from './stats.mjs';
 
 const STAMP = join(ROOT, 'bench', 'stamp-start.mjs');
@@ -35,7 +35,7 @@ async function once(mode, env, stamps) {
   // AIRLOCK_WRAP_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the wrapper
   const extra = process.env.AIRLOCK_WRAP_NODE_ARGS ? process.env.AIRLOCK_WRAP_NODE_ARGS.split(' ') : [];
   const wrap = ['wrap', '--name', SERVER, '--client', 'bench', '--', ...server];
-  const args = mode === 'relay' ? ['--import', STAMP, RELAY, '--', ...server] : [...extra, '--import', STAMP, mode === 'airlock' ? CLI : UNBUNDLED, ...wrap];
+  const args = mode === 'relay' ? ['--import', STAMP, RELAY, '--', ...server] : [...extra, ...WRAPPER_NODE_FLAGS, '--import', STAMP, mode === 'airlock' ? CLI : UNBUNDLED, ...wrap];
   writeFileSync(stamps, '');
   const t0 = performance.timeOrigin + performance.now();
   const s = rawSession(node, args, { ...env, BENCH_START_STAMPS: stamps });

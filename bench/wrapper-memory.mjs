@@ -12,7 +12,7 @@ import { withOwnBroker } from './own-broker.mjs';
 import { rawSession } from './raw-session.mjs';
 import { BrokerClient } from '../proxy-core/dist/ipc/client.js';
 import { allowedCallsTo, settled } from './broker-state.mjs';
-import { CLI, RELAY, FIXTURE } from './paths.mjs';
+import { RELAY, FIXTURE, WRAP } from './paths.mjs';
 import { quantile, median } from './stats.mjs';
 
 const SERVER = 'bench-wrapper-memory';
@@ -25,7 +25,7 @@ function session(mode, env) {
   const node = process.execPath;
   // AIRLOCK_WRAP_NODE_ARGS="--cpu-prof --cpu-prof-dir=DIR" profiles the wrapper
   const extra = process.env.AIRLOCK_WRAP_NODE_ARGS ? process.env.AIRLOCK_WRAP_NODE_ARGS.split(' ') : [];
-  const args = mode === 'relay' ? [RELAY, '--', node, FIXTURE] : [...extra, CLI, 'wrap', '--name', SERVER, '--client', 'bench', '--', node, FIXTURE];
+  const args = mode === 'relay' ? [RELAY, '--', node, FIXTURE] : [...extra, ...WRAP, '--name', SERVER, '--client', 'bench', '--', node, FIXTURE];
   return rawSession(node, args, env);
 }
 

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { makeHome, type TestHome } from '../helpers/client-home.js';
 import { CLIENT_IDS } from '../../proxy-core/src/clients/index.js';
+import { WRAPPER_NODE_FLAGS } from '../../proxy-core/src/wrap/v8-tuning.js';
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'airlock.js');
 
@@ -81,13 +82,31 @@ describe('airlock protect / unprotect', () => {
     expect(p.stdout).toMatch(/^protected\s+a\s/m);
     const wrapped = JSON.parse(readFileSync(h.config, 'utf8').replace(/\/\/ mine/, '')) as { mcpServers: { a: { command: string; args: string[] } } };
     expect(wrapped.mcpServers.a.command).toBe(process.execPath);
-    expect(wrapped.mcpServers.a.args.slice(1, 8)).toEqual(['wrap', '--name', 'a', '--client', 'cursor', 'npx', '-y']);
-    expect(wrapped.mcpServers.a.args[0]).toBe(resolve(CLI));
+    // the wrapper's Node flags, then the script
+    const flags = WRAPPER_NODE_FLAGS.length;
+    expect(flags).toBeGreaterThan(0);
+    expect(wrapped.mcpServers.a.args.slice(0, flags)).toEqual(WRAPPER_NODE_FLAGS);
+    expect(wrapped.mcpServers.a.args.slice(flags + 1, flags + 8)).toEqual(['wrap', '--name', 'a', '--client', 'cursor', 'npx', '-y']);
+    expect(wrapped.mcpServers.a.args[flags]).toBe(resolve(CLI));
     const again = await airlock(h, ['protect', 'cursor', 'a']);
     expect(again.stdout).toMatch(/unchanged\s+a .*already protected/);
     const u = await airlock(h, ['unprotect', 'cursor', '--all']);
     expect(u.code).toBe(0);
     expect(h.read()).toBe(CURSOR);
+  });
+
+  test('an entry protect wrote before it gave the wrapper Node flags: still protected, left as it is, unprotected back to the original', async () => {
+    const h = makeHome('cursor', '{"mcpServers": {"a": {"command": "npx", "args": ["-y", "a"]}}}');
+    homes.push(h);
+    const before = { mcpServers: { a: { command: process.execPath, args: [resolve(CLI), 'wrap', '--name', 'a', '--client', 'cursor', 'npx', '-y', 'a'] } } };
+    writeFileSync(h.config, JSON.stringify(before));
+    const list = JSON.parse((await airlock(h, ['clients', '--json'])).stdout) as { client: string; locations: { servers: { name: string; protected: boolean }[] }[] }[];
+    expect(list.find((c) => c.client === 'cursor')!.locations[0]!.servers).toEqual([expect.objectContaining({ name: 'a', protected: true })]);
+    const again = await airlock(h, ['protect', 'cursor', 'a']);
+    expect(again.stdout).toMatch(/unchanged\s+a .*already protected/);
+    expect(h.read()).toBe(JSON.stringify(before));
+    expect((await airlock(h, ['unprotect', 'cursor', 'a'])).code).toBe(0);
+    expect(JSON.parse(h.read())).toEqual({ mcpServers: { a: { command: 'npx', args: ['-y', 'a'] } } });
   });
 
   test("the data dir's backups folder made a symlink: protect changes nothing, writes nothing where it leads, and says why", async () => {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { cleanup, cli, executedCalls, fixture, tempDir, textOf, waitForTicket } from '../helpers/airlock.js';
 import { connectEntry, startAirlock } from '../helpers/e2e.js';
+import { WRAPPER_NODE_FLAGS } from '../../proxy-core/src/wrap/v8-tuning.js';
 
 afterEach(cleanup);
 
@@ -31,6 +32,8 @@ test('a protected entry, started the way a client starts it, holds an unannotate
   expect(protect.code, protect.stderr).toBe(0);
   const entry = (JSON.parse(readFileSync(config, 'utf8')) as { mcpServers: { fixture: Entry } }).mcpServers.fixture;
   expect(entry.args).toContain('wrap');
+  // the wrapper's Node flags come first: this test starts the wrapper with them
+  expect(entry.args.slice(0, WRAPPER_NODE_FLAGS.length)).toEqual(WRAPPER_NODE_FLAGS);
 
   await startAirlock({ home: dataHome });
   // What a GUI client passes: its own small environment, the entry's env, and nothing else.

@@ -12,6 +12,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { CLI, EVERYTHING, startDaemon } from '../helpers/airlock.js';
 import { dataDir } from '../../proxy-core/src/ipc/paths.js';
 import { CLIENT_CLIS, clientEnv, installClientCli, installSoon, runClient, type ClientCli, type Run } from '../helpers/client-cli.js';
+import { WRAPPER_NODE_FLAGS } from '../../proxy-core/src/wrap/v8-tuning.js';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -217,7 +218,9 @@ describe('Codex', () => {
     expect(p.stdout).toMatch(/^skipped\s+remote\s.*remote server in a TOML file/m);
     const got = JSON.parse(ok(await w.client(['mcp', 'get', 'files', '--json']), 'codex mcp get files').stdout) as { transport: { command: string; args: string[] } };
     expect(got.transport.command).toBe(process.execPath);
-    expect(got.transport.args.slice(1)).toEqual(['wrap', '--name', 'files', '--client', 'codex', 'node', '/srv/server.js', '--stdio']);
+    // the wrapper's Node flags and Airlock's script, then wrap's words and the server's
+    expect(got.transport.args.slice(0, WRAPPER_NODE_FLAGS.length)).toEqual(WRAPPER_NODE_FLAGS);
+    expect(got.transport.args.slice(WRAPPER_NODE_FLAGS.length + 1)).toEqual(['wrap', '--name', 'files', '--client', 'codex', 'node', '/srv/server.js', '--stdio']);
     await unprotectAll(w, 'codex');
     expect(readFileSync(file).equals(before)).toBe(true);
   }, SLOW);
@@ -252,7 +255,8 @@ describe('opencode', () => {
     const config = JSON.parse(ok(await w.client(['debug', 'config'], 120_000), 'opencode debug config').stdout) as { mcp: Record<string, { type: string; command: string[]; environment?: Record<string, string> }> };
     expect(config.mcp.files).toMatchObject({ type: 'local', environment: { FOO: 'bar' } });
     expect(config.mcp.files!.command[0]).toBe(process.execPath);
-    expect(config.mcp.files!.command.slice(2)).toEqual(['wrap', '--name', 'files', '--client', 'opencode', 'node', '/srv/server.js', '--stdio']);
+    expect(config.mcp.files!.command.slice(1, 1 + WRAPPER_NODE_FLAGS.length)).toEqual(WRAPPER_NODE_FLAGS);
+    expect(config.mcp.files!.command.slice(2 + WRAPPER_NODE_FLAGS.length)).toEqual(['wrap', '--name', 'files', '--client', 'opencode', 'node', '/srv/server.js', '--stdio']);
     expect(config.mcp.remote).toMatchObject({ type: 'local' });
     expect(config.mcp.remote!.command).toContain('--url');
     const list = shown(ok(await w.client(['mcp', 'list'], 120_000), 'opencode mcp list'));

@@ -14,7 +14,8 @@ import {
 } from '../../../proxy-core/src/clients/index.js';
 import { ConcurrentEditError, writeFileAtomic } from '../../../proxy-core/src/clients/atomic-write.js';
 import { backupPath } from '../../../proxy-core/src/clients/backup.js';
-import { cliLauncher } from '../../../proxy-core/src/cli/launcher.js';
+import { cliLauncher, ownLaunchers } from '../../../proxy-core/src/cli/launcher.js';
+import { WRAPPER_NODE_FLAGS } from '../../../proxy-core/src/wrap/v8-tuning.js';
 import { fixture, makeHome, TEST_LAUNCHER, type TestHome } from '../../helpers/client-home.js';
 
 const homes: TestHome[] = [];
@@ -242,12 +243,19 @@ describe('resolveServerEntry', () => {
 });
 
 describe('launcher', () => {
-  test("the CLI's default is this node and the repo bin, both absolute", () => {
+  test("the CLI's default is this node, the wrapper's Node flags and the repo bin, both paths absolute", () => {
     const l = cliLauncher({});
     expect(l.command).toBe(process.execPath);
-    expect(l.argsPrefix).toHaveLength(1);
-    expect(l.argsPrefix[0]).toMatch(/bin[\\/]airlock\.js$/);
-    expect(existsSync(l.argsPrefix[0]!)).toBe(true);
+    expect(l.argsPrefix).toEqual([...WRAPPER_NODE_FLAGS, expect.stringMatching(/bin[\\/]airlock\.js$/)]);
+    expect(WRAPPER_NODE_FLAGS.every((f) => f.startsWith('--'))).toBe(true);
+    expect(existsSync(l.argsPrefix.at(-1)!)).toBe(true);
+  });
+  test('what counts as this checkout: the launcher protect writes, and the same without the flags (entries written before them)', () => {
+    const [mine, before, ...rest] = ownLaunchers({});
+    expect(rest).toEqual([]);
+    expect(mine).toEqual(cliLauncher({}));
+    expect(before).toEqual({ command: process.execPath, argsPrefix: [cliLauncher({}).argsPrefix.at(-1)] });
+    expect(ownLaunchers({ AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock"]' })).toEqual([{ command: '/opt/Airlock/airlock', argsPrefix: [] }, mine, before]);
   });
   test('AIRLOCK_LAUNCHER replaces it', async () => {
     expect(launcherFromEnv({})).toBeUndefined();
