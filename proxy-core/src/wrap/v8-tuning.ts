@@ -15,9 +15,10 @@ import { setFlagsFromString } from 'node:v8';
  * `--v8-pool-size=1`: one worker thread for V8's background jobs, not Node's four. The wrapper's background work is
  * its optimising compiles and the garbage collector's helpers; with four threads up to four compiles ran at once,
  * and the memory each took (its zone, its thread's allocator arena) stayed with the process. After 3,000
- * pipelined calls the wrapper's anonymous memory was 1.5 to 2 MB smaller with one thread (RSS 54.8 to 55.5 MB
- * against 56.4 to 57.0, the byte relay's about 50.5), and eight wrappers' throughput, the pipelined rate, the
- * median call and start-up with 10,000 tools stayed within their noise in alternating runs.
+ * pipelined calls the wrapper was 0.9 MB smaller at the median of 8 pairs of runs (its anonymous memory 0.9 to
+ * 1.7 MB smaller), and the median call one at a time 1.22 to 1.26 times the byte relay's against 1.29 to 1.30;
+ * eight wrappers' throughput, the pipelined rate and start-up with 10,000 tools stayed within their noise in
+ * alternating runs. (Compiling on the main thread instead saved more memory, and doubled the slowest calls.)
  */
 export const WRAPPER_NODE_FLAGS: readonly string[] = ['--v8-pool-size=1'];
 
