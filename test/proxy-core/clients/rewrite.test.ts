@@ -257,6 +257,22 @@ describe('launcher', () => {
     expect(before).toEqual({ command: process.execPath, argsPrefix: [cliLauncher({}).argsPrefix.at(-1)] });
     expect(ownLaunchers({ AIRLOCK_LAUNCHER: '["/opt/Airlock/airlock"]' })).toEqual([{ command: '/opt/Airlock/airlock', argsPrefix: [] }, mine, before]);
   });
+  test('only those exact words: an entry with other Node flags before the script (a preload, say) is not protected', async () => {
+    const h = home('cursor', CURSOR);
+    const bin = cliLauncher({}).argsPrefix.at(-1)!;
+    const opts = { ...h.opts, launchers: ownLaunchers({}) };
+    for (const flags of [['--require', '/tmp/evil.cjs'], ['--v8-pool-size=1', '--import=/tmp/evil.mjs'], ['--v8-pool-size=2']]) {
+      await protectServers({ ...opts, client: 'cursor', servers: ['b'], launcher: { command: process.execPath, argsPrefix: [...flags, bin] } });
+      const b = (await discoverClient('cursor', opts)).locations[0]!.servers[1]!;
+      // not Airlock's launcher: a look-alike, whatever the reason it gives (a flag's path that does not exist is "gone")
+      expect(b, flags.join(' ')).toMatchObject({ protected: false, lookAlike: expect.stringMatching(/looks wrapped/) });
+      await unprotectServers({ ...opts, client: 'cursor', servers: ['b'] }).catch(() => {});
+      h.write(CURSOR);
+    }
+    // and the real one is
+    await protectServers({ ...opts, client: 'cursor', servers: ['b'], launcher: cliLauncher({}) });
+    expect((await discoverClient('cursor', opts)).locations[0]!.servers[1]!).toMatchObject({ protected: true });
+  });
   test('AIRLOCK_LAUNCHER replaces it', async () => {
     expect(launcherFromEnv({})).toBeUndefined();
     expect(launcherFromEnv({ AIRLOCK_LAUNCHER: ' ' })).toBeUndefined();
