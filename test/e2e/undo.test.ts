@@ -12,7 +12,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
-import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, FILESYSTEM, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
+import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, FILESYSTEM, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitFor, waitForSessions, waitForTicket } from '../helpers/airlock.js';
 import { airlockWithFilesystem, startAirlock } from '../helpers/e2e.js';
 
 afterEach(cleanup);
@@ -84,6 +85,77 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
       expect([code, report.ok]).toEqual([0, true]);
       expect(readFileSync(target, 'utf8')).toBe(expected);
     }
+  });
+
+  test('the broker SIGKILLed again and again while a client writes one file: every undo that runs puts back the bytes the write before it left, and none overwrites a later write', async () => {
+    const home = tempDir();
+    const root = join(home, 'files');
+    mkdirSync(root);
+    let { daemon } = await startAirlock({ home });
+    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+    // a loop of writes at machine speed is what the tripwire stops: these are to reach the server
+    await cli(home, ['settings', 'tripwire', 'off']);
+    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+    const target = join(root, 'often.txt');
+    writeFileSync(target, 'v0');
+    // ground truth, from the disk after each call: the contents in the order the server wrote them
+    const written = ['v0'];
+    let n = 0;
+    const write = async () => {
+      const content = `v${++n}`;
+      const r = await w.client.callTool({ name: 'write_file', arguments: { path: target, content } }).catch((err: Error) => ({ isError: true, err }));
+      const now = readFileSync(target, 'utf8');
+      if (!r.isError) expect(now).toBe(content);
+      // refused (the broker down: no snapshot could be taken) or not, the file holds what the server last wrote
+      if (now !== written.at(-1)) written.push(now);
+    };
+    for (let round = 0; round < 5; round++) {
+      await waitForSessions(home, 1);
+      let writing = true;
+      const writer = (async () => {
+        while (writing) await write();
+      })();
+      // killed at a moment the writes cannot choose: after 1 to 40 of them
+      const until = n + 1 + Math.floor(Math.random() * 40);
+      await waitFor(() => n >= until, 20_000, `${until} writes`);
+      const exited = new Promise((r) => daemon.proc.once('close', r));
+      daemon.proc.kill('SIGKILL');
+      await exited;
+      writing = false;
+      await writer;
+      daemon = await startDaemon(home);
+    }
+    await waitForSessions(home, 1);
+    // a last write after the restart names what came before it, as a client's next call would
+    await write();
+    // its end journaled, and what undo can do for it known
+    await finishedCalls(home, 'write_file', { keep: (x) => x.arguments?.includes(`"v${n}"`) === true });
+    const broker = await BrokerClient.connect({ dir: home, role: 'cli' });
+    onCleanup(() => broker.close());
+    const all = (await broker.call('history', { tool: 'write_file', limit: 1000 })).calls;
+    const calls = all.filter((c) => c.decision === 'allow' && c.outcome === 'ok');
+    const wrote = (c: (typeof all)[number]) => (JSON.parse(c.arguments ?? '{}') as { content?: string }).content!;
+    // the journal holds every write the server made, each once, as allowed and run; the others were not run
+    expect(calls.map(wrote).reverse()).toEqual(written.slice(1));
+    // each undo, newest first: one that runs leaves the bytes the write before that call left; one that does not,
+    // the file as it was
+    const refused: string[] = [];
+    for (const call of calls) {
+      const before = readFileSync(target, 'utf8');
+      const report = await broker.call('undo', { id: call.id, force: false });
+      const after = readFileSync(target, 'utf8');
+      if (report.ok) {
+        expect(before, `${call.id} undone while the file held a later write`).toBe(wrote(call));
+        expect(after).toBe(written[written.indexOf(wrote(call)) - 1]);
+      } else {
+        refused.push(`${wrote(call)}: ${report.summary}`);
+        expect(after, `${call.id} refused (${report.summary}), the file changed all the same`).toBe(before);
+      }
+    }
+    // and a kill, wherever it fell, lost no write's snapshot nor the state it left
+    expect(refused).toEqual([]);
+    expect(readFileSync(target, 'utf8')).toBe('v0');
+    expect(calls.length).toBeGreaterThan(5);
   });
 
   test('a file the call created is removed by its undo', async () => {

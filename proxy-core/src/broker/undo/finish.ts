@@ -5,8 +5,12 @@
  * only for a call the journal committed: the journal writer hands the calls over after the commit. The one
  * exception is a snapshotted call its wrapper says ended, in its next prepare: its files are read then, since
  * the next call may change them before the journal's batch arrives (`ended`).
+ *
+ * The after-states are written to the record before anything waiting for them goes on (the wrapper's next call):
+ * a broker stopped between that and the record's end (SIGKILL, a crash) finishes it at its next start
+ * (`resume`), instead of reading after-states that the next call may have changed by then.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { StoredCallSummary } from '../../protocol/events.js';
 import { UNDO_ID_PREFIX, type UndoContext } from './context.js';
 import { driftSince, folderChainOrNone } from './dirs.js';
@@ -15,7 +19,7 @@ import { type InverseRecordDeps, recordInverse } from './inverse.js';
 import type { Inverses } from './inverses.js';
 import { undoInfo } from './info.js';
 import type { CallSnapshots } from './prepare.js';
-import type { PathEntry } from './records.js';
+import type { PathEntry, SnapshotPlan, UndoRecord } from './records.js';
 
 /** Calls ended early (`ended`) whose journaled end is still awaited, at most. */
 const MAX_ENDED_EARLY = 10_000;
@@ -98,13 +102,52 @@ export class CallEnds {
     await Promise.all(reading);
   }
 
-  /** `ended` for one call: read only when the call is this session's (its record is written once its snapshot is). */
+  /**
+   * `ended` for one call: read only when the call is this session's (its record is written once its snapshot is),
+   * or when its session is gone and this one is of the same server: the same wrapper connected again (after the
+   * broker restarted, or its connection dropped), which names the calls answered since its last prepare, as before.
+   * Read early, a call's files only make its undo stricter; read late, after this session's next call changed
+   * them, its undo would put back the first call's files over that change.
+   */
   private async finishOf(sessionId: string, callId: string, afterRead: () => void): Promise<void> {
     await this.snapshots.storing.get(callId);
-    if (this.ctx.records.get(callId)?.sessionId === sessionId) return this.finish(callId, 'ok', afterRead);
+    const owner = this.ctx.records.get(callId);
+    if (owner?.sessionId === sessionId || (owner && this.orphanOf(owner, sessionId))) return this.finish(callId, 'ok', afterRead);
     // another session's call: its own end reads it, or, if that came meanwhile, this does
     if (!this.endedEarly.delete(callId)) return this.finish(callId, 'ok', afterRead);
     this.snapshots.prepared.add(callId);
+  }
+
+  /** Is `rec` a call of a session no longer connected, and `sessionId` a session of the same server? */
+  private orphanOf(rec: UndoRecord, sessionId: string): boolean {
+    let mine = false;
+    for (const s of this.ctx.port.sessions()) {
+      if (s.info.id === rec.sessionId) return false;
+      if (s.info.id === sessionId) mine = s.info.server === rec.server;
+    }
+    return mine;
+  }
+
+  /**
+   * At the broker's start: the snapshotted calls the last run left prepared. One whose after-states were written
+   * (the broker stopped while keeping its old files) is finished now; the rest wait for their end as before (their
+   * wrapper, connected again, names them in its next prepare).
+   */
+  resume(): void {
+    for (const id of [...this.snapshots.prepared]) {
+      const rec = this.ctx.records.get(id);
+      if (rec?.plan?.kind !== 'snapshot' || !rec.plan.paths.every((p) => p.after !== undefined)) continue;
+      const plan = rec.plan;
+      this.snapshots.prepared.delete(id);
+      // its end, journaled now or later, finds it read, as after `ended`
+      this.endedEarly.add(id);
+      this.track(id, async (afterRead) => {
+        afterRead();
+        // once the broker that is starting is built (what keeping records may report goes through it)
+        await nextTurn();
+        await this.keep(rec, plan, []);
+      });
+    }
   }
 
   /** Resolves once the after-states being read now are recorded (what a history page read next will show). */
@@ -160,38 +203,61 @@ export class CallEnds {
       this.ctx.records.releaseHeld(rec.plan);
       return;
     }
-    const contents = new Map<string, Buffer>();
-    /** The held link each blob's bytes were read from (it becomes the blob when nothing else names it). */
-    const heldFiles = new Map<string, { linkPath: string; held: Held }>();
-    const read: { entry: PathEntry; after: FileState; dirsAfter: ReturnType<typeof folderChainOrNone>; bytes?: Buffer | Error }[] = [];
+    const paths: PathEntry[] = [];
+    /** By path: the held old file's bytes read now (or why they could not be), when they are not read later. */
+    const readEarly: (Buffer | Error | undefined)[] = [];
     let later = false;
     for (const p of rec.plan.paths) {
       const after = await currentState(p.path, HASH_LIMIT);
-      const one: (typeof read)[number] = { entry: p, after, dirsAfter: folderChainOrNone(p.path) };
-      read.push(one);
-      if (!p.held) continue;
-      try {
-        const linkPath = this.ctx.blobs.heldPath(p.held.name);
-        if (heldAlone(linkPath, p.held)) later = true;
-        else one.bytes = await readHeld(linkPath, p.held);
-      } catch (err) {
-        one.bytes = err as Error;
+      const dirsAfter = folderChainOrNone(p.path);
+      paths.push({ ...p, after, ...(dirsAfter ? { dirsAfter } : {}) });
+      let bytes: Buffer | Error | undefined;
+      if (p.held) {
+        try {
+          const linkPath = this.ctx.blobs.heldPath(p.held.name);
+          if (heldAlone(linkPath, p.held)) later = true;
+          else bytes = await readHeld(linkPath, p.held);
+        } catch (err) {
+          bytes = err as Error;
+        }
       }
+      readEarly.push(bytes);
+    }
+    const plan = { kind: 'snapshot' as const, paths };
+    try {
+      // written before the next call may change the files: a broker stopped from here on finishes it at its start
+      this.ctx.records.update(callId, { state: 'prepared', plan }, now());
+    } catch {
+      // the database refused (a full disk): the record's end below most likely fails too, and says so
     }
     afterRead();
     if (later) await sleep(KEEP_AFTER_MS);
+    await this.keep(rec, plan, readEarly);
+  }
+
+  /**
+   * The end of a snapshotted call's record, its after-states read (`plan`): the old files held by a link kept as
+   * snapshots (their bytes read now, unless in `readEarly`, by path), and the record ready, or unchanged.
+   */
+  private async keep(rec: UndoRecord, plan: SnapshotPlan, readEarly: readonly (Buffer | Error | undefined)[]): Promise<void> {
+    const { callId } = rec;
+    const now = () => this.ctx.port.clock.now();
+    const contents = new Map<string, Buffer>();
+    /** The held link each blob's bytes were read from (it becomes the blob when nothing else names it). */
+    const heldFiles = new Map<string, { linkPath: string; held: Held }>();
     const paths: PathEntry[] = [];
-    for (const { entry: p, after, dirsAfter, bytes: readBefore } of read) {
+    for (const [i, p] of plan.paths.entries()) {
       if (!p.held) {
-        paths.push({ ...p, after, ...(dirsAfter ? { dirsAfter } : {}) });
+        paths.push(p);
         continue;
       }
       let linkPath: string;
       let bytes: Buffer;
       try {
-        if (readBefore instanceof Error) throw readBefore;
+        const early = readEarly[i];
+        if (early instanceof Error) throw early;
         linkPath = this.ctx.blobs.heldPath(p.held.name);
-        bytes = readBefore ?? (await readHeld(linkPath, p.held));
+        bytes = early ?? (await readHeld(linkPath, p.held));
       } catch (err) {
         this.ctx.records.update(callId, { state: 'unavailable', reason: `${p.path}: ${why(err)}` }, now());
         return;
@@ -200,11 +266,11 @@ export class CallEnds {
       contents.set(sha, bytes);
       heldFiles.set(sha, { linkPath, held: p.held });
       const { held: _held, ...entry } = p;
-      paths.push({ ...entry, before: { ...(p.before as Extract<FileState, { type: 'file' }>), sha256: sha }, after, ...(dirsAfter ? { dirsAfter } : {}) });
+      paths.push({ ...entry, before: { ...(p.before as Extract<FileState, { type: 'file' }>), sha256: sha } });
     }
-    const plan = { kind: 'snapshot' as const, paths };
+    const kept = { kind: 'snapshot' as const, paths };
     if (!paths.some((p) => !sameState(p.before, p.after))) {
-      this.ctx.records.update(callId, { state: 'unchanged', reason: 'the call left its files as they were', plan }, now());
+      this.ctx.records.update(callId, { state: 'unchanged', reason: 'the call left its files as they were', plan: kept }, now());
       return;
     }
     try {
@@ -212,13 +278,13 @@ export class CallEnds {
         const h = heldFiles.get(sha);
         if (!h || !this.ctx.blobs.adopt(sha, h.linkPath, h.held)) await this.ctx.blobs.write(sha, bytes);
       }
-      this.ctx.records.settle(callId, { state: 'ready', plan }, contents, now());
+      this.ctx.records.settle(callId, { state: 'ready', plan: kept }, contents, now());
     } catch (err) {
       this.ctx.records.update(callId, { state: 'unavailable', reason: `its snapshot could not be stored (${why(err)})` }, now());
       this.ctx.port.record('snapshot-failed', rec.server, rec.tool, { callId, error: why(err) });
       return;
     } finally {
-      this.ctx.records.releaseHeld(rec.plan);
+      this.ctx.records.releaseHeld(plan);
     }
     if (contents.size) this.ctx.prune(new Set([callId]));
   }

@@ -95,22 +95,25 @@ export class CallSnapshots {
       return { ok: true, undoable: false, reason: early.reason };
     }
     const rec = { ...base, state: 'prepared' as const, reason: null, plan: { kind: 'snapshot' as const, paths: entries } };
-    if (this.storageFailed !== null) {
-      // the last snapshot could not be stored: this one is stored before the call runs, or the call does not run
+    // Stored before the call runs, or the call does not run: when the last snapshot could not be stored, and when
+    // there are no bytes to write (old files held by a link, missing files, folders), only the record, which costs
+    // little (a broker killed while the call runs then still knows the call and its held files at its next start).
+    if (this.storageFailed !== null || contents.size === 0) {
       try {
         await this.persist(rec, contents);
       } catch (err) {
         this.storageFailed = why(err);
+        this.ctx.records.releaseHeld(rec.plan);
         return refusal(`the snapshot of ${entries.map((e) => e.path).join(', ')} (${why(err)})`);
       }
       this.storageFailed = null;
       this.prepared.add(p.callId);
       return { ok: true, undoable: true };
     }
-    // The prior state is read (bytes in memory and hashed, or the old file held by a link): the call may run. It
-    // is written out right after this answer leaves, while the server runs the call: that write is most of what
-    // a snapshot costs. Should it fail, the call is marked not undoable (an event says so), and the next
-    // snapshot is stored before its call is let through.
+    // The prior state is read (bytes in memory and hashed): the call may run. It is written out right after this
+    // answer leaves, while the server runs the call: that write is most of what a snapshot costs. Should it fail,
+    // the call is marked not undoable (an event says so), and the next snapshot is stored before its call is let
+    // through.
     this.prepared.add(p.callId);
     this.storeLater(rec, contents);
     return { ok: true, undoable: true };
@@ -190,7 +193,7 @@ export class CallSnapshots {
   private async persist(rec: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer>): Promise<void> {
     for (const [sha, content] of contents) await this.ctx.blobs.write(sha, content);
     this.ctx.records.insert(rec, contents);
-    this.ctx.prune(new Set([rec.callId]));
+    if (contents.size) this.ctx.prune(new Set([rec.callId]));
   }
 
   private storeLater(rec: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer>): void {

@@ -3,7 +3,8 @@
  * undo can itself be undone). A record says how (a file snapshot, or a declared inverse call), what it would
  * do (the plan), and where it stands:
  *
- *   prepared    a snapshot was taken before the call ran; the call has not been journaled as finished yet
+ *   prepared    a snapshot was taken before the call ran; what the call left is not recorded whole yet (its
+ *               after-states may be in the plan already, its held old files not kept yet: finish.ts)
  *   ready       it can be undone
  *   unchanged   the call left every file it names as it was: nothing to undo
  *   unavailable it cannot be undone (the reason says why)

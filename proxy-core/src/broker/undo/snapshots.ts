@@ -7,7 +7,7 @@
  * A blob is written (a temporary name, then a rename) before the row that refers to it is committed; a blob
  * left without a row by a crash is swept at the next start.
  */
-import { existsSync, readdirSync, chmodSync, unlinkSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, linkSync, readdirSync, chmodSync, unlinkSync, writeFileSync, renameSync } from 'node:fs';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -172,10 +172,13 @@ export class SnapshotBlobs {
   }
 
   /**
-   * Keep a held old file as the blob `sha` by renaming its link, instead of writing a copy of its bytes: only when
-   * the link is its only name and it is still the file that was read (`heldAlone`), so nothing else can write
-   * into the blob through another name. True when the blob is kept (by this, or already); false when the bytes
-   * must be written (`write`). A blob is checked against its hash whenever it is read, as a copy is.
+   * Keep a held old file as the blob `sha` by giving it the blob's name too, instead of writing a copy of its
+   * bytes: only when the held link is its only name and it is still the file that was read (`heldAlone`), so
+   * nothing else can write into the blob through another name. True when the blob is kept (by this, or already);
+   * false when the bytes must be written (`write`). A blob is checked against its hash whenever it is read, as a
+   * copy is. The held name is let go by the caller once the record naming the blob is committed: a broker killed
+   * before that finds the file at its next start by the held name (the blob's name, referred to by no row, is
+   * swept), and one killed after, by the blob's.
    */
   adopt(sha: string, linkPath: string, held: Held): boolean {
     const path = this.path(sha);
@@ -183,7 +186,7 @@ export class SnapshotBlobs {
     if (!heldAlone(linkPath, held)) return false;
     try {
       chmodSync(linkPath, 0o600);
-      renameSync(linkPath, path);
+      linkSync(linkPath, path);
       return true;
     } catch {
       // not ours to change (another owner), or the folder refused: a copy instead

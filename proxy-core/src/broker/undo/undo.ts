@@ -88,6 +88,8 @@ export class Undo {
       declaration: (server, sessionId, tool) => this.inverses.forCall(server, sessionId, tool),
       sessionCommand: this.ctx.sessionCommand,
     });
+    // what the last run left half-recorded (stopped between a call's after-states and its end) is finished now
+    this.after.resume();
   }
 
   /** A rule that denies calls of `tool` of `server` (for `client`, or for any client when undefined), in words. */

@@ -4,7 +4,7 @@
  * the state a call leaves, undo and its conflicts, declared inverses run through a wrapper, E-Stop, pruning and
  * rollback.
  */
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -36,11 +36,32 @@ function setup() {
   dirs.push(dir);
   const files = join(dir, 'files');
   mkdirSync(files);
+  return { dir, files, ...brokerIn(dir) };
+}
+
+function brokerIn(dir: string) {
   const store = new Store(join(dir, 'airlock.db'));
   stores.push(store);
   const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
   brokers.push(broker);
-  return { dir, files, store, broker };
+  return { store, broker };
+}
+
+/** The links holding old files that a call replaces, in the data dir's snapshots folder. */
+const heldLinks = (dir: string) => readdirSync(join(dir, 'snapshots')).filter((n) => n.startsWith('.held-'));
+
+/**
+ * The data dir as a broker SIGKILLed at this moment leaves it, copied (synchronously: nothing of the broker runs
+ * meanwhile) into a new folder, with a broker started on it. The database and its write-ahead log are copied; the
+ * snapshots folder's entries are linked, so a held old file is still the same file (its inode) in the copy.
+ */
+function killedAndStarted(dir: string) {
+  const copy = mkdtempSync(join(tmpdir(), 'al-undo-killed-'));
+  dirs.push(copy);
+  for (const name of ['airlock.db', 'airlock.db-wal']) if (existsSync(join(dir, name))) copyFileSync(join(dir, name), join(copy, name));
+  mkdirSync(join(copy, 'snapshots'), { mode: 0o700 });
+  for (const name of readdirSync(join(dir, 'snapshots'))) linkSync(join(dir, 'snapshots', name), join(copy, 'snapshots', name));
+  return brokerIn(copy);
 }
 
 type ToolCallHandler = (params: { tool: string; arguments: Record<string, unknown> }) => unknown;
@@ -662,6 +683,108 @@ describe('rollback and undo last', () => {
     replace(a, 'a after');
     await w.journal({ id: 'write-a', tool: 'write_file', arguments: JSON.stringify({ path: a }) });
     // read at its own end, as it left the file: its undo puts "a before" back
+    expect(await broker.undo.undo('write-a', false)).toMatchObject({ ok: true });
+    expect(readFileSync(a, 'utf8')).toBe('a before');
+  });
+
+  test('a broker killed once a replaced file\'s after-state was read and the next call let through: the next start finishes its record', async () => {
+    const { broker, files, dir } = setup();
+    const w = await wrapper(broker);
+    const a = join(files, 'a');
+    writeFileSync(a, 'a before');
+    const prepare = (on: typeof w, callId: string, finished: string[] = []) =>
+      on.peer.request<PrepareAnswer>('call.prepare', { callId, tool: 'write_file', paths: { path: a }, ...(finished.length ? { finished } : {}) });
+    expect(await prepare(w, 'write-1')).toEqual({ ok: true, undoable: true });
+    replace(a, 'a after 1');
+    // the next call names the first, and is let through as soon as what the first left is read: its old bytes are
+    // kept a moment later, and the broker is killed before that
+    expect(await prepare(w, 'write-2', ['write-1'])).toEqual({ ok: true, undoable: true });
+    // killed the moment that answer leaves: both old files still held by their links, and the second call's record
+    // written before it was let through
+    expect(heldLinks(dir)).toHaveLength(2);
+    const restarted = killedAndStarted(dir).broker;
+    replace(a, 'a after 2');
+    await restarted.undo.idle();
+    // the wrapper, connected again (a new session), sends the ends the killed broker never filed
+    const again = await wrapper(restarted);
+    await peer(again).journal([record({ id: 'write-1', tool: 'write_file', arguments: JSON.stringify({ path: a }) })]);
+    restarted.store.caughtUp();
+    await restarted.undo.idle();
+    expect(entry(restarted, 'write-1').undo).toMatchObject({ available: true, state: 'ready' });
+    // what the first write left is its own bytes, read before the second ran: undone alone, it finds the file changed
+    expect(await restarted.undo.undo('write-1', false)).toMatchObject({ ok: false, conflicts: [{ path: a }] });
+    expect(readFileSync(a, 'utf8')).toBe('a after 2');
+    // its next call names the second write, whose session is gone: read now, before that call runs
+    expect(await prepare(again, 'write-3', ['write-2'])).toEqual({ ok: true, undoable: true });
+    replace(a, 'a after 3');
+    await peer(again).journal(['write-2', 'write-3'].map((id) => record({ id, tool: 'write_file', arguments: JSON.stringify({ path: a }) })));
+    restarted.store.caughtUp();
+    await restarted.undo.idle();
+    expect(await restarted.undo.undo('write-2', false)).toMatchObject({ ok: false, conflicts: [{ path: a }] });
+    for (const [id, left] of [['write-3', 'a after 2'], ['write-2', 'a after 1'], ['write-1', 'a before']]) {
+      expect(await restarted.undo.undo(id!, false)).toMatchObject({ ok: true });
+      expect(readFileSync(a, 'utf8')).toBe(left);
+    }
+  });
+
+  test('a broker killed as a replaced file becomes its snapshot, before the record says so: the next start keeps it all the same', async () => {
+    const { broker, files, dir } = setup();
+    const w = await wrapper(broker);
+    const a = join(files, 'a');
+    writeFileSync(a, 'a before');
+    expect(await w.prepare('write-1', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
+    replace(a, 'a after');
+    // the data dir copied the moment the held file has its snapshot's name, before the record naming it commits
+    const blobs = broker.undo as unknown as { blobs: { adopt: (...args: unknown[]) => boolean } };
+    const adopt = blobs.blobs.adopt.bind(blobs.blobs);
+    let restarted: Broker | undefined;
+    blobs.blobs.adopt = (...args) => {
+      const kept = adopt(...args);
+      restarted ??= killedAndStarted(dir).broker;
+      return kept;
+    };
+    await w.journal({ id: 'write-1', tool: 'write_file', arguments: JSON.stringify({ path: a }) });
+    expect(restarted).toBeDefined();
+    await restarted!.undo.idle();
+    expect(entry(restarted!, 'write-1').undo).toMatchObject({ available: true, state: 'ready' });
+    expect(await restarted!.undo.undo('write-1', false)).toMatchObject({ ok: true });
+    expect(readFileSync(a, 'utf8')).toBe('a before');
+  });
+
+  test("a call left prepared by a gone session is read at a prepare of its server's wrapper only: not another server's, not while its own session is connected", async () => {
+    const { broker, files, dir } = setup();
+    const w = await wrapper(broker);
+    const notes = await wrapper(broker, { server: 'notes', command: ['notes-server'] });
+    const a = join(files, 'a');
+    writeFileSync(a, 'a before');
+    expect(await w.prepare('write-a', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
+    replace(a, 'a after');
+    const name = (on: typeof w, callId: string) =>
+      on.peer.request<PrepareAnswer>('call.prepare', { callId, tool: 'write_file', paths: { path: join(files, callId) }, finished: ['write-a'] });
+    // its session still connected: another wrapper of the same server naming it reads nothing
+    const twin = await wrapper(broker);
+    expect(await name(twin, 'twin-1')).toEqual({ ok: true, undoable: true });
+    await broker.undo.idle();
+    // not read: the old file is still held by its link, not kept as a snapshot
+    expect(heldLinks(dir)).toHaveLength(1);
+    // its session gone: a wrapper of another server naming it reads nothing either
+    w.peer.destroy();
+    for (let i = 0; i < 20 && broker.status().sessions.length > 2; i++) await tick();
+    expect(broker.status().sessions).toHaveLength(2);
+    await notes.peer.request('call.prepare', { callId: 'notes-1', tool: 'save', paths: {}, finished: ['write-a'] });
+    await broker.undo.idle();
+    expect(heldLinks(dir)).toHaveLength(1);
+    // a wrapper of its server (its own, connected again) names it: read now, as the file is
+    replace(a, 'a after, then more');
+    const again = await wrapper(broker);
+    expect(await name(again, 'again-1')).toEqual({ ok: true, undoable: true });
+    await broker.undo.idle();
+    expect(heldLinks(dir)).toHaveLength(0);
+    replace(a, 'a changed by the next call');
+    await again.journal({ id: 'write-a', tool: 'write_file', arguments: JSON.stringify({ path: a }) });
+    expect(await broker.undo.undo('write-a', false)).toMatchObject({ ok: false, conflicts: [{ path: a, found: expect.stringMatching(/26 bytes/) }] });
+    expect(readFileSync(a, 'utf8')).toBe('a changed by the next call');
+    replace(a, 'a after, then more');
     expect(await broker.undo.undo('write-a', false)).toMatchObject({ ok: true });
     expect(readFileSync(a, 'utf8')).toBe('a before');
   });
