@@ -17,6 +17,7 @@
 import type Database from 'better-sqlite3';
 import type { FolderId } from './dirs.js';
 import type { FileState, Held } from './files.js';
+import { isUsablePlan } from './plan-shape.js';
 import type { SnapshotBlobs } from './snapshots.js';
 
 export type UndoState = 'prepared' | 'ready' | 'unchanged' | 'unavailable' | 'undone' | 'failed' | 'pruned';
@@ -97,13 +98,18 @@ export function planBlobs(plan: UndoPlan | null): string[] {
   return plan.paths.flatMap((p) => (p.before.type === 'file' && p.before.sha256 && !p.held ? [p.before.sha256] : []));
 }
 
-function fromRow(r: Row): UndoRecord {
-  let plan: UndoPlan | null = null;
+/** The record's plan, or null when it is none undo can use (the database is a file anyone of this user can edit). */
+function planOf(text: string): UndoPlan | null {
   try {
-    plan = JSON.parse(r.plan) as UndoPlan;
+    const plan: unknown = JSON.parse(text);
+    return isUsablePlan(plan) ? (plan as UndoPlan) : null;
   } catch {
-    plan = null;
+    return null;
   }
+}
+
+function fromRow(r: Row): UndoRecord {
+  const plan = planOf(r.plan);
   return {
     callId: r.call_id,
     server: r.server,

@@ -751,6 +751,40 @@ describe('rollback and undo last', () => {
     expect(readFileSync(a, 'utf8')).toBe('a before');
   });
 
+  test('undo records edited by hand into shapes undo cannot use: the broker still starts, and those calls cannot be undone, saying why', async () => {
+    const { dir, store } = setup();
+    const plans = [
+      '{"kind":"snapshot","paths":5}',
+      '{"kind":"snapshot","paths":[null]}',
+      '{"kind":"snapshot"}',
+      '{"kind":"snapshot","paths":[{"arg":"path","path":"/x","before":{"type":"file"},"after":{"type":"absent"}}]}',
+      '{"kind":"snapshot","paths":[{"arg":"path","path":"/x","before":{"type":"absent"},"after":{"type":"absent"},"held":5}]}',
+      '{"kind":"inverse","inverse":"x"}',
+      'null',
+      '[1',
+    ];
+    // and one of the right shape whose held file is not there: prepared, what the call left recorded
+    const held = { name: '.held-00000000000000ff', dev: 1, ino: 2, size: 3, mtimeMs: 4 };
+    plans.push(JSON.stringify({ kind: 'snapshot', paths: [{ arg: 'path', path: '/x', before: { type: 'file', sha256: '', size: 3, mode: 0o100644, mtimeMs: 4 }, after: { type: 'absent' }, held }] }));
+    const insert = store.db.prepare(`INSERT INTO undo_records (call_id, server, tool, session_id, kind, state, reason, plan, created_at, updated_at, undone_by, undo_of, holds)
+      VALUES (?, 'fs', 'write_file', 's1', 'snapshot', ?, NULL, ?, 1700000000000, 1700000000000, NULL, NULL, 0)`);
+    plans.forEach((plan, i) => {
+      insert.run(`prepared-${i}`, 'prepared', plan);
+      insert.run(`ready-${i}`, 'ready', plan);
+      store.writeJournal(['prepared', 'ready'].map((state) => record({ id: `${state}-${i}`, tool: 'write_file', server: 'fs' })));
+    });
+    const { broker } = brokerIn(dir);
+    await broker.undo.idle();
+    for (let i = 0; i < plans.length; i++) {
+      for (const state of ['prepared', 'ready']) {
+        const report = await broker.undo.undo(`${state}-${i}`, false);
+        expect(report.ok, `${state} ${plans[i]}`).toBe(false);
+        expect(report.summary).not.toBe('');
+      }
+    }
+    expect(await broker.undo.undo(`prepared-${plans.length - 1}`, false)).toMatchObject({ ok: false, summary: expect.stringMatching(/the old file Airlock held is gone/) });
+  });
+
   test("a call left prepared by a gone session is read at a prepare of its server's wrapper only: not another server's, not while its own session is connected", async () => {
     const { broker, files, dir } = setup();
     const w = await wrapper(broker);
