@@ -19,7 +19,7 @@ import { type InverseRecordDeps, recordInverse } from './inverse.js';
 import type { Inverses } from './inverses.js';
 import { undoInfo } from './info.js';
 import type { CallSnapshots } from './prepare.js';
-import type { PathEntry, SnapshotPlan, UndoRecord } from './records.js';
+import { type PathEntry, planBlobs, type SnapshotPlan, type UndoRecord } from './records.js';
 
 /** Calls ended early (`ended`) whose journaled end is still awaited, at most. */
 const MAX_ENDED_EARLY = 10_000;
@@ -136,7 +136,15 @@ export class CallEnds {
   resume(): void {
     for (const id of [...this.snapshots.prepared]) {
       const rec = this.ctx.records.get(id);
-      if (rec?.plan?.kind !== 'snapshot' || !rec.plan.paths.every((p) => p.after !== undefined)) continue;
+      if (rec?.plan?.kind !== 'snapshot') continue;
+      if (!rec.holds && planBlobs(rec.plan).length > 0) {
+        // stopped while its copied bytes were written (what was written of them no row refers to: swept at the start)
+        this.snapshots.prepared.delete(id);
+        const reason = 'Airlock stopped before it stored the snapshot taken before this call';
+        this.ctx.records.update(id, { state: 'unavailable', reason }, this.ctx.port.clock.now());
+        continue;
+      }
+      if (!rec.plan.paths.every((p) => p.after !== undefined)) continue;
       const plan = rec.plan;
       this.snapshots.prepared.delete(id);
       // its end, journaled now or later, finds it read, as after `ended`

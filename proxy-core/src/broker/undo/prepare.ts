@@ -110,10 +110,18 @@ export class CallSnapshots {
       this.prepared.add(p.callId);
       return { ok: true, undoable: true };
     }
-    // The prior state is read (bytes in memory and hashed): the call may run. It is written out right after this
-    // answer leaves, while the server runs the call: that write is most of what a snapshot costs. Should it fail,
-    // the call is marked not undoable (an event says so), and the next snapshot is stored before its call is let
-    // through.
+    // The prior state is read (bytes in memory and hashed): the call may run once its record is written (a broker
+    // killed while the bytes are written then knows at its next start that they never were). The bytes are written
+    // right after this answer leaves, while the server runs the call: that write is most of what a snapshot costs.
+    // Should it fail, the call is marked not undoable (an event says so), and the next snapshot is stored before
+    // its call is let through.
+    try {
+      this.ctx.records.insertAwaitingBlobs(rec);
+    } catch (err) {
+      this.storageFailed = why(err);
+      this.ctx.records.releaseHeld(rec.plan);
+      return refusal(`the snapshot of ${entries.map((e) => e.path).join(', ')} (${why(err)})`);
+    }
     this.prepared.add(p.callId);
     this.storeLater(rec, contents);
     return { ok: true, undoable: true };
@@ -196,14 +204,19 @@ export class CallSnapshots {
     if (contents.size) this.ctx.prune(new Set([rec.callId]));
   }
 
+  /** The bytes of a record stored by `insertAwaitingBlobs`, written once this turn is over, and referred to. */
   private storeLater(rec: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer>): void {
     const done = nextTurn()
-      .then(() => this.persist(rec, contents))
+      .then(async () => {
+        for (const [sha, content] of contents) await this.ctx.blobs.write(sha, content);
+        this.ctx.records.keepBlobs(rec.callId, contents);
+        this.ctx.prune(new Set([rec.callId]));
+      })
       .catch((err: unknown) => {
         this.storageFailed = why(err);
         const reason = `its snapshot could not be stored (${why(err)}); the call had already been let through`;
         try {
-          this.ctx.records.insert({ ...rec, state: 'unavailable', reason, plan: { kind: 'snapshot', paths: [] } });
+          this.ctx.records.update(rec.callId, { state: 'unavailable', reason, plan: { kind: 'snapshot', paths: [] } }, this.ctx.port.clock.now());
         } catch {
           // the event below still says it
         }

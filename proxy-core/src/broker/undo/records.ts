@@ -163,6 +163,29 @@ export class UndoRecords {
     })();
   }
 
+  /**
+   * Store a new prepared record whose blobs are still being written: it refers to them without a reference taken
+   * (`holds` 0) until `keepBlobs`. A record left so by a broker that stopped never got its bytes stored (finish.ts).
+   */
+  insertAwaitingBlobs(r: Omit<UndoRecord, 'holds'>): void {
+    this.stmts.insert.run({ ...r, plan: JSON.stringify(r.plan), holds: 0 });
+  }
+
+  /** The blobs of a record stored by `insertAwaitingBlobs` are written: its references, taken in one transaction. */
+  keepBlobs(callId: string, contents: ReadonlyMap<string, Buffer>): void {
+    const r = this.get(callId);
+    if (!r) throw new Error('its record is gone');
+    this.db.transaction(() => {
+      const shas = planBlobs(r.plan);
+      for (const sha of shas) {
+        const content = contents.get(sha);
+        if (!content) throw new Error(`snapshot ${sha.slice(0, 12)}… was not captured`);
+        this.blobs.ref(sha, content);
+      }
+      if (shas.length) this.stmts.hold.run(callId);
+    })();
+  }
+
   get(callId: string): UndoRecord | null {
     const row = this.stmts.get.get(callId) as Row | undefined;
     return row ? fromRow(row) : null;

@@ -751,6 +751,28 @@ describe('rollback and undo last', () => {
     expect(readFileSync(a, 'utf8')).toBe('a before');
   });
 
+  test("a broker killed while a copied file's bytes are written: the next start says the call's snapshot was never stored", async () => {
+    const { broker, files, dir } = setup();
+    const w = await wrapper(broker);
+    const [a, c] = [join(files, 'a'), join(files, 'c')];
+    writeFileSync(a, 'a before');
+    // a move keeps a copy of the file it moves, written out once its call is let through: killed before that
+    expect(await w.prepare('move-a', 'move_file', { source: a, destination: c })).toEqual({ ok: true, undoable: true });
+    const restarted = killedAndStarted(dir).broker;
+    renameSync(a, c);
+    const again = await wrapper(restarted);
+    await again.journal({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) });
+    const never = /Airlock stopped before it stored the snapshot taken before this call/;
+    expect(entry(restarted, 'move-a').undo).toMatchObject({ available: false, state: 'unavailable', reason: expect.stringMatching(never) });
+    expect(await restarted.undo.undo('move-a', false)).toMatchObject({ ok: false, summary: expect.stringMatching(never) });
+    expect(readFileSync(c, 'utf8')).toBe('a before');
+    // the broker that was not killed stored it: its undo moves the file back
+    await broker.undo.idle();
+    await w.journal({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) });
+    expect(await broker.undo.undo('move-a', false)).toMatchObject({ ok: true });
+    expect(readFileSync(a, 'utf8')).toBe('a before');
+  });
+
   test('undo records edited by hand into shapes undo cannot use: the broker still starts, and those calls cannot be undone, saying why', async () => {
     const { dir, store } = setup();
     const plans = [
