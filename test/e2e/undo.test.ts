@@ -22,6 +22,18 @@ afterEach(cleanup);
 const finished = (home: string, tool: string, count = 1): Promise<HistoryItem[]> =>
   finishedCalls(home, tool, { count, keep: (x) => !x.id.startsWith('undo-') });
 
+/** A broker whose rule lets the filesystem server's write_file through (with `setting` set), and that server wrapped. */
+async function allowedWrites(setting?: [string, string]) {
+  const home = tempDir();
+  const root = join(home, 'files');
+  mkdirSync(root);
+  const { daemon } = await startAirlock({ home });
+  await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+  if (setting) await cli(home, ['settings', ...setting]);
+  const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+  return { home, root, daemon, w };
+}
+
 describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
   test('an approved write_file, undone: the bytes and the mode are back; undoing the undo redoes it', async () => {
     const home = tempDir();
@@ -65,12 +77,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
   });
 
   test('writes answered right before the broker is stopped can each be undone after its next start', async () => {
-    const home = tempDir();
-    const root = join(home, 'files');
-    mkdirSync(root);
-    const { daemon } = await startAirlock({ home });
-    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
-    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+    const { home, root, daemon, w } = await allowedWrites();
     const target = join(root, 'last.txt');
     writeFileSync(target, 'before the stop');
     for (let i = 1; i <= 3; i++) expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: `write ${i}` } })).isError).toBeFalsy();
@@ -88,14 +95,9 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
   });
 
   test('the broker SIGKILLed again and again while a client writes one file: every undo that runs puts back the bytes the write before it left, and none overwrites a later write', async () => {
-    const home = tempDir();
-    const root = join(home, 'files');
-    mkdirSync(root);
-    let { daemon } = await startAirlock({ home });
-    await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
     // a loop of writes at machine speed is what the tripwire stops: these are to reach the server
-    await cli(home, ['settings', 'tripwire', 'off']);
-    const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
+    const { home, root, w, ...first } = await allowedWrites(['tripwire', 'off']);
+    let daemon = first.daemon;
     const target = join(root, 'often.txt');
     writeFileSync(target, 'v0');
     // ground truth, from the disk after each call: the contents in the order the server wrote them

@@ -150,15 +150,20 @@ export class UndoRecords {
     };
   }
 
+  /** A reference on each of these blobs, whose bytes are in `contents` (inside a transaction). */
+  private refAll(shas: readonly string[], contents: ReadonlyMap<string, Buffer>): void {
+    for (const sha of shas) {
+      const content = contents.get(sha);
+      if (!content) throw new Error(`snapshot ${sha.slice(0, 12)}… was not captured`);
+      this.blobs.ref(sha, content);
+    }
+  }
+
   /** Store a new record, taking a reference on each blob it refers to (all or nothing). */
   insert(r: Omit<UndoRecord, 'holds'>, contents: ReadonlyMap<string, Buffer> = new Map()): void {
     this.db.transaction(() => {
       const shas = planBlobs(r.plan);
-      for (const sha of shas) {
-        const content = contents.get(sha);
-        if (!content) throw new Error(`snapshot ${sha.slice(0, 12)}… was not captured`);
-        this.blobs.ref(sha, content);
-      }
+      this.refAll(shas, contents);
       this.stmts.insert.run({ ...r, plan: JSON.stringify(r.plan), holds: shas.length > 0 ? 1 : 0 });
     })();
   }
@@ -177,11 +182,7 @@ export class UndoRecords {
     if (!r) throw new Error('its record is gone');
     this.db.transaction(() => {
       const shas = planBlobs(r.plan);
-      for (const sha of shas) {
-        const content = contents.get(sha);
-        if (!content) throw new Error(`snapshot ${sha.slice(0, 12)}… was not captured`);
-        this.blobs.ref(sha, content);
-      }
+      this.refAll(shas, contents);
       if (shas.length) this.stmts.hold.run(callId);
     })();
   }
@@ -235,11 +236,7 @@ export class UndoRecords {
     this.db.transaction(() => {
       const had = new Set(planBlobs(r.plan));
       const shas = planBlobs(change.plan).filter((sha) => !had.has(sha));
-      for (const sha of shas) {
-        const content = contents.get(sha);
-        if (!content) throw new Error(`snapshot ${sha.slice(0, 12)}… was not captured`);
-        this.blobs.ref(sha, content);
-      }
+      this.refAll(shas, contents);
       this.stmts.update.run({ callId, state: change.state, reason: change.reason ?? r.reason, plan: JSON.stringify(change.plan), undoneBy: r.undoneBy, now });
       if (shas.length) this.stmts.hold.run(callId);
     })();
