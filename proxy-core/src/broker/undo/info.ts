@@ -14,7 +14,7 @@ export function stateReason(r: UndoRecord): string {
     case 'unchanged':
       return r.reason ?? 'the call left its files as they were: nothing to undo';
     case 'prepared':
-      return "the call's end has not been journaled yet";
+      return 'Airlock has not recorded yet what the call left in its files';
     default:
       return r.reason ?? `cannot be undone (${r.state})`;
   }

@@ -304,7 +304,7 @@ export class Undo {
     }
     if (rec.state === 'ready' || rec.state === 'failed' || (rec.state === 'prepared' && force)) return runUndo(this.ctx, rec, force);
     if (rec.state === 'prepared') {
-      return refused(rec, "the call's end has not been journaled, so Airlock cannot tell what it changed; force puts back the files as they were before it anyway");
+      return refused(rec, 'Airlock has not recorded what the call left in its files, so it cannot tell what the call changed; force puts back the files as they were before it anyway');
     }
     return refused(rec, stateReason(rec));
   }

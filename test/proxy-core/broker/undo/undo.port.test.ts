@@ -142,7 +142,7 @@ describe('undo through its port', () => {
     await expect(writer(failing).write(session, [written('c2', file)])).rejects.toMatchObject({ code: 'journal-failed' });
     await undo.idle();
     expect(log.filter((l) => l.startsWith('committed') || l.startsWith('publish'))).toEqual([]);
-    expect(await undo.undo('c2', false)).toMatchObject({ ok: false, summary: expect.stringMatching(/the call's end has not been journaled/) });
+    expect(await undo.undo('c2', false)).toMatchObject({ ok: false, summary: expect.stringMatching(/Airlock has not recorded what the call left in its files/) });
 
     // sent again and committed this time: now it is recorded
     await writer().write(session, [written('c2', file)]);
