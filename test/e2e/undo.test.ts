@@ -22,13 +22,13 @@ afterEach(cleanup);
 const finished = (home: string, tool: string, count = 1): Promise<HistoryItem[]> =>
   finishedCalls(home, tool, { count, keep: (x) => !x.id.startsWith('undo-') });
 
-/** A broker whose rule lets the filesystem server's write_file through (with `setting` set), and that server wrapped. */
-async function allowedWrites(setting?: [string, string]) {
+/** A broker whose rules let these tools of the filesystem server through (with `setting` set), and that server wrapped. */
+async function allowedWrites(tools = ['write_file'], setting?: [string, string]) {
   const home = tempDir();
   const root = join(home, 'files');
   mkdirSync(root);
   const { daemon } = await startAirlock({ home });
-  await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', 'write_file']);
+  for (const tool of tools) await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', tool]);
   if (setting) await cli(home, ['settings', ...setting]);
   const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
   return { home, root, daemon, w };
@@ -94,70 +94,94 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
     }
   });
 
-  test('the broker SIGKILLed again and again while a client writes one file: every undo that runs puts back the bytes the write before it left, and none overwrites a later write', async () => {
-    // a loop of writes at machine speed is what the tripwire stops: these are to reach the server
-    const { home, root, w, ...first } = await allowedWrites(['tripwire', 'off']);
+  test('the broker SIGKILLed again and again while a client writes, edits and moves files and makes folders: every call the server ran is undone, newest first, to exactly what was there before it', async () => {
+    // a loop of changes at machine speed is what the tripwire stops: these are to reach the server
+    const { home, root, w, ...first } = await allowedWrites(['write_file', 'edit_file', 'move_file', 'create_directory'], ['tripwire', 'off']);
     let daemon = first.daemon;
-    const target = join(root, 'often.txt');
-    writeFileSync(target, 'v0');
-    // ground truth, from the disk after each call: the contents in the order the server wrote them
-    const written = ['v0'];
-    let n = 0;
-    const write = async () => {
-      const content = `v${++n}`;
-      const r = await w.client.callTool({ name: 'write_file', arguments: { path: target, content } }).catch((err: Error) => ({ isError: true, err }));
-      const now = readFileSync(target, 'utf8');
-      if (!r.isError) expect(now).toBe(content);
-      // refused (the broker down: no snapshot could be taken) or not, the file holds what the server last wrote
-      if (now !== written.at(-1)) written.push(now);
+    const [a, b, folders] = [join(root, 'a.txt'), join(root, 'b.txt'), join(root, 'made')];
+    writeFileSync(a, 'v0');
+    // ground truth, from the disk: the two files' contents and the folders made, before and after each call
+    const onDisk = () => ({
+      files: JSON.stringify([a, b].map((f) => (existsSync(f) ? readFileSync(f, 'utf8') : null))),
+      folders: existsSync(folders) ? readdirSync(folders) : [],
+    });
+    const calls: { tool: string; before: ReturnType<typeof onDisk>; after: ReturnType<typeof onDisk> }[] = [];
+    const next = async () => {
+      const n = calls.length + 1;
+      const [from, to] = existsSync(a) ? [a, b] : [b, a];
+      const call = [
+        { name: 'write_file', arguments: { path: from, content: `v${n}` } },
+        { name: 'edit_file', arguments: { path: from, edits: [{ oldText: readFileSync(from, 'utf8'), newText: `e${n}` }] } },
+        { name: 'move_file', arguments: { source: from, destination: to } },
+        { name: 'create_directory', arguments: { path: join(folders, `f${n}`) } },
+      ][n % 4]!;
+      const before = onDisk();
+      // refused while the broker is down (no snapshot can be taken): the files stay as they were
+      await w.client.callTool(call).catch(() => undefined);
+      calls.push({ tool: call.name, before, after: onDisk() });
     };
     for (let round = 0; round < 5; round++) {
       await waitForSessions(home, 1);
-      let writing = true;
-      const writer = (async () => {
-        while (writing) await write();
+      let going = true;
+      const loop = (async () => {
+        while (going) await next();
       })();
-      // killed at a moment the writes cannot choose: after 1 to 40 of them
-      const until = n + 1 + Math.floor(Math.random() * 40);
-      await waitFor(() => n >= until, 20_000, `${until} writes`);
+      // killed at a moment the calls cannot choose: after 1 to 40 of them
+      const until = calls.length + 1 + Math.floor(Math.random() * 40);
+      await waitFor(() => calls.length >= until, 20_000, `${until} calls`);
       const exited = new Promise((r) => daemon.proc.once('close', r));
       daemon.proc.kill('SIGKILL');
       await exited;
-      writing = false;
-      await writer;
+      going = false;
+      await loop;
       daemon = await startDaemon(home);
     }
     await waitForSessions(home, 1);
-    // a last write after the restart names what came before it, as a client's next call would
-    await write();
-    // its end journaled, and what undo can do for it known
-    await finishedCalls(home, 'write_file', { keep: (x) => x.arguments?.includes(`"v${n}"`) === true });
+    // a last call after the restart names what came before it, as a client's next call would
+    await next();
     const broker = await BrokerClient.connect({ dir: home, role: 'cli' });
     onCleanup(() => broker.close());
-    const all = (await broker.call('history', { tool: 'write_file', limit: 1000 })).calls;
-    const calls = all.filter((c) => c.decision === 'allow' && c.outcome === 'ok');
-    const wrote = (c: (typeof all)[number]) => (JSON.parse(c.arguments ?? '{}') as { content?: string }).content!;
-    // the journal holds every write the server made, each once, as allowed and run; the others were not run
-    expect(calls.map(wrote).reverse()).toEqual(written.slice(1));
-    // each undo, newest first: one that runs leaves the bytes the write before that call left; one that does not,
-    // the file as it was
+    // the journal holds every call, each once: in the wrapper's order (its call ids count up)
+    const order = (id: string) => Number(id.slice(id.lastIndexOf('-') + 1));
+    const journal = await untilBroker(
+      home,
+      (e) => e.type === 'call' || e.type === 'undo-known',
+      async (c) => {
+        const got = (await c.call('history', { limit: 1000 })).calls.filter((x) => x.outcome !== 'pending' && x.undo?.state !== 'prepared');
+        return got.length === calls.length ? got.sort((x, y) => order(x.id) - order(y.id)) : undefined;
+      },
+      8000,
+      `${calls.length} calls journaled`,
+    );
+    expect(journal.map((c) => c.tool)).toEqual(calls.map((c) => c.tool));
     const refused: string[] = [];
-    for (const call of calls) {
-      const before = readFileSync(target, 'utf8');
-      const report = await broker.call('undo', { id: call.id, force: false });
-      const after = readFileSync(target, 'utf8');
-      if (report.ok) {
-        expect(before, `${call.id} undone while the file held a later write`).toBe(wrote(call));
-        expect(after).toBe(written[written.indexOf(wrote(call)) - 1]);
+    let undone = 0;
+    for (let i = calls.length - 1; i >= 0; i--) {
+      const [entry, call] = [journal[i]!, calls[i]!];
+      const ran = JSON.stringify(call.before) !== JSON.stringify(call.after);
+      // what the server ran is journaled as run, and what it did not as not run
+      expect(entry.decision === 'allow' && entry.outcome === 'ok', `${entry.id} ${entry.tool}: ${entry.decision}/${entry.outcome}`).toBe(ran);
+      if (!ran) continue;
+      const before = onDisk();
+      const report = await broker.call('undo', { id: entry.id, force: false });
+      const after = onDisk();
+      if (!report.ok) {
+        refused.push(`${entry.tool} ${entry.id}: ${report.summary}`);
+        expect(after).toEqual(before);
+      } else if (call.tool === 'create_directory') {
+        undone++;
+        expect(after.folders.sort()).toEqual(call.before.folders.sort());
       } else {
-        refused.push(`${wrote(call)}: ${report.summary}`);
-        expect(after, `${call.id} refused (${report.summary}), the file changed all the same`).toBe(before);
+        undone++;
+        // never over a later change: the files were as this call left them, and are as they were before it
+        expect(before.files, `${entry.id} undone`).toBe(call.after.files);
+        expect(after.files).toBe(call.before.files);
       }
     }
-    // and a kill, wherever it fell, lost no write's snapshot nor the state it left
+    // and a kill, wherever it fell, lost no call's snapshot nor the state it left
     expect(refused).toEqual([]);
-    expect(readFileSync(target, 'utf8')).toBe('v0');
-    expect(calls.length).toBeGreaterThan(5);
+    expect(onDisk()).toEqual({ files: JSON.stringify(['v0', null]), folders: [] });
+    expect(undone).toBeGreaterThan(5);
   });
 
   test('a file the call created is removed by its undo', async () => {

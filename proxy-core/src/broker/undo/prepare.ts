@@ -6,10 +6,10 @@
  * until the call is over.
  *
  * If that state cannot be read, the call is refused: the person approved a call that was going to be
- * undoable, and running it anyway would break that quietly. The bytes are written to the data dir while the
- * call runs (that write is most of a snapshot's cost); if that fails, the call is marked not undoable, an
- * event says why, and from then on each snapshot is stored before its call runs (or the call is refused)
- * until storing works again. A limit known in advance does not refuse a call: a file over the snapshot cap,
+ * undoable, and running it anyway would break that quietly. Copied bytes past 64 KB are written to the data dir
+ * while the call runs (that write is most of a snapshot's cost), their record first; if that fails, the call is
+ * marked not undoable, an event says why, and from then on each snapshot is stored before its call runs (or the
+ * call is refused) until storing works again. Anything less is stored before the call runs. A limit known in advance does not refuse a call: a file over the snapshot cap,
  * a relative path, something that is not a file, a path argument that is not a string (the server refuses
  * that one itself). Such a call runs, marked not undoable, with the reason in its history entry.
  */
@@ -31,6 +31,11 @@ import { capture, hold, why } from './files.js';
 import type { PathEntry, UndoRecord } from './records.js';
 
 const MAX_PATH_ARG = 4096;
+/**
+ * Copied bytes up to this much are written before the call is let through (a write of some tens of µs); more
+ * are written while it runs, their record first, so that a broker killed meanwhile says they never were.
+ */
+const STORE_FIRST_BYTES = 64 * 1024;
 
 /** The absolute path a path argument names, or null for one Airlock does not snapshot (a relative path). */
 export function snapshotPath(value: string, env: Pick<MatchEnv, 'home' | 'platform'>): string | null {
@@ -96,9 +101,9 @@ export class CallSnapshots {
     }
     const rec = { ...base, state: 'prepared' as const, reason: null, plan: { kind: 'snapshot' as const, paths: entries } };
     // Stored before the call runs, or the call does not run: when the last snapshot could not be stored, and when
-    // there are no bytes to write (old files held by a link, missing files, folders), only the record, which costs
-    // little (a broker killed while the call runs then still knows the call and its held files at its next start).
-    if (this.storageFailed !== null || contents.size === 0) {
+    // there is little to write (old files held by a link, missing files, folders, a small copy), which costs
+    // little: a broker killed while the call runs then still has the call's snapshot at its next start.
+    if (this.storageFailed !== null || bytesOf(contents) <= STORE_FIRST_BYTES) {
       try {
         await this.persist(rec, contents);
       } catch (err) {
@@ -230,6 +235,12 @@ export class CallSnapshots {
 
 function refusal(reason: string): PrepareAnswer {
   return { ok: false, undoable: false, reason: `Airlock could not record ${reason} before the call, so the call was not run (it would not have been undoable)` };
+}
+
+function bytesOf(contents: ReadonlyMap<string, Buffer>): number {
+  let total = 0;
+  for (const content of contents.values()) total += content.length;
+  return total;
 }
 
 function mb(bytes: number): string {

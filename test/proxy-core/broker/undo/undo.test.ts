@@ -242,7 +242,8 @@ describe('snapshots before a call', () => {
   test('a snapshot that cannot be stored: that call is marked not undoable, and the next one is refused until storing works', async () => {
     const { broker, files, dir } = setup();
     const w = await wrapper(broker);
-    writeFileSync(join(files, 'a.txt'), 'before');
+    // big enough to be written while its call runs (a small copy is written before, and refused when it cannot be)
+    writeFileSync(join(files, 'a.txt'), 'b'.repeat(100 * 1024));
     // the folder the broker holds removed, a file where it was
     rmSync(join(dir, 'snapshots'), { recursive: true });
     writeFileSync(join(dir, 'snapshots'), 'not a folder');
@@ -265,12 +266,18 @@ describe('snapshots before a call', () => {
     expect(await w.prepare('p3', 'write_file', { path: join(files, 'a.txt') })).toEqual({ ok: true, undoable: true });
     await broker.undo.idle();
     expect(statSync(join(dir, 'snapshots')).isDirectory()).toBe(true);
+    // a small copy that cannot be stored refuses its call at once: nothing ran that could not be undone
+    rmSync(join(dir, 'snapshots'), { recursive: true });
+    writeFileSync(join(dir, 'snapshots'), 'not a folder');
+    writeFileSync(join(files, 'small.txt'), 'small');
+    expect(await w.prepare('p4', 'write_file', { path: join(files, 'small.txt') })).toMatchObject({ ok: false, reason: expect.stringMatching(/before the call, so the call was not run/) });
   });
 
   test('the snapshots folder removed and a symlink put in its place while the broker runs: nothing goes where it leads, and the next call is refused saying why', async () => {
     const { broker, files, dir } = setup();
     const w = await wrapper(broker);
-    writeFileSync(join(files, 'a.txt'), 'before');
+    // big enough to be written while its call runs
+    writeFileSync(join(files, 'a.txt'), 'b'.repeat(100 * 1024));
     const elsewhere = mkdtempSync(join(tmpdir(), 'al-elsewhere-'));
     dirs.push(elsewhere);
     rmSync(join(dir, 'snapshots'), { recursive: true });
@@ -751,26 +758,39 @@ describe('rollback and undo last', () => {
     expect(readFileSync(a, 'utf8')).toBe('a before');
   });
 
-  test("a broker killed while a copied file's bytes are written: the next start says the call's snapshot was never stored", async () => {
+  test("a broker killed while a copied file's bytes are written: a small copy was written before its call ran; of a big one the next start says it was never stored", async () => {
     const { broker, files, dir } = setup();
     const w = await wrapper(broker);
     const [a, c] = [join(files, 'a'), join(files, 'c')];
-    writeFileSync(a, 'a before');
-    // a move keeps a copy of the file it moves, written out once its call is let through: killed before that
+    const [small, moved] = [join(files, 'small'), join(files, 'moved')];
+    const big = 'a'.repeat(100 * 1024);
+    writeFileSync(a, big);
+    writeFileSync(small, 'small before');
+    // a move keeps a copy of the file it moves; a small one is written before the call is let through, a big one
+    // once it is: killed before that
+    expect(await w.prepare('move-small', 'move_file', { source: small, destination: moved })).toEqual({ ok: true, undoable: true });
     expect(await w.prepare('move-a', 'move_file', { source: a, destination: c })).toEqual({ ok: true, undoable: true });
     const restarted = killedAndStarted(dir).broker;
+    renameSync(small, moved);
     renameSync(a, c);
     const again = await wrapper(restarted);
-    await again.journal({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) });
+    await peer(again).journal([
+      record({ id: 'move-small', tool: 'move_file', arguments: JSON.stringify({ source: small, destination: moved }) }),
+      record({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) }),
+    ]);
+    restarted.store.caughtUp();
+    await restarted.undo.idle();
+    expect(await restarted.undo.undo('move-small', false)).toMatchObject({ ok: true });
+    expect(readFileSync(small, 'utf8')).toBe('small before');
     const never = /Airlock stopped before it stored the snapshot taken before this call/;
     expect(entry(restarted, 'move-a').undo).toMatchObject({ available: false, state: 'unavailable', reason: expect.stringMatching(never) });
     expect(await restarted.undo.undo('move-a', false)).toMatchObject({ ok: false, summary: expect.stringMatching(never) });
-    expect(readFileSync(c, 'utf8')).toBe('a before');
+    expect(readFileSync(c, 'utf8')).toBe(big);
     // the broker that was not killed stored it: its undo moves the file back
     await broker.undo.idle();
     await w.journal({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) });
     expect(await broker.undo.undo('move-a', false)).toMatchObject({ ok: true });
-    expect(readFileSync(a, 'utf8')).toBe('a before');
+    expect(readFileSync(a, 'utf8')).toBe(big);
   });
 
   test('undo records edited by hand into shapes undo cannot use: the broker still starts, and those calls cannot be undone, saying why', async () => {
