@@ -28,7 +28,7 @@ import type { UndoContext } from './context.js';
 import { type FolderId, folderChain } from './dirs.js';
 import type { SnapshotArgs } from './file-tools.js';
 import { capture, hold, why } from './files.js';
-import type { PathEntry, UndoRecord } from './records.js';
+import type { PathEntry, SnapshotPlan, UndoRecord } from './records.js';
 
 const MAX_PATH_ARG = 4096;
 /**
@@ -107,9 +107,7 @@ export class CallSnapshots {
       try {
         await this.persist(rec, contents);
       } catch (err) {
-        this.storageFailed = why(err);
-        this.ctx.records.releaseHeld(rec.plan);
-        return refusal(`the snapshot of ${entries.map((e) => e.path).join(', ')} (${why(err)})`);
+        return this.notStored(rec, err);
       }
       this.storageFailed = null;
       this.prepared.add(p.callId);
@@ -123,13 +121,18 @@ export class CallSnapshots {
     try {
       this.ctx.records.insertAwaitingBlobs(rec);
     } catch (err) {
-      this.storageFailed = why(err);
-      this.ctx.records.releaseHeld(rec.plan);
-      return refusal(`the snapshot of ${entries.map((e) => e.path).join(', ')} (${why(err)})`);
+      return this.notStored(rec, err);
     }
     this.prepared.add(p.callId);
     this.storeLater(rec, contents);
     return { ok: true, undoable: true };
+  }
+
+  /** A snapshot that could not be stored before its call: the call is refused, and what it held let go. */
+  private notStored(rec: Omit<UndoRecord, 'holds'> & { plan: SnapshotPlan }, err: unknown): PrepareAnswer {
+    this.storageFailed = why(err);
+    this.ctx.records.releaseHeld(rec.plan);
+    return refusal(`the snapshot of ${rec.plan.paths.map((e) => e.path).join(', ')} (${why(err)})`);
   }
 
   /**
