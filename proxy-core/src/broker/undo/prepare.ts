@@ -6,12 +6,13 @@
  * until the call is over.
  *
  * If that state cannot be read, the call is refused: the person approved a call that was going to be
- * undoable, and running it anyway would break that quietly. Copied bytes past 64 KB are written to the data dir
- * while the call runs (that write is most of a snapshot's cost), their record first; if that fails, the call is
- * marked not undoable, an event says why, and from then on each snapshot is stored before its call runs (or the
- * call is refused) until storing works again. Anything less is stored before the call runs. A limit known in advance does not refuse a call: a file over the snapshot cap,
- * a relative path, something that is not a file, a path argument that is not a string (the server refuses
- * that one itself). Such a call runs, marked not undoable, with the reason in its history entry.
+ * undoable, and running it anyway would break that quietly. A snapshot is stored before its call is let
+ * through, except copied bytes past 64 KB: those are written to the data dir while the call runs (that write is
+ * most of a snapshot's cost), their record first. If that fails, the call is marked not undoable, an event says
+ * why, and from then on each snapshot is stored before its call runs (or the call is refused) until storing
+ * works again. A limit known in advance does not refuse a call: a file over the snapshot cap, a relative path,
+ * something that is not a file, a path argument that is not a string (the server refuses that one itself).
+ * Such a call runs, marked not undoable, with the reason in its history entry.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isAbsolute } from 'node:path';
