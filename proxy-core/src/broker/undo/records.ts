@@ -312,6 +312,8 @@ export class UndoRecords {
   expirePrepared(before: number): void {
     for (const id of this.preparedIds()) {
       const r = this.get(id);
+      // one whose after-states are recorded is finished at the start, however old (finish.ts `resume`)
+      if (r?.plan?.kind === 'snapshot' && r.plan.paths.every((p) => p.after !== undefined)) continue;
       if (r && r.createdAt < before) this.update(id, { state: 'unavailable', reason: "the call's end was never journaled (its wrapper stopped)" }, before);
     }
   }

@@ -39,10 +39,10 @@ function setup() {
   return { dir, files, ...brokerIn(dir) };
 }
 
-function brokerIn(dir: string) {
+function brokerIn(dir: string, clock = new FakeClock()) {
   const store = new Store(join(dir, 'airlock.db'));
   stores.push(store);
-  const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock: new FakeClock() });
+  const broker = new Broker({ presence: { required: false }, store, dataDir: dir, ticketTimeoutSeconds: 120, ackTimeoutMs: 1500, clock });
   brokers.push(broker);
   return { store, broker };
 }
@@ -55,13 +55,13 @@ const heldLinks = (dir: string) => readdirSync(join(dir, 'snapshots')).filter((n
  * meanwhile) into a new folder, with a broker started on it. The database and its write-ahead log are copied; the
  * snapshots folder's entries are linked, so a held old file is still the same file (its inode) in the copy.
  */
-function killedAndStarted(dir: string) {
+function killedAndStarted(dir: string, clock?: FakeClock) {
   const copy = mkdtempSync(join(tmpdir(), 'al-undo-killed-'));
   dirs.push(copy);
   for (const name of ['airlock.db', 'airlock.db-wal']) if (existsSync(join(dir, name))) copyFileSync(join(dir, name), join(copy, name));
   mkdirSync(join(copy, 'snapshots'), { mode: 0o700 });
   for (const name of readdirSync(join(dir, 'snapshots'))) linkSync(join(dir, 'snapshots', name), join(copy, 'snapshots', name));
-  return brokerIn(copy);
+  return brokerIn(copy, clock);
 }
 
 type ToolCallHandler = (params: { tool: string; arguments: Record<string, unknown> }) => unknown;
@@ -734,7 +734,7 @@ describe('rollback and undo last', () => {
     }
   });
 
-  test('a broker killed as a replaced file becomes its snapshot, before the record says so: the next start keeps it all the same', async () => {
+  test('a broker killed as a replaced file becomes its snapshot, before the record says so: the next start keeps it all the same, days later too', async () => {
     const { broker, files, dir } = setup();
     const w = await wrapper(broker);
     const a = join(files, 'a');
@@ -745,9 +745,12 @@ describe('rollback and undo last', () => {
     const blobs = broker.undo as unknown as { blobs: { adopt: (...args: unknown[]) => boolean } };
     const adopt = blobs.blobs.adopt.bind(blobs.blobs);
     let restarted: Broker | undefined;
+    // started again two days later: older than the day after which a call's end is taken as lost, but finished
+    const later = new FakeClock();
+    later.advance(2 * 24 * 60 * 60 * 1000);
     blobs.blobs.adopt = (...args) => {
       const kept = adopt(...args);
-      restarted ??= killedAndStarted(dir).broker;
+      restarted ??= killedAndStarted(dir, later).broker;
       return kept;
     };
     await w.journal({ id: 'write-1', tool: 'write_file', arguments: JSON.stringify({ path: a }) });
