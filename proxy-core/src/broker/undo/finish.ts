@@ -19,7 +19,7 @@ import { type InverseRecordDeps, recordInverse } from './inverse.js';
 import type { Inverses } from './inverses.js';
 import { undoInfo } from './info.js';
 import type { CallSnapshots } from './prepare.js';
-import { type PathEntry, planBlobs, type SnapshotPlan, type UndoRecord } from './records.js';
+import { afterStatesRecorded, type PathEntry, planBlobs, type SnapshotPlan, type UndoRecord } from './records.js';
 
 /** Calls ended early (`ended`) whose journaled end is still awaited, at most. */
 const MAX_ENDED_EARLY = 10_000;
@@ -144,7 +144,7 @@ export class CallEnds {
         this.ctx.records.update(id, { state: 'unavailable', reason }, this.ctx.port.clock.now());
         continue;
       }
-      if (!rec.plan.paths.every((p) => p.after !== undefined)) continue;
+      if (!afterStatesRecorded(rec.plan)) continue;
       const plan = rec.plan;
       this.snapshots.prepared.delete(id);
       // its end, journaled now or later, finds it read, as after `ended`

@@ -4,7 +4,8 @@
  * undone, and says so), never a broker that fails to start or an undo that throws half-way. Checked by hand, not
  * with a schema library: records are read several times per snapshotted call.
  */
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isObject } from '../../jsonrpc/messages.js';
+
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
 const strings = (v: unknown): boolean => Array.isArray(v) && v.every((s) => typeof s === 'string');

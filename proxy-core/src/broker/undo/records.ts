@@ -93,6 +93,11 @@ interface Row {
 }
 
 /** The blobs a snapshot plan refers to. */
+/** Are the states the call left its files in recorded (the plan's end is then only its held files, kept)? */
+export function afterStatesRecorded(plan: UndoPlan | null): plan is SnapshotPlan {
+  return plan?.kind === 'snapshot' && plan.paths.every((p) => p.after !== undefined);
+}
+
 export function planBlobs(plan: UndoPlan | null): string[] {
   if (!plan || plan.kind !== 'snapshot') return [];
   return plan.paths.flatMap((p) => (p.before.type === 'file' && p.before.sha256 && !p.held ? [p.before.sha256] : []));
@@ -313,7 +318,7 @@ export class UndoRecords {
     for (const id of this.preparedIds()) {
       const r = this.get(id);
       // one whose after-states are recorded is finished at the start, however old (finish.ts `resume`)
-      if (r?.plan?.kind === 'snapshot' && r.plan.paths.every((p) => p.after !== undefined)) continue;
+      if (r && afterStatesRecorded(r.plan)) continue;
       if (r && r.createdAt < before) this.update(id, { state: 'unavailable', reason: "the call's end was never journaled (its wrapper stopped)" }, before);
     }
   }
