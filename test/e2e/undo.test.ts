@@ -5,7 +5,7 @@
  * and a session rolled back with one undo failing; the replaced file kept as the snapshot itself, and that snapshot
  * written into by the agent refused. Ground truth is the disk and the server's own state.
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -13,26 +13,14 @@ import { afterEach, describe, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, FILESYSTEM, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitFor, waitForSessions, waitForTicket } from '../helpers/airlock.js';
-import { airlockWithFilesystem, startAirlock } from '../helpers/e2e.js';
+import { cleanup, CLI, cli, cliJson, cliUndo, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitFor, waitForSessions, waitForTicket } from '../helpers/airlock.js';
+import { airlockWithFilesystem } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
 /** Wait until `count` calls of `tool` (not undos) have their end journaled and what undo can do is known; newest first. */
 const finished = (home: string, tool: string, count = 1): Promise<HistoryItem[]> =>
   finishedCalls(home, tool, { count, keep: (x) => !x.id.startsWith('undo-') });
-
-/** A broker whose rules let these tools of the filesystem server through (with `setting` set), and that server wrapped. */
-async function allowedWrites(tools = ['write_file'], setting?: [string, string]) {
-  const home = tempDir();
-  const root = join(home, 'files');
-  mkdirSync(root);
-  const { daemon } = await startAirlock({ home });
-  for (const tool of tools) await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', tool]);
-  if (setting) await cli(home, ['settings', ...setting]);
-  const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
-  return { home, root, daemon, w };
-}
 
 describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
   test('an approved write_file, undone: the bytes and the mode are back; undoing the undo redoes it', async () => {
@@ -77,7 +65,8 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
   });
 
   test('writes answered right before the broker is stopped can each be undone after its next start', async () => {
-    const { home, root, daemon, w } = await allowedWrites();
+    const home = tempDir();
+    const { root, daemon, w } = await airlockWithFilesystem(home, 'write_file');
     const target = join(root, 'last.txt');
     writeFileSync(target, 'before the stop');
     for (let i = 1; i <= 3; i++) expect((await w.client.callTool({ name: 'write_file', arguments: { path: target, content: `write ${i}` } })).isError).toBeFalsy();
@@ -95,8 +84,10 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
   });
 
   test('the broker SIGKILLed again and again while a client writes, edits and moves files and makes folders: every call the server ran is undone, newest first, to exactly what was there before it', async () => {
+    const home = tempDir();
+    const { root, w, ...first } = await airlockWithFilesystem(home, '*');
     // a loop of changes at machine speed is what the tripwire stops: these are to reach the server
-    const { home, root, w, ...first } = await allowedWrites(['write_file', 'edit_file', 'move_file', 'create_directory'], ['tripwire', 'off']);
+    await cli(home, ['settings', 'tripwire', 'off']);
     let daemon = first.daemon;
     const [a, b, folders] = [join(root, 'a.txt'), join(root, 'b.txt'), join(root, 'made')];
     writeFileSync(a, 'v0');

@@ -101,13 +101,13 @@ export async function airlockWithFixture(o: FixtureOptions & { daemon?: AirlockO
  * A broker in `home` and the filesystem server from npm wrapped against it as server "filesystem", on a folder of
  * its own (`root`, made here); `allow`: the tools an allow rule lets through without asking.
  */
-export async function airlockWithFilesystem(home: string, allow?: string): Promise<{ root: string; w: Wrapped }> {
+export async function airlockWithFilesystem(home: string, allow?: string): Promise<{ root: string; w: Wrapped; daemon: Daemon }> {
   const root = join(home, 'files');
   mkdirSync(root);
-  await startAirlock({ home });
+  const { daemon } = await startAirlock({ home });
   const w = await connectWrapped({ home, server: 'filesystem', command: process.execPath, args: [FILESYSTEM, root] });
   if (allow) await cli(home, ['rules', 'add', 'allow', '--server', 'filesystem', '--tool', allow]);
-  return { root, w };
+  return { root, w, daemon };
 }
 
 /**

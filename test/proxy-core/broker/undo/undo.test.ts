@@ -101,7 +101,9 @@ async function wrapper(broker: Broker, o: { server?: string; command?: string[];
     toolCalls,
     catalog: (names: string[], annotations: Record<string, unknown> = {}) =>
       peer.request('catalog.update', { verdicts: names.map((name) => ({ name, class: 'mutating', reasons: [], declared: annotations[name] })), problems: [] }),
-    prepare: (callId: string, tool: string, paths: Record<string, unknown>) => peer.request<PrepareAnswer>('call.prepare', { callId, tool, paths }),
+    /** `call.prepare`, naming the snapshotted calls answered since the last one (`finished`), as a wrapper does. */
+    prepare: (callId: string, tool: string, paths: Record<string, unknown>, finished?: string[]) =>
+      peer.request<PrepareAnswer>('call.prepare', { callId, tool, paths, ...(finished ? { finished } : {}) }),
     journal: async (r: Partial<CallRecord> & Pick<CallRecord, 'id' | 'tool'>) => {
       await peer.request('journal', { entries: [record(r)] });
       // the journal files the batch once no other came for a moment (here at once), and the after-state of a
@@ -304,11 +306,11 @@ describe('snapshots before a call', () => {
     expect(await w.prepare(id, 'write_file', { path })).toEqual({ ok: true, undoable: true });
     await broker.undo.idle();
     // no copy yet: the old file itself is held
-    expect(readdirSync(join(dir, 'snapshots')).filter((n) => n.startsWith('.held-'))).toHaveLength(1);
+    expect(heldLinks(dir)).toHaveLength(1);
     expect(broker.status().snapshots).toMatchObject({ blobs: 0 });
     replace(path, 'after');
     await w.journal({ id, tool: 'write_file', arguments: JSON.stringify({ path }) });
-    expect(readdirSync(join(dir, 'snapshots')).filter((n) => n.startsWith('.held-'))).toEqual([]);
+    expect(heldLinks(dir)).toEqual([]);
     expect(broker.status().snapshots).toMatchObject({ blobs: 1, bytes: 6 });
     expect(await broker.undo.undo(id, false)).toMatchObject({ ok: true });
     expect(readFileSync(path, 'utf8')).toBe('before');
@@ -328,7 +330,7 @@ describe('snapshots before a call', () => {
     await broker.undo.idle();
     const blobs = readdirSync(join(dir, 'snapshots')).filter((n) => /^[0-9a-f]{64}$/.test(n));
     expect(blobs).toHaveLength(1);
-    expect(readdirSync(join(dir, 'snapshots')).filter((n) => n.startsWith('.held-'))).toEqual([]);
+    expect(heldLinks(dir)).toEqual([]);
     return { broker, path, old, blob: statSync(join(dir, 'snapshots', blobs[0]!)) };
   }
 
@@ -608,12 +610,10 @@ describe('rollback and undo last', () => {
     const w = await wrapper(broker);
     const [a, c] = [join(files, 'a'), join(files, 'c')];
     writeFileSync(a, 'a before');
-    const prepare = (callId: string, tool: string, paths: Record<string, unknown>, finished?: string[]) =>
-      w.peer.request<PrepareAnswer>('call.prepare', { callId, tool, paths, ...(finished ? { finished } : {}) });
-    expect(await prepare('write-a', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
+    expect(await w.prepare('write-a', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
     replace(a, 'a after');
     // the server answered the write; the wrapper's next call (a move of the same file) names it in its prepare
-    expect(await prepare('move-a', 'move_file', { source: a, destination: c }, ['write-a', 'not-a-call'])).toEqual({ ok: true, undoable: true });
+    expect(await w.prepare('move-a', 'move_file', { source: a, destination: c }, ['write-a', 'not-a-call'])).toEqual({ ok: true, undoable: true });
     renameSync(a, c);
     // the journal's batch with both ends arrives only now, after the move ran
     await peer(w).journal([record({ id: 'write-a', tool: 'write_file', arguments: JSON.stringify({ path: a }) }), record({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) })]);
@@ -636,7 +636,7 @@ describe('rollback and undo last', () => {
     renameSync(a, c);
     // the call's end arrives (what it left is read from now on), and at once the next call's prepare names it
     await peer(w).journal([record({ id: 'move-a', tool: 'move_file', arguments: JSON.stringify({ source: a, destination: c }) })]);
-    expect(await w.peer.request<PrepareAnswer>('call.prepare', { callId: 'write-c', tool: 'write_file', paths: { path: c }, finished: ['move-a'] })).toEqual({ ok: true, undoable: true });
+    expect(await w.prepare('write-c', 'write_file', { path: c }, ['move-a'])).toEqual({ ok: true, undoable: true });
     // the next call runs as soon as its prepare is answered
     replace(c, '222');
     await peer(w).journal([record({ id: 'write-c', tool: 'write_file', arguments: JSON.stringify({ path: c }) })]);
@@ -662,7 +662,7 @@ describe('rollback and undo last', () => {
     // the call's end arrives, and at once the next call's prepare names it: that call waits for what the write
     // left in the file, not for its old bytes, and replaces the file again as soon as it is answered
     await peer(w).journal([record({ id: 'write-1', tool: 'write_file', arguments: JSON.stringify({ path: a }) })]);
-    expect(await w.peer.request<PrepareAnswer>('call.prepare', { callId: 'write-2', tool: 'write_file', paths: { path: a }, finished: ['write-1'] })).toEqual({ ok: true, undoable: true });
+    expect(await w.prepare('write-2', 'write_file', { path: a }, ['write-1'])).toEqual({ ok: true, undoable: true });
     replace(a, 'a after 2');
     await peer(w).journal([record({ id: 'write-2', tool: 'write_file', arguments: JSON.stringify({ path: a }) })]);
     broker.store.caughtUp();
@@ -685,7 +685,7 @@ describe('rollback and undo last', () => {
     expect(await w.prepare('write-a', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
     // still running on its server when another connection says it ended, and asks a prepare of its own
     const other = join(files, 'other');
-    expect(await agent.peer.request<PrepareAnswer>('call.prepare', { callId: 'agent-1', tool: 'write_file', paths: { path: other }, finished: ['write-a'] })).toEqual({ ok: true, undoable: true });
+    expect(await agent.prepare('agent-1', 'write_file', { path: other }, ['write-a'])).toEqual({ ok: true, undoable: true });
     await broker.undo.idle();
     replace(a, 'a after');
     await w.journal({ id: 'write-a', tool: 'write_file', arguments: JSON.stringify({ path: a }) });
@@ -699,13 +699,11 @@ describe('rollback and undo last', () => {
     const w = await wrapper(broker);
     const a = join(files, 'a');
     writeFileSync(a, 'a before');
-    const prepare = (on: typeof w, callId: string, finished: string[] = []) =>
-      on.peer.request<PrepareAnswer>('call.prepare', { callId, tool: 'write_file', paths: { path: a }, ...(finished.length ? { finished } : {}) });
-    expect(await prepare(w, 'write-1')).toEqual({ ok: true, undoable: true });
+    expect(await w.prepare('write-1', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
     replace(a, 'a after 1');
     // the next call names the first, and is let through as soon as what the first left is read: its old bytes are
     // kept a moment later, and the broker is killed before that
-    expect(await prepare(w, 'write-2', ['write-1'])).toEqual({ ok: true, undoable: true });
+    expect(await w.prepare('write-2', 'write_file', { path: a }, ['write-1'])).toEqual({ ok: true, undoable: true });
     // killed the moment that answer leaves: both old files still held by their links, and the second call's record
     // written before it was let through
     expect(heldLinks(dir)).toHaveLength(2);
@@ -722,7 +720,7 @@ describe('rollback and undo last', () => {
     expect(await restarted.undo.undo('write-1', false)).toMatchObject({ ok: false, conflicts: [{ path: a }] });
     expect(readFileSync(a, 'utf8')).toBe('a after 2');
     // its next call names the second write, whose session is gone: read now, before that call runs
-    expect(await prepare(again, 'write-3', ['write-2'])).toEqual({ ok: true, undoable: true });
+    expect(await again.prepare('write-3', 'write_file', { path: a }, ['write-2'])).toEqual({ ok: true, undoable: true });
     replace(a, 'a after 3');
     await peer(again).journal(['write-2', 'write-3'].map((id) => record({ id, tool: 'write_file', arguments: JSON.stringify({ path: a }) })));
     restarted.store.caughtUp();
@@ -838,8 +836,7 @@ describe('rollback and undo last', () => {
     writeFileSync(a, 'a before');
     expect(await w.prepare('write-a', 'write_file', { path: a })).toEqual({ ok: true, undoable: true });
     replace(a, 'a after');
-    const name = (on: typeof w, callId: string) =>
-      on.peer.request<PrepareAnswer>('call.prepare', { callId, tool: 'write_file', paths: { path: join(files, callId) }, finished: ['write-a'] });
+    const name = (on: typeof w, callId: string) => on.prepare(callId, 'write_file', { path: join(files, callId) }, ['write-a']);
     // its session still connected: another wrapper of the same server naming it reads nothing
     const twin = await wrapper(broker);
     expect(await name(twin, 'twin-1')).toEqual({ ok: true, undoable: true });
@@ -850,7 +847,7 @@ describe('rollback and undo last', () => {
     w.peer.destroy();
     for (let i = 0; i < 20 && broker.status().sessions.length > 2; i++) await tick();
     expect(broker.status().sessions).toHaveLength(2);
-    await notes.peer.request('call.prepare', { callId: 'notes-1', tool: 'save', paths: {}, finished: ['write-a'] });
+    await notes.prepare('notes-1', 'save', {}, ['write-a']);
     await broker.undo.idle();
     expect(heldLinks(dir)).toHaveLength(1);
     // a wrapper of its server (its own, connected again) names it: read now, as the file is
