@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterEach, describe, expect, test } from 'vitest';
 import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
+import Database from 'better-sqlite3';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { cleanup, CLI, cli, cliJson, cliUndo, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitFor, waitForSessions, waitForTicket } from '../helpers/airlock.js';
 import { airlockWithFilesystem } from '../helpers/e2e.js';
@@ -173,6 +174,33 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
     expect(refused).toEqual([]);
     expect(onDisk()).toEqual({ files: JSON.stringify(['v0', null]), folders: [] });
     expect(undone).toBeGreaterThan(5);
+  });
+
+  test("undo records the agent edits in the data dir's database into shapes undo cannot use: the daemon starts again, and undo refuses them and writes nothing", async () => {
+    const home = tempDir();
+    const { root, w, daemon } = await airlockWithFilesystem(home, 'write_file');
+    const [x, y] = [join(root, 'x.txt'), join(root, 'y.txt')];
+    for (const f of [x, y]) {
+      writeFileSync(f, 'before');
+      expect((await w.client.callTool({ name: 'write_file', arguments: { path: f, content: 'after' } })).isError).toBeFalsy();
+    }
+    const calls = await finished(home, 'write_file', 2);
+    const stopped = new Promise((r) => daemon.proc.once('close', r));
+    daemon.proc.kill('SIGKILL');
+    await stopped;
+    // one record left as a killed broker leaves it (prepared), one as a finished one (ready), both plans broken
+    const db = new Database(join(home, 'airlock.db'));
+    const edit = db.prepare('UPDATE undo_records SET state = ?, plan = ? WHERE call_id = ?');
+    edit.run('prepared', '{"kind":"snapshot","paths":5}', calls[0]!.id);
+    edit.run('ready', '{"kind":"snapshot","paths":[{"arg":"path","path":"/etc/passwd","before":null}]}', calls[1]!.id);
+    db.close();
+    await startDaemon(home);
+    for (const call of calls) {
+      const { code, report } = await cliUndo(home, [call.id]);
+      expect([code === 0, report.ok]).toEqual([false, false]);
+      expect(report.summary).not.toBe('');
+    }
+    expect([readFileSync(x, 'utf8'), readFileSync(y, 'utf8')]).toEqual(['after', 'after']);
   });
 
   test('a file the call created is removed by its undo', async () => {
