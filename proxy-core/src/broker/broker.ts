@@ -276,6 +276,8 @@ export class Broker implements BrokerParts {
     // a reader of the journal or the events sees every batch taken in, and an event follows the calls that came
     // before it; what a stopped broker left in the intake goes in now
     this.store.fileIntake = () => this.journalWriter.catchUp();
+    // a call with a declared inverse gets its undo record in the transaction that files it
+    this.store.filing = (events) => this.undo.filing(events.map((e) => e.detail));
     this.journalWriter.flush();
   }
 

@@ -60,7 +60,6 @@ const SEARCH_BY_INDEX = 5000;
 
 export class JournalTable {
   private readonly s;
-  private readonly batch: (records: readonly CallRecord[], at: number) => CallEvent[];
   private prunerInstance: Pruner | undefined;
   /** The search index's entries of calls with long arguments, completed later (search-rest.ts). */
   readonly searchRest: SearchRest;
@@ -70,7 +69,6 @@ export class JournalTable {
   constructor(
     private readonly db: Database.Database,
     private readonly events: EventsTable,
-    private readonly now: () => number,
     private readonly cache: StatementCache,
     private readonly names: Names,
   ) {
@@ -91,21 +89,15 @@ export class JournalTable {
       countJournal: db.prepare('SELECT COUNT(*) AS n FROM journal_calls').pluck(),
       giveBackSeq: db.prepare("UPDATE sqlite_sequence SET seq = seq - 1 WHERE name = 'journal_calls'"),
     };
-    this.batch = db.transaction((records: readonly CallRecord[], at: number) => this.journalBatch(records, at));
   }
 
   /**
-   * Write a batch of call records in one transaction, and in it one 'call' event per record (a summary of
-   * the call as stored after the write, never its arguments or result). Returns those events, in order, with
-   * their seq. A later copy of a record (same id) moves it forward, never back (see updateJournal). The events
-   * carry `at`: when the broker received the records (now, by default).
+   * Write call records inside the caller's transaction (names through `Names.within` by the caller: Store's
+   * moveIntake and writeJournal), and with them one 'call' event per record (a summary of the call as stored after
+   * the write, never its arguments or result). Returns those events, in order, with their seq. A later copy of a
+   * record (same id) moves it forward, never back (see updateJournal). The events carry `at`: when the broker
+   * received the records.
    */
-  insertBatch(records: readonly CallRecord[], at = this.now()): CallEvent[] {
-    if (records.length === 0) return [];
-    return this.names.within(() => this.batch(records, at));
-  }
-
-  /** `insertBatch` inside the caller's transaction (names through `Names.within` by the caller). */
   insertRows(records: readonly CallRecord[], at: number): CallEvent[] {
     return this.journalBatch(records, at);
   }

@@ -71,6 +71,12 @@ export class Store {
    * or the events are read, so a reader sees every batch the broker acknowledged.
    */
   fileIntake: () => void = () => {};
+  /**
+   * What else is written in the transaction that files calls into the journal (set by the broker: undo's record of
+   * a call with a declared inverse, broker/undo/finish.ts `filing`), so that a broker killed right after the commit
+   * has it too. It must not throw for a fault of its own; a disk error it lets through fails the whole filing.
+   */
+  filing: (events: readonly CallEvent[]) => void = () => {};
   readonly sealer: Sealer;
   readonly tightening: TighteningRecord;
   readonly marks: LogMarks;
@@ -78,6 +84,7 @@ export class Store {
   private readonly statements: StatementCache;
   private readonly names: Names;
   private readonly moveTx: (groups: readonly IntakeGroup[], upTo: number) => CallEvent[];
+  private readonly writeTx: (records: readonly CallRecord[], at: number | undefined) => CallEvent[];
   /** What the start-up check found (checkIntegrity; null until it ran). */
   integrity: Integrity | null = null;
 
@@ -118,13 +125,19 @@ export class Store {
       this.tickets = new TicketsTable(this.db, now);
       this.ruleSet = new RulesTable(this.db, this.sealer);
       this.eventLog = new EventsTable(this.db, now, cache, names);
-      this.journal = new JournalTable(this.db, this.eventLog, now, cache, names);
+      this.journal = new JournalTable(this.db, this.eventLog, cache, names);
       const mark = { get: this.db.prepare('SELECT seq FROM intake_mark WHERE id = 1').pluck(), set: this.db.prepare('UPDATE intake_mark SET seq = ? WHERE id = 1') };
       this.intake = new IntakeLog(dirname(path), () => Number(mark.get.get() ?? 0));
       this.moveTx = this.db.transaction((groups: readonly IntakeGroup[], upTo: number) => {
         const events: CallEvent[] = [];
         for (const g of groups) for (const e of this.journal.insertRows(g.records, g.at)) events.push(e);
+        this.fileWithin(events);
         mark.set.run(upTo);
+        return events;
+      });
+      this.writeTx = this.db.transaction((records: readonly CallRecord[], at: number | undefined) => {
+        const events = this.journal.insertRows(records, at ?? now());
+        this.fileWithin(events);
         return events;
       });
       this.tightening = new TighteningRecord(this.db, this.ruleSet, this.settings);
@@ -201,9 +214,20 @@ export class Store {
     this.settings.set(key, value, origin);
   }
 
-  /** See JournalTable.insertBatch. */
+  /** Calls written into the journal outside the intake (a spill file, an undo's own entry), in one transaction. */
   writeJournal(records: readonly CallRecord[], at?: number): CallEvent[] {
-    return this.journal.insertBatch(records, at);
+    if (records.length === 0) return [];
+    return this.names.within(() => this.writeTx(records, at));
+  }
+
+  /**
+   * `filing`, inside a filing transaction. SQLite may roll a whole transaction back on an error it cannot undo one
+   * statement of (a full disk): what follows would then commit on its own (the intake's mark past rows that are
+   * gone), so the filing fails instead, and is tried again later.
+   */
+  private fileWithin(events: readonly CallEvent[]): void {
+    if (events.length > 0) this.filing(events);
+    if (!this.db.inTransaction) throw new Error('the journal\'s filing transaction was rolled back by the database; it is tried again');
   }
 
   /**
@@ -216,24 +240,28 @@ export class Store {
     return events;
   }
 
-  /** What the intake holds moved into the journal, for a reader of the journal's tables outside the Store (undo). */
+  /**
+   * What the intake holds moved into the journal, before the journal or the events are read (by the Store's
+   * readers, and by a reader of the journal's tables outside the Store: undo). Never inside a transaction, where no
+   * filing can run: a reader there (the `filing` hook) reads what the transaction holds.
+   */
   caughtUp(): void {
-    this.fileIntake();
+    if (!this.db.inTransaction) this.fileIntake();
   }
 
   /** See JournalTable.history. */
   history(query: HistoryQuery = {}, brief?: Brief): { calls: HistoryItem[]; nextCursor: number | null } {
-    this.fileIntake();
+    this.caughtUp();
     return this.journal.history(query, brief);
   }
 
   call(id: string): HistoryItem | null {
-    this.fileIntake();
+    this.caughtUp();
     return this.journal.call(id);
   }
 
   journalCount(): number {
-    this.fileIntake();
+    this.caughtUp();
     return this.journal.count();
   }
 
@@ -251,17 +279,17 @@ export class Store {
   }
 
   eventsSince(seq: number, limit: number): BrokerEvent[] {
-    this.fileIntake();
+    this.caughtUp();
     return this.eventLog.since(seq, limit);
   }
 
   events(query: EventsQuery = {}): { events: BrokerEvent[]; nextCursor: number | null } {
-    this.fileIntake();
+    this.caughtUp();
     return this.eventLog.page(query);
   }
 
   headSeq(): number {
-    this.fileIntake();
+    this.caughtUp();
     return this.eventLog.headSeq();
   }
 

@@ -1,10 +1,11 @@
 /**
  * After a call: what undo records once the journal has committed the call's end. A snapshotted call gets the
  * state it left its files in (what an undo checks the files against), the old files held by a link read now
- * and kept as snapshots; a call with a declared inverse gets its plan (inverse.ts). An undo record is written
- * only for a call the journal committed: the journal writer hands the calls over after the commit. The one
- * exception is a snapshotted call its wrapper says ended, in its next prepare: its files are read then, since
- * the next call may change them before the journal's batch arrives (`ended`).
+ * and kept as snapshots; a call with a declared inverse gets its plan (inverse.ts), written in the transaction
+ * that files the call (`filing`). An undo record is written only for a call the journal committed: the journal
+ * writer hands the calls over after the commit. The one exception is a snapshotted call its wrapper says ended,
+ * in its next prepare: its files are read then, since the next call may change them before the journal's batch
+ * arrives (`ended`).
  *
  * The after-states are written to the record before anything waiting for them goes on (the wrapper's next call):
  * a broker stopped between that and the record's end (SIGKILL, a crash) finishes it at its next start
@@ -65,11 +66,34 @@ export class CallEnds {
       } else if (this.snapshots.prepared.has(d.id)) {
         this.snapshots.prepared.delete(d.id);
         this.track(d.id, (afterRead) => this.finish(d.id, d.outcome, afterRead).then(() => this.known(d)));
-      } else if (d.decision === 'allow' && d.outcome === 'ok' && !d.id.startsWith(UNDO_ID_PREFIX) && this.inverses.mayHave(d.server, d.tool)) {
+      } else if (this.mayHaveInverse(d)) {
+        // recorded as it was filed (`filing`), unless that failed short of the disk
         recordInverse(this.inverseRecords, d);
         this.known(d);
       }
     }
+  }
+
+  /**
+   * Calls being filed, inside the journal's transaction (the Store's `filing` hook): a call with a declared inverse
+   * gets its undo record there, so that a broker stopped right after the commit (SIGKILL, a crash) has it as well
+   * (`journaled`, after the commit, then finds it written). A snapshotted call's record is older than its call.
+   */
+  filing(calls: readonly StoredCallSummary[]): void {
+    for (const d of calls) if (this.mayHaveInverse(d)) recordInverse(this.inverseRecords, d, true);
+  }
+
+  /** A call that ended well, allowed, not an undo's own nor snapshotted, of a tool that may have a declared inverse. */
+  private mayHaveInverse(d: StoredCallSummary): boolean {
+    return (
+      d.decision === 'allow' &&
+      d.outcome === 'ok' &&
+      d.finishedAt !== null &&
+      !d.id.startsWith(UNDO_ID_PREFIX) &&
+      !this.snapshots.prepared.has(d.id) &&
+      !this.endedEarly.has(d.id) &&
+      this.inverses.mayHave(d.server, d.tool)
+    );
   }
 
   /**

@@ -18,6 +18,7 @@ import { LIMITS } from '../../protocol/limits.js';
 import { BrokerToWrapper } from '../../protocol/names.js';
 import type { UndoReport } from '../../protocol/undo-api.js';
 import { formatUndoSpec, inverseArguments, type InverseDecl } from '../../policy/undo-spec.js';
+import { isDiskError } from '../db/files.js';
 import type { Session } from '../sessions.js';
 import type { InversePlan, UndoRecord, UndoRecords } from './records.js';
 import { newUndoId, refused, type RunningInverse, type UndoContext } from './context.js';
@@ -55,8 +56,12 @@ export interface InverseRecordDeps {
   sessionCommand(sessionId: string): string[] | null;
 }
 
-/** A call with a declared inverse ended: its undo record, with the inverse's arguments and its server's command. */
-export function recordInverse(deps: InverseRecordDeps, d: Pick<CallSummary, 'id' | 'server' | 'tool'>): void {
+/**
+ * A call with a declared inverse ended: its undo record, with the inverse's arguments and its server's command.
+ * Inside the transaction that files the call (`withinFiling`), a disk error is thrown: that filing fails whole and
+ * is tried again, rather than commit the call without its record.
+ */
+export function recordInverse(deps: InverseRecordDeps, d: Pick<CallSummary, 'id' | 'server' | 'tool'>, withinFiling = false): void {
   try {
     if (deps.records.get(d.id)) return;
     const call = deps.store.call(d.id);
@@ -73,7 +78,8 @@ export function recordInverse(deps: InverseRecordDeps, d: Pick<CallSummary, 'id'
     const command = call.sessionId ? deps.sessionCommand(call.sessionId) : null;
     const plan: InversePlan = { kind: 'inverse', inverse: decl.inverse, arguments: args.args, spec: formatUndoSpec(decl), ...(command ? { command } : {}) };
     deps.records.insert({ ...base, state: 'ready', reason: null, plan });
-  } catch {
+  } catch (err) {
+    if (withinFiling && isDiskError(err)) throw err;
     // a call whose inverse could not be recorded is simply not undoable; its history entry says no more
   }
 }

@@ -187,6 +187,11 @@ export class Undo {
     this.after.journaled(calls);
   }
 
+  /** Calls being filed, inside the journal's transaction (finish.ts `filing`). */
+  filing(calls: readonly StoredCallSummary[]): void {
+    this.after.filing(calls);
+  }
+
   /** Whether a snapshotted call awaits its end (a journal batch is then read as it arrives: `takenIn`). */
   get awaitingEnds(): boolean {
     return this.before.prepared.size > 0;

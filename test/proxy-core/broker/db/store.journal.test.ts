@@ -184,6 +184,56 @@ describe('writeJournal', () => {
   });
 });
 
+describe("the filing's hook", () => {
+  const side = (store: Store) => store.db.prepare('SELECT id FROM side ORDER BY rowid').pluck().all();
+
+  test('what it writes commits with the calls it is handed, or not at all', () => {
+    const store = open();
+    store.db.exec('CREATE TABLE side (id TEXT)');
+    const insert = store.db.prepare('INSERT INTO side VALUES (?)');
+    store.filing = (events) => {
+      for (const e of events) insert.run(e.detail.id);
+    };
+    store.writeJournal([rec({ id: 'a' }), rec({ id: 'b' })]);
+    expect(side(store)).toEqual(['a', 'b']);
+    store.filing = (events) => {
+      insert.run(events[0]!.detail.id);
+      throw new Error('the hook failed');
+    };
+    expect(() => store.writeJournal([rec({ id: 'c' })])).toThrow(/the hook failed/);
+    expect(side(store)).toEqual(['a', 'b']);
+    expect(store.journalCount()).toBe(2);
+    // an empty batch files nothing and hands nothing over
+    store.filing = () => {
+      throw new Error('called for nothing');
+    };
+    expect(store.writeJournal([])).toEqual([]);
+  });
+
+  test("a transaction the database rolls back under it (a full disk) fails the filing: the intake's mark stays before the calls", () => {
+    const store = open();
+    store.intake.open();
+    const entries = [rec({ id: 'm1' }), rec({ id: 'm2' })];
+    store.intake.append([{ session: 's1', client: 'c', server: 'fs', at: 5, entries: Buffer.from(JSON.stringify(entries)), n: 2 }]);
+    const upTo = store.intake.newestSeq();
+    const mark = () => store.db.prepare('SELECT seq FROM intake_mark WHERE id = 1').pluck().get();
+    // what SQLite may do to a whole transaction on an error it cannot undo one statement of
+    store.filing = () => store.db.exec('ROLLBACK');
+    expect(() => store.moveIntake([{ records: entries, at: 5 }], upTo)).toThrow(/rolled back by the database/);
+    // nothing committed on its own after the rollback: neither the mark past the calls nor anything else
+    expect(mark()).toBe(0);
+    expect(store.intake.size).toBe(2);
+    expect(store.journalCount()).toBe(0);
+    expect(() => store.writeJournal([rec({ id: 'w' })])).toThrow(/rolled back by the database/);
+    expect(store.journalCount()).toBe(0);
+    // tried again once the database takes the write
+    store.filing = () => {};
+    expect(store.moveIntake([{ records: entries, at: 5 }], upTo).map((e) => e.detail.id)).toEqual(['m1', 'm2']);
+    expect(mark()).toBe(upTo);
+    expect(store.intake.size).toBe(0);
+  });
+});
+
 describe('events', () => {
   test('addEvent returns the stored event; eventsSince catches up in order; events pages newest first', () => {
     const store = open();

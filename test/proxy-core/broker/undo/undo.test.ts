@@ -10,12 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Broker } from '../../../../proxy-core/src/broker/broker.js';
+import { SEAL_KEY_FILE } from '../../../../proxy-core/src/broker/db/seals.js';
 import { Store } from '../../../../proxy-core/src/broker/db/store.js';
 import type { CallRecord, HistoryItem } from '../../../../proxy-core/src/protocol/api.js';
 import { callRecord } from '../../../helpers/records.js';
 import type { PrepareAnswer } from '../../../../proxy-core/src/protocol/undo-api.js';
 import type { PolicySnapshot } from '../../../../proxy-core/src/policy/decide.js';
 import { FakeClock } from '../../../helpers/fake-clock.js';
+import { RETRY_MS } from '../../../../proxy-core/src/broker/journal-indexer.js';
 import { channelPair } from '../../../helpers/memory-channel.js';
 
 const dirs: string[] = [];
@@ -52,13 +54,14 @@ const heldLinks = (dir: string) => readdirSync(join(dir, 'snapshots')).filter((n
 
 /**
  * The data dir as a broker SIGKILLed at this moment leaves it, copied (synchronously: nothing of the broker runs
- * meanwhile) into a new folder, with a broker started on it. The database and its write-ahead log are copied; the
- * snapshots folder's entries are linked, so a held old file is still the same file (its inode) in the copy.
+ * meanwhile) into a new folder, with a broker started on it. The database, its write-ahead log and the key its rows
+ * are sealed with are copied; the snapshots folder's entries are linked, so a held old file is still the same file
+ * (its inode) in the copy.
  */
 function killedAndStarted(dir: string, clock?: FakeClock) {
   const copy = mkdtempSync(join(tmpdir(), 'al-undo-killed-'));
   dirs.push(copy);
-  for (const name of ['airlock.db', 'airlock.db-wal']) if (existsSync(join(dir, name))) copyFileSync(join(dir, name), join(copy, name));
+  for (const name of ['airlock.db', 'airlock.db-wal', SEAL_KEY_FILE]) if (existsSync(join(dir, name))) copyFileSync(join(dir, name), join(copy, name));
   mkdirSync(join(copy, 'snapshots'), { mode: 0o700 });
   for (const name of readdirSync(join(dir, 'snapshots'))) linkSync(join(dir, 'snapshots', name), join(copy, 'snapshots', name));
   return brokerIn(copy, clock);
@@ -437,6 +440,51 @@ describe('declared inverses', () => {
     // the wrapper runs it through its pipeline, journaled under the undo's id, saying what it undoes and who asked
     expect(w.toolCalls).toEqual([{ tool: 'delete', arguments: { names: ['A', 'B'] }, undoId: report.undoId, note: `undo of call ${id} (create), asked for by you`, waitMs: 150_000 }]);
     expect(entry(broker, id).undo).toMatchObject({ state: 'undone', undoneBy: report.undoId });
+  });
+
+  test("a broker killed right after the journal's commit, before anything that follows it: the call's inverse was recorded in that commit", async () => {
+    const { broker, dir } = setup();
+    const w = await memory(broker);
+    // the data dir copied the moment the commit is done, before the calls are handed to undo
+    const journaled = broker.undo.journaled.bind(broker.undo);
+    let restarted: Broker | undefined;
+    broker.undo.journaled = (calls) => {
+      restarted ??= killedAndStarted(dir).broker;
+      journaled(calls);
+    };
+    const { id } = await w.call('create', { entities: [] }, () => {}, { server: 'mem', result: JSON.stringify(created) });
+    expect(restarted).toBeDefined();
+    expect(entry(restarted!, id).undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete' });
+    // run by a wrapper of the same server connected to the broker started again
+    const again = await memory(restarted!);
+    expect(await restarted!.undo.undo(id, false)).toMatchObject({ ok: true, kind: 'inverse' });
+    expect(again.toolCalls).toMatchObject([{ tool: 'delete', arguments: { names: ['A', 'B'] } }]);
+  });
+
+  test("a disk that refuses the inverse's record as the call is filed: the filing fails whole, and the call is filed with its record once the disk takes it", async () => {
+    const clock = new FakeClock();
+    const dir = mkdtempSync(join(tmpdir(), 'al-undo-'));
+    dirs.push(dir);
+    const { broker } = brokerIn(dir, clock);
+    const w = await memory(broker);
+    const records = (broker.undo as unknown as { records: { insert: (...args: unknown[]) => void } }).records;
+    const insert = records.insert.bind(records);
+    let refuse = true;
+    records.insert = (...args) => {
+      if (refuse) throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      insert(...args);
+    };
+    const id = 'create-1';
+    await peer(w).journal([record({ id, tool: 'create', server: 'mem', result: JSON.stringify(created) })]);
+    broker.store.caughtUp();
+    // not filed: it waits in the intake, and no journal entry says it ran without its undo
+    expect(broker.store.intake.size).toBe(1);
+    expect((broker.store.db.prepare('SELECT COUNT(*) FROM journal_calls WHERE id = ?').pluck().get(id))).toBe(0);
+    refuse = false;
+    clock.advance(RETRY_MS);
+    broker.store.caughtUp();
+    expect(broker.store.intake.size).toBe(0);
+    expect(entry(broker, id).undo).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete' });
   });
 
   test('never in a wrapper that took the name with another command; in one started with the same command, yes', async () => {
