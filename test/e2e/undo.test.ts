@@ -3,7 +3,8 @@
  * created file removed, a later edit by someone else refused as a conflict, the memory server's
  * create_entities undone by the inverse the person declared (a wrapper's --undo flag alone declares nothing),
  * and a session rolled back with one undo failing; the replaced file kept as the snapshot itself, and that snapshot
- * written into by the agent refused. Ground truth is the disk and the server's own state.
+ * written into by the agent refused; both kinds of undo kept through a broker SIGKILLed again and again under load.
+ * Ground truth is the disk and the server's own state.
  */
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -301,6 +302,85 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 });
 
 describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
+  test('the broker SIGKILLed again and again while a client creates entities: every create_entities the server ran is undone by its declared inverse, and the graph is as it began', async () => {
+    const home = tempDir();
+    const memoryFile = join(home, 'memory.jsonl');
+    let daemon = await startDaemon(home);
+    // calls at machine speed: the tripwire would stop them; rules let both tools run without a person
+    await cli(home, ['settings', 'tripwire', 'off']);
+    for (const tool of ['create_entities', 'delete_entities']) expect((await cli(home, ['rules', 'add', 'allow', '--server', 'memory', '--tool', tool])).code).toBe(0);
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, 'wrap', '--name', 'memory', '--client', 'test-client', '--', process.execPath, MEMORY],
+      env: { ...(process.env as Record<string, string>), AIRLOCK_HOME: home, MEMORY_FILE_PATH: memoryFile },
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'airlock-test', version: '1.0.0' });
+    await client.connect(transport);
+    onCleanup(() => client.close().catch(() => {}));
+    await client.listTools();
+    await untilBroker(home, () => true, async (c) => ((await c.call('catalog', { server: 'memory' })).length > 0 ? true : undefined), 8000, 'the tools of memory');
+    expect((await cli(home, ['inverses', 'set', 'memory', 'create_entities=delete_entities:result:entityNames=entities.name'])).code).toBe(0);
+    writeFileSync(memoryFile, JSON.stringify({ type: 'entity', name: 'Kept', entityType: 'thing', observations: ['was there before'] }) + '\n');
+    // ground truth: the entities in the server's own file
+    const graph = () =>
+      existsSync(memoryFile)
+        ? readFileSync(memoryFile, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { name: string }).name).sort()
+        : [];
+    const made: { name: string; ran: boolean }[] = [];
+    const next = async () => {
+      const name = `E${made.length + 1}`;
+      // refused while the broker is down: nothing is created
+      await client.callTool({ name: 'create_entities', arguments: { entities: [{ name, entityType: 'thing', observations: [] }] } }).catch(() => undefined);
+      made.push({ name, ran: graph().includes(name) });
+    };
+    for (let round = 0; round < 5; round++) {
+      await waitForSessions(home, 1);
+      let going = true;
+      const loop = (async () => {
+        while (going) await next();
+      })();
+      // killed at a moment the calls cannot choose: after 1 to 40 of them
+      const until = made.length + 1 + Math.floor(Math.random() * 40);
+      await waitFor(() => made.length >= until, 20_000, `${until} calls`);
+      const exited = new Promise((r) => daemon.proc.once('close', r));
+      daemon.proc.kill('SIGKILL');
+      await exited;
+      going = false;
+      await loop;
+      daemon = await startDaemon(home);
+    }
+    await waitForSessions(home, 1);
+    const ran = made.filter((m) => m.ran).map((m) => m.name);
+    expect(graph()).toEqual(['Kept', ...ran].sort());
+    const broker = await BrokerClient.connect({ dir: home, role: 'cli' });
+    onCleanup(() => broker.close());
+    // every call journaled with its end; those the server ran, as run, each with its inverse's record
+    const nameOf = (h: HistoryItem) => (JSON.parse(h.arguments) as { entities: { name: string }[] }).entities[0]!.name;
+    const journal = await untilBroker(
+      home,
+      (e) => e.type === 'call' || e.type === 'undo-known',
+      async (c) => {
+        const got = (await c.call('history', { tool: 'create_entities', limit: 1000 })).calls.filter((x) => x.outcome !== 'pending');
+        return got.length === made.length ? got : undefined;
+      },
+      8000,
+      `${made.length} calls journaled`,
+    );
+    const runInJournal = journal.filter((h) => h.decision === 'allow' && h.outcome === 'ok');
+    expect(runInJournal.map(nameOf).sort()).toEqual([...ran].sort());
+    const refused: string[] = [];
+    for (const entry of runInJournal) {
+      expect(entry.undo, `${nameOf(entry)}: ${JSON.stringify(entry.undo)}`).toMatchObject({ available: true, kind: 'inverse', inverse: 'delete_entities' });
+      const report = await broker.call('undo', { id: entry.id, force: false });
+      if (!report.ok) refused.push(`${nameOf(entry)} ${entry.id}: ${report.summary}`);
+      expect(graph()).not.toContain(nameOf(entry));
+    }
+    expect(refused).toEqual([]);
+    expect(graph()).toEqual(['Kept']);
+    expect(ran.length).toBeGreaterThan(5);
+  });
+
   test('create_entities=delete_entities:result:entityNames=entities.name, declared by the person, is undone; the same --undo flag alone is not', async () => {
     const home = tempDir();
     const memoryFile = join(home, 'memory.jsonl');
