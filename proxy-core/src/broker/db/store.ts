@@ -74,7 +74,7 @@ export class Store {
   /**
    * What else is written in the transaction that files calls into the journal (set by the broker: undo's record of
    * a call with a declared inverse, broker/undo/finish.ts `filing`), so that a broker killed right after the commit
-   * has it too. It must not throw for a fault of its own; a disk error it lets through fails the whole filing.
+   * has it too. A disk error it throws fails the whole filing; any other undoes only what it wrote.
    */
   filing: (events: readonly CallEvent[]) => void = () => {};
   readonly sealer: Sealer;
@@ -85,6 +85,8 @@ export class Store {
   private readonly names: Names;
   private readonly moveTx: (groups: readonly IntakeGroup[], upTo: number) => CallEvent[];
   private readonly writeTx: (records: readonly CallRecord[], at: number | undefined) => CallEvent[];
+  /** `filing` in a savepoint of the filing's transaction: what it wrote goes whole or not at all. */
+  private readonly filingTx: (events: readonly CallEvent[]) => void;
   /** What the start-up check found (checkIntegrity; null until it ran). */
   integrity: Integrity | null = null;
 
@@ -135,6 +137,7 @@ export class Store {
         mark.set.run(upTo);
         return events;
       });
+      this.filingTx = this.db.transaction((events: readonly CallEvent[]) => this.filing(events));
       this.writeTx = this.db.transaction((records: readonly CallRecord[], at: number | undefined) => {
         const events = this.journal.insertRows(records, at ?? now());
         this.fileWithin(events);
@@ -221,12 +224,20 @@ export class Store {
   }
 
   /**
-   * `filing`, inside a filing transaction. SQLite may roll a whole transaction back on an error it cannot undo one
-   * statement of (a full disk): what follows would then commit on its own (the intake's mark past rows that are
-   * gone), so the filing fails instead, and is tried again later.
+   * `filing`, inside a filing transaction. A disk error fails the filing, to be tried again later; a fault of the
+   * hook's own must not keep the calls out of the journal for ever, so they are filed without what it would have
+   * written. SQLite may roll a whole transaction back on an error it cannot undo one statement of (a full disk):
+   * what follows would then commit on its own (the intake's mark past rows that are gone), so the filing fails
+   * then too, whatever the hook made of the error.
    */
   private fileWithin(events: readonly CallEvent[]): void {
-    if (events.length > 0) this.filing(events);
+    if (events.length > 0) {
+      try {
+        this.filingTx(events);
+      } catch (err) {
+        if (isDiskError(err)) throw err;
+      }
+    }
     if (!this.db.inTransaction) throw new Error('the journal\'s filing transaction was rolled back by the database; it is tried again');
   }
 

@@ -187,7 +187,7 @@ describe('writeJournal', () => {
 describe("the filing's hook", () => {
   const side = (store: Store) => store.db.prepare('SELECT id FROM side ORDER BY rowid').pluck().all();
 
-  test('what it writes commits with the calls it is handed, or not at all', () => {
+  test('what it writes commits with the calls it is handed; a disk error it throws files nothing, a fault of its own only what it wrote', () => {
     const store = open();
     store.db.exec('CREATE TABLE side (id TEXT)');
     const insert = store.db.prepare('INSERT INTO side VALUES (?)');
@@ -198,11 +198,19 @@ describe("the filing's hook", () => {
     expect(side(store)).toEqual(['a', 'b']);
     store.filing = (events) => {
       insert.run(events[0]!.detail.id);
-      throw new Error('the hook failed');
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
     };
-    expect(() => store.writeJournal([rec({ id: 'c' })])).toThrow(/the hook failed/);
+    expect(() => store.writeJournal([rec({ id: 'c' })])).toThrow(/disk is full/);
     expect(side(store)).toEqual(['a', 'b']);
     expect(store.journalCount()).toBe(2);
+    // a fault of the hook's own never keeps calls out of the journal: they are filed, without what it wrote
+    store.filing = (events) => {
+      insert.run(events[0]!.detail.id);
+      throw new Error('the hook failed');
+    };
+    expect(store.writeJournal([rec({ id: 'd' })]).map((e) => e.detail.id)).toEqual(['d']);
+    expect(side(store)).toEqual(['a', 'b']);
+    expect(store.journalCount()).toBe(3);
     // an empty batch files nothing and hands nothing over
     store.filing = () => {
       throw new Error('called for nothing');
