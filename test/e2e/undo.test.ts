@@ -15,8 +15,8 @@ import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
 import Database from 'better-sqlite3';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cleanup, CLI, cli, cliJson, cliUndo, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitFor, waitForSessions, waitForTicket } from '../helpers/airlock.js';
-import { airlockWithFilesystem } from '../helpers/e2e.js';
+import { cleanup, CLI, cli, cliJson, cliUndo, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+import { airlockWithFilesystem, killedUnderCalls } from '../helpers/e2e.js';
 
 afterEach(cleanup);
 
@@ -87,10 +87,9 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
 
   test('the broker SIGKILLed again and again while a client writes, edits and moves files and makes folders: every call the server ran is undone, newest first, to exactly what was there before it', async () => {
     const home = tempDir();
-    const { root, w, ...first } = await airlockWithFilesystem(home, '*');
+    const { root, w, daemon } = await airlockWithFilesystem(home, '*');
     // a loop of changes at machine speed is what the tripwire stops: these are to reach the server
     await cli(home, ['settings', 'tripwire', 'off']);
-    let daemon = first.daemon;
     const [a, b, folders] = [join(root, 'a.txt'), join(root, 'b.txt'), join(root, 'made')];
     writeFileSync(a, 'v0');
     // ground truth, from the disk: the two files' contents and the folders made, before and after each call
@@ -113,23 +112,7 @@ describe('file snapshots (@modelcontextprotocol/server-filesystem)', () => {
       await w.client.callTool(call).catch(() => undefined);
       calls.push({ tool: call.name, before, after: onDisk() });
     };
-    for (let round = 0; round < 5; round++) {
-      await waitForSessions(home, 1);
-      let going = true;
-      const loop = (async () => {
-        while (going) await next();
-      })();
-      // killed at a moment the calls cannot choose: after 1 to 40 of them
-      const until = calls.length + 1 + Math.floor(Math.random() * 40);
-      await waitFor(() => calls.length >= until, 20_000, `${until} calls`);
-      const exited = new Promise((r) => daemon.proc.once('close', r));
-      daemon.proc.kill('SIGKILL');
-      await exited;
-      going = false;
-      await loop;
-      daemon = await startDaemon(home);
-    }
-    await waitForSessions(home, 1);
+    await killedUnderCalls(home, daemon, () => calls.length, next);
     // a last call after the restart names what came before it, as a client's next call would
     await next();
     const broker = await BrokerClient.connect({ dir: home, role: 'cli' });
@@ -305,7 +288,7 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
   test('the broker SIGKILLed again and again while a client creates entities: every create_entities the server ran is undone by its declared inverse, and the graph is as it began', async () => {
     const home = tempDir();
     const memoryFile = join(home, 'memory.jsonl');
-    let daemon = await startDaemon(home);
+    const daemon = await startDaemon(home);
     // calls at machine speed: the tripwire would stop them; rules let both tools run without a person
     await cli(home, ['settings', 'tripwire', 'off']);
     for (const tool of ['create_entities', 'delete_entities']) expect((await cli(home, ['rules', 'add', 'allow', '--server', 'memory', '--tool', tool])).code).toBe(0);
@@ -334,23 +317,7 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
       await client.callTool({ name: 'create_entities', arguments: { entities: [{ name, entityType: 'thing', observations: [] }] } }).catch(() => undefined);
       made.push({ name, ran: graph().includes(name) });
     };
-    for (let round = 0; round < 5; round++) {
-      await waitForSessions(home, 1);
-      let going = true;
-      const loop = (async () => {
-        while (going) await next();
-      })();
-      // killed at a moment the calls cannot choose: after 1 to 40 of them
-      const until = made.length + 1 + Math.floor(Math.random() * 40);
-      await waitFor(() => made.length >= until, 20_000, `${until} calls`);
-      const exited = new Promise((r) => daemon.proc.once('close', r));
-      daemon.proc.kill('SIGKILL');
-      await exited;
-      going = false;
-      await loop;
-      daemon = await startDaemon(home);
-    }
-    await waitForSessions(home, 1);
+    await killedUnderCalls(home, daemon, () => made.length, next);
     const ran = made.filter((m) => m.ran).map((m) => m.name);
     expect(graph()).toEqual(['Kept', ...ran].sort());
     const broker = await BrokerClient.connect({ dir: home, role: 'cli' });

@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { cli, connectWrapped, type Daemon, FILESYSTEM, fixture, onCleanup, startDaemon, tempDir, type WrapOptions, type Wrapped } from './airlock.js';
+import { cli, connectWrapped, type Daemon, FILESYSTEM, fixture, onCleanup, startDaemon, tempDir, waitFor, waitForSessions, type WrapOptions, type Wrapped } from './airlock.js';
 
 export interface AirlockOptions {
   /** The data dir to use: a fresh temp folder unless given (a broker started again on the same data). */
@@ -120,4 +120,29 @@ export async function connectEntry(entry: { command: string; args: string[] }, e
   await client.connect(transport);
   onCleanup(() => client.close().catch(() => {}));
   return client;
+}
+
+/**
+ * A client's calls (`next`, one at a time, as fast as they go; `made()` counts them) through the broker in `home`,
+ * SIGKILLed `rounds` times at a moment the calls cannot choose (after 1 to 40 of them) and started again each time.
+ * Returns the daemon running at the end, with the wrapper connected to it again.
+ */
+export async function killedUnderCalls(home: string, daemon: Daemon, made: () => number, next: () => Promise<void>, rounds = 5): Promise<Daemon> {
+  for (let round = 0; round < rounds; round++) {
+    await waitForSessions(home, 1);
+    let going = true;
+    const loop = (async () => {
+      while (going) await next();
+    })();
+    const until = made() + 1 + Math.floor(Math.random() * 40);
+    await waitFor(() => made() >= until, 20_000, `${until} calls`);
+    const exited = new Promise((r) => daemon.proc.once('close', r));
+    daemon.proc.kill('SIGKILL');
+    await exited;
+    going = false;
+    await loop;
+    daemon = await startDaemon(home);
+  }
+  await waitForSessions(home, 1);
+  return daemon;
 }
