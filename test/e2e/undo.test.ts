@@ -15,7 +15,7 @@ import type { HistoryItem } from '../../proxy-core/src/protocol/api.js';
 import type { RollbackReport } from '../../proxy-core/src/protocol/undo-api.js';
 import Database from 'better-sqlite3';
 import { BrokerClient } from '../../proxy-core/src/ipc/client.js';
-import { cleanup, CLI, cli, cliJson, cliUndo, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
+import { cleanup, CLI, cli, cliJson, cliUndo, connectWrapped, MEMORY, onCleanup, finishedCalls, startDaemon, tempDir, untilBroker, waitForTicket } from '../helpers/airlock.js';
 import { airlockWithFilesystem, killedUnderCalls } from '../helpers/e2e.js';
 
 afterEach(cleanup);
@@ -292,15 +292,7 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
     // calls at machine speed: the tripwire would stop them; rules let both tools run without a person
     await cli(home, ['settings', 'tripwire', 'off']);
     for (const tool of ['create_entities', 'delete_entities']) expect((await cli(home, ['rules', 'add', 'allow', '--server', 'memory', '--tool', tool])).code).toBe(0);
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, 'wrap', '--name', 'memory', '--client', 'test-client', '--', process.execPath, MEMORY],
-      env: { ...(process.env as Record<string, string>), AIRLOCK_HOME: home, MEMORY_FILE_PATH: memoryFile },
-      stderr: 'pipe',
-    });
-    const client = new Client({ name: 'airlock-test', version: '1.0.0' });
-    await client.connect(transport);
-    onCleanup(() => client.close().catch(() => {}));
+    const { client } = await connectWrapped({ home, server: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: memoryFile } });
     await client.listTools();
     await untilBroker(home, () => true, async (c) => ((await c.call('catalog', { server: 'memory' })).length > 0 ? true : undefined), 8000, 'the tools of memory');
     expect((await cli(home, ['inverses', 'set', 'memory', 'create_entities=delete_entities:result:entityNames=entities.name'])).code).toBe(0);
