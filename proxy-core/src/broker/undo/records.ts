@@ -92,12 +92,12 @@ interface Row {
   holds: number;
 }
 
-/** The blobs a snapshot plan refers to. */
 /** Are the states the call left its files in recorded (the plan's end is then only its held files, kept)? */
 export function afterStatesRecorded(plan: UndoPlan | null): plan is SnapshotPlan {
   return plan?.kind === 'snapshot' && plan.paths.every((p) => p.after !== undefined);
 }
 
+/** The blobs a snapshot plan refers to. */
 export function planBlobs(plan: UndoPlan | null): string[] {
   if (!plan || plan.kind !== 'snapshot') return [];
   return plan.paths.flatMap((p) => (p.before.type === 'file' && p.before.sha256 && !p.held ? [p.before.sha256] : []));

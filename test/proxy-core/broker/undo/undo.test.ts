@@ -33,12 +33,12 @@ afterEach(async () => {
 const FS_COMMAND = ['npx', '-y', '@modelcontextprotocol/server-filesystem', '/files'];
 const tick = () => new Promise((r) => setImmediate(r));
 
-function setup() {
+function setup(clock?: FakeClock) {
   const dir = mkdtempSync(join(tmpdir(), 'al-undo-'));
   dirs.push(dir);
   const files = join(dir, 'files');
   mkdirSync(files);
-  return { dir, files, ...brokerIn(dir) };
+  return { dir, files, ...brokerIn(dir, clock) };
 }
 
 function brokerIn(dir: string, clock = new FakeClock()) {
@@ -463,9 +463,7 @@ describe('declared inverses', () => {
 
   test("a disk that refuses the inverse's record as the call is filed: the filing fails whole, and the call is filed with its record once the disk takes it", async () => {
     const clock = new FakeClock();
-    const dir = mkdtempSync(join(tmpdir(), 'al-undo-'));
-    dirs.push(dir);
-    const { broker } = brokerIn(dir, clock);
+    const { broker } = setup(clock);
     const w = await memory(broker);
     const records = (broker.undo as unknown as { records: { insert: (...args: unknown[]) => void } }).records;
     const insert = records.insert.bind(records);
@@ -479,7 +477,7 @@ describe('declared inverses', () => {
     broker.store.caughtUp();
     // not filed: it waits in the intake, and no journal entry says it ran without its undo
     expect(broker.store.intake.size).toBe(1);
-    expect((broker.store.db.prepare('SELECT COUNT(*) FROM journal_calls WHERE id = ?').pluck().get(id))).toBe(0);
+    expect(broker.store.db.prepare('SELECT COUNT(*) FROM journal_calls WHERE id = ?').pluck().get(id)).toBe(0);
     refuse = false;
     clock.advance(RETRY_MS);
     broker.store.caughtUp();
