@@ -55,6 +55,8 @@ export class JournalIndexer {
   private moving = false;
   /** When the last move failed (0: it did not). */
   private failedAt = 0;
+  /** Why the moves have been failing since the last one that did not (undefined: the last one did not). */
+  private failingWith: string | undefined;
 
   constructor(private readonly o: JournalIndexerOptions) {}
 
@@ -93,10 +95,15 @@ export class JournalIndexer {
       } catch (err) {
         this.failedAt = this.o.now();
         this.o.failed?.(err);
-        this.o.refused(`the journal could not file what it took in (it stays, and is filed later): ${(err as Error).message}`, 'broker');
+        // said when the failures begin, and when their cause changes: a failure that lasts is tried again every
+        // RETRY_MS (journal-writer.ts), and is not news each time
+        const why = (err as Error).message;
+        if (why !== this.failingWith) this.o.refused(`the journal could not file what it took in (it stays, and is filed later): ${why}`, 'broker');
+        this.failingWith = why;
         return false;
       }
       this.failedAt = 0;
+      this.failingWith = undefined;
       this.o.exported?.(groups.flatMap((g) => g.records));
       try {
         this.handOff(events);

@@ -24,7 +24,7 @@ import { RawJournal } from '../protocol/methods/journal.js';
 import { type Clock, systemClock, type Timer } from '../util/clock.js';
 import type { IntakeBatch } from './db/intake-log.js';
 import type { Store } from './db/store.js';
-import { JournalIndexer, type JournalIndexerOptions } from './journal-indexer.js';
+import { JournalIndexer, type JournalIndexerOptions, RETRY_MS } from './journal-indexer.js';
 
 export { MAX_BYTES_PER_COMMIT, MAX_ENTRIES_PER_COMMIT } from './journal-indexer.js';
 import type { Session } from './sessions.js';
@@ -242,11 +242,22 @@ export class JournalWriter {
         else if (this.clock.now() - this.lastArrival < QUIET_MS) return this.searchRest(step);
       }
       if (this.putOff(step)) return;
-      if (!this.indexer.some()) return;
+      if (!this.indexer.some()) return this.retryLater();
       this.stepping = true;
       setImmediate(step);
     };
     setImmediate(step);
+  }
+
+  /**
+   * No move could be made (one failed, now or less than RETRY_MS ago, or one is under way): what waits is tried
+   * again RETRY_MS later by itself, since a quiet broker may see no batch and no reader for a long time (a batch or
+   * a reader that comes meanwhile tries as ever).
+   */
+  private retryLater(): void {
+    if (this.o.store.intake.size === 0) return;
+    this.clock.clearTimeout(this.quiet);
+    this.quiet = this.clock.setTimeout(() => this.stepSoon(), RETRY_MS);
   }
 
   /**

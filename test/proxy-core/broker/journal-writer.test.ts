@@ -4,7 +4,8 @@
  * begun so stops at the next batch), what waited MAX_WAIT_MS whatever comes, at once past MAX_PENDING entries or
  * for a reader, in bounded transactions a turn of the event loop apart, in order; the broker's stop files
  * everything at once. A failed intake rejects
- * only the batches it held; a failed filing leaves its batches in the intake for the next time.
+ * only the batches it held; a failed filing leaves its batches in the intake, tried again RETRY_MS later by itself
+ * (said once while its cause stays the same).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -424,5 +425,64 @@ describe('the journal writer', () => {
     writer.catchUp();
     expect(commits).toEqual([-3, 3]);
     expect(ids()).toEqual(['a-0', 'a-1', 'a-2']);
+  });
+
+  test('a filing that fails in a quiet moment is tried again RETRY_MS later by itself: no batch and no reader need come', async () => {
+    const { writer, commits, ids, clock } = setup({ failMoveAt: 0 });
+    await writer.write(session('a'), batch('a', 3));
+    clock.advance(QUIET_MS);
+    await turns();
+    expect(commits).toEqual([-3]);
+    expect(writer.pending).toBe(3);
+    clock.advance(RETRY_MS - 1);
+    await turns();
+    expect(commits).toEqual([-3]);
+    clock.advance(1);
+    await turns();
+    expect(commits).toEqual([-3, 3]);
+    expect(ids()).toEqual(['a-0', 'a-1', 'a-2']);
+  });
+
+  test('a failure that lasts is tried again every RETRY_MS by itself, said when it begins and when its cause changes; once it files, nothing more is tried', async () => {
+    const { store, writer, ids, clock, refused } = setup();
+    let failing: string | undefined = 'database disk image is malformed';
+    let tries = 0;
+    const move = store.moveIntake.bind(store);
+    store.moveIntake = (groups, upTo) => {
+      tries++;
+      if (failing) throw new Error(failing);
+      return move(groups, upTo);
+    };
+    await writer.write(session('a'), batch('a', 2));
+    clock.advance(QUIET_MS);
+    await turns();
+    expect(tries).toBe(1);
+    for (let n = 2; n <= 5; n++) {
+      clock.advance(RETRY_MS - 1);
+      await turns();
+      expect(tries).toBe(n - 1);
+      clock.advance(1);
+      await turns();
+      expect(tries).toBe(n);
+    }
+    expect(refused).toEqual([expect.stringMatching(/could not file .*malformed/)]);
+    failing = 'database is locked';
+    clock.advance(RETRY_MS);
+    await turns();
+    expect(refused).toEqual([expect.stringMatching(/malformed/), expect.stringMatching(/could not file .*locked/)]);
+    failing = undefined;
+    clock.advance(RETRY_MS);
+    await turns();
+    expect(ids()).toEqual(['a-0', 'a-1']);
+    const filedAt = tries;
+    clock.advance(10 * RETRY_MS);
+    await turns();
+    expect(tries).toBe(filedAt);
+    // a new failure after a filing is news again
+    failing = 'database is locked';
+    await writer.write(session('b'), batch('b', 1));
+    clock.advance(QUIET_MS);
+    await turns();
+    expect(refused).toHaveLength(3);
   });
 });
