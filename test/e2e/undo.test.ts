@@ -340,6 +340,49 @@ describe('declared inverses (@modelcontextprotocol/server-memory)', () => {
     expect(ran.length).toBeGreaterThan(5);
   });
 
+  test("the agent adds a trigger to the live database that rolls back every undo record's insert: the calls that ran wait in the intake, none is lost, and once it is gone each is filed with its inverse and undone", async () => {
+    const home = tempDir();
+    const memoryFile = join(home, 'memory.jsonl');
+    await startDaemon(home);
+    for (const tool of ['create_entities', 'delete_entities']) expect((await cli(home, ['rules', 'add', 'allow', '--server', 'memory', '--tool', tool])).code).toBe(0);
+    const { client } = await connectWrapped({ home, server: 'memory', command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: memoryFile } });
+    await client.listTools();
+    await untilBroker(home, () => true, async (c) => ((await c.call('catalog', { server: 'memory' })).length > 0 ? true : undefined), 8000, 'the tools of memory');
+    expect((await cli(home, ['inverses', 'set', 'memory', 'create_entities=delete_entities:result:entityNames=entities.name'])).code).toBe(0);
+    // the agent, a process of the same user, writes into the broker's database while it runs
+    const db = new Database(join(home, 'airlock.db'));
+    db.pragma('busy_timeout = 5000');
+    db.exec("CREATE TRIGGER agent_jam BEFORE INSERT ON undo_records BEGIN SELECT RAISE(ROLLBACK, 'jammed by the agent'); END");
+    const names = ['J1', 'J2', 'J3'];
+    for (const name of names) {
+      const r = await client.callTool({ name: 'create_entities', arguments: { entities: [{ name, entityType: 'thing', observations: [] }] } });
+      expect(r.isError).toBeFalsy();
+    }
+    // ground truth: the server ran all three
+    const graph = () => readFileSync(memoryFile, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { name: string }).name).sort();
+    expect(graph()).toEqual(names);
+    // the broker tries to file them and says it cannot; none is filed without its record, none is dropped
+    const refusal = await untilBroker(
+      home,
+      (e) => e.type === 'journal-entry-refused',
+      async (c) => (await c.call('events', { limit: 100 })).events.find((e) => e.type === 'journal-entry-refused' && /rolled back by the database/.test(JSON.stringify(e.detail))),
+      8000,
+      'the failed filing',
+    );
+    expect(refusal).toBeDefined();
+    expect(db.prepare("SELECT COUNT(*) FROM journal_calls j JOIN names t ON t.id = j.tool WHERE t.name = 'create_entities'").pluck().get()).toBe(0);
+    // the agent's trigger goes (the person repairs the database): every call is filed, each with its inverse
+    db.exec('DROP TRIGGER agent_jam');
+    db.close();
+    const filed = await finished(home, 'create_entities', 3);
+    expect(filed.map((h) => (JSON.parse(h.arguments) as { entities: { name: string }[] }).entities[0]!.name).sort()).toEqual(names);
+    for (const h of filed) {
+      expect(h).toMatchObject({ decision: 'allow', outcome: 'ok', undo: { available: true, kind: 'inverse', inverse: 'delete_entities' } });
+      expect((await cliUndo(home, [h.id])).report).toMatchObject({ ok: true, kind: 'inverse' });
+    }
+    expect(readFileSync(memoryFile, 'utf8').trim()).toBe('');
+  });
+
   test('create_entities=delete_entities:result:entityNames=entities.name, declared by the person, is undone; the same --undo flag alone is not', async () => {
     const home = tempDir();
     const memoryFile = join(home, 'memory.jsonl');
